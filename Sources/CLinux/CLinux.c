@@ -1,0 +1,57 @@
+#define _GNU_SOURCE
+#include "CLinux.h"
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int lede_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int lede_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
+    struct epoll_event ev = {0};
+    if (events & 1) ev.events |= EPOLLIN | EPOLLRDHUP;
+    if (events & 2) ev.events |= EPOLLOUT;
+    ev.data.fd = fd;
+    int cop = op == 1 ? EPOLL_CTL_ADD : (op == 2 ? EPOLL_CTL_MOD : EPOLL_CTL_DEL);
+    return epoll_ctl(epfd, cop, fd, &ev);
+}
+
+int lede_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int max, int timeout_ms) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n;
+    do { n = epoll_wait(epfd, evs, max, timeout_ms); } while (n < 0 && errno == EINTR);
+    for (int i = 0; i < n; i++) {
+        fds[i] = evs[i].data.fd;
+        uint32_t e = 0;
+        if (evs[i].events & (EPOLLIN | EPOLLRDHUP)) e |= 1;
+        if (evs[i].events & EPOLLOUT) e |= 2;
+        if (evs[i].events & (EPOLLHUP | EPOLLERR)) e |= 4;
+        events[i] = e;
+    }
+    return n;
+}
+
+int lede_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+int lede_eventfd_signal(int fd) { uint64_t one = 1; return (int)write(fd, &one, sizeof one); }
+int lede_eventfd_drain(int fd) { uint64_t v; return (int)read(fd, &v, sizeof v); }
+
+int lede_accept(int listen_fd) {
+    int fd;
+    do { fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+int lede_errno(void) { return errno; }
+
+uint64_t lede_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int64_t lede_atomic_add(int64_t *p, int64_t d) { return __atomic_add_fetch(p, d, __ATOMIC_RELAXED); }
+int64_t lede_atomic_load(int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+void lede_atomic_store(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }

@@ -1,0 +1,27 @@
+#ifndef LEDE_CLINUX_H
+#define LEDE_CLINUX_H
+// A few Linux calls Swift's Glibc module does not export, wrapped so Swift never touches the
+// packed `struct epoll_event` directly.
+#include <stdint.h>
+#include <sys/types.h>
+
+int lede_epoll_create(void);
+/// op: 1 add, 2 modify, 3 delete. events: bit 0 readable, bit 1 writable. Level-triggered.
+int lede_epoll_ctl(int epfd, int op, int fd, uint32_t events);
+/// Fills fds[i] and events[i] (bit 0 readable, bit 1 writable, bit 2 hang-up/error). Returns count or -1.
+int lede_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int max, int timeout_ms);
+int lede_eventfd(void);
+int lede_eventfd_signal(int fd);
+int lede_eventfd_drain(int fd);
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC.
+int lede_accept(int listen_fd);
+int lede_errno(void);
+/// Monotonic clock in nanoseconds.
+uint64_t lede_monotonic_ns(void);
+
+/// Lock-free counters shared between event loops.
+int64_t lede_atomic_add(int64_t *p, int64_t delta);
+int64_t lede_atomic_load(int64_t *p);
+void lede_atomic_store(int64_t *p, int64_t v);
+
+#endif

@@ -1,0 +1,267 @@
+import Glibc
+
+/// One client socket: feeds the parser, runs handlers, writes responses in request order.
+/// Lives on its loop's thread only.
+final class Connection {
+    let fd: Int32
+    unowned let loop: EventLoop
+    private var parser: RequestParser
+    private var machine: ConnectionStateMachine
+    private var out: [UInt8] = []
+    private var outStart = 0
+    private var interestRead = true
+    private var interestWrite = false
+    private var inFlight = false
+    private var closeAfterFlush = false
+    private var lingerDeadline: UInt64?
+    private var peerClosed = false
+    private(set) var isClosed = false
+    private var current = Pending()
+
+    /// What the response to the request being handled needs to know about it.
+    struct Pending {
+        var method = "GET"
+        var path = "/"
+        var versionMinor = 1
+        var keepAlive = true
+        var acceptsGzip = false
+        var ifNoneMatch: String?
+        var requestID = "-"
+        var route = -1
+        var started: UInt64 = 0
+    }
+
+    /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
+    private var pauseThreshold: Int { parser.limits.maxBody + parser.limits.maxHeaderBytes + 64 * 1024 }
+
+    init(fd: Int32, loop: EventLoop, now: UInt64) {
+        self.fd = fd
+        self.loop = loop
+        let config = loop.core.configuration
+        parser = RequestParser(limits: config.parserLimits)
+        machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
+                                                                  idle: UInt64(config.timeouts.idle * 1e9)))
+    }
+
+    // MARK: - Events
+
+    func handle(events: UInt32) {
+        if events & 1 != 0 || events & 4 != 0 { readable() }
+        if isClosed { return }
+        if events & 2 != 0 { flush() }
+    }
+
+    private func readable() {
+        var received = false
+        for _ in 0..<4 {
+            switch Syscall.read(fd, loop.readBuffer.baseAddress!, loop.readBuffer.count) {
+            case .bytes(let n):
+                if lingerDeadline != nil { continue }  // lingering: read and discard
+                parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n]))
+                received = true
+                if n < loop.readBuffer.count { break }
+                continue
+            case .wouldBlock:
+                break
+            case .endOfFile:
+                peerClosed = true
+            case .failed:
+                close(); return
+            }
+            break
+        }
+        if lingerDeadline != nil {
+            if peerClosed { close() }
+            return
+        }
+        if received {
+            machine.bytesReceived(now: Syscall.monotonicNanos(), headComplete: parser.isReadingBody)
+        }
+        process()
+        if isClosed { return }
+        if peerClosed && !inFlight && outStart == out.count { close(); return }
+        updateInterest()
+    }
+
+    /// Parses and answers buffered requests, in order, until one goes off-loop or bytes run out.
+    private func process() {
+        while !inFlight && !closeAfterFlush && !isClosed {
+            switch parser.next() {
+            case .needMore:
+                if !parser.isIdle {
+                    machine.bytesReceived(now: Syscall.monotonicNanos(), headComplete: parser.isReadingBody)
+                }
+                flush(); return
+            case .continueRequested:
+                out.append(contentsOf: Connection.continueBytes)
+            case .request(let request):
+                dispatch(request)
+            case .error(let e):
+                current = Pending()
+                current.started = Syscall.monotonicNanos()
+                current.requestID = loop.nextRequestID()
+                current.route = -2
+                current.keepAlive = false
+                let problem = Problem(status: e.status, slug: e.status == 400 ? "malformed-request" : nil, detail: e.detail)
+                respond(problem.response)
+            }
+        }
+        flush()
+    }
+
+    private func dispatch(_ request: HTTPRequest) {
+        let now = Syscall.monotonicNanos()
+        machine.requestDispatched(now: now)
+        current = Pending()
+        current.started = now
+        current.method = request.method
+        current.path = request.path
+        current.versionMinor = request.versionMinor
+        current.keepAlive = request.keepAlive
+        current.acceptsGzip = Compression.acceptsGzip(request.headers)
+        current.ifNoneMatch = request.headers["If-None-Match"]
+        if let id = request.headers["X-Request-ID"], Connection.isValidRequestID(id) { current.requestID = id }
+        else { current.requestID = loop.nextRequestID() }
+
+        switch loop.core.router.match(method: request.method, segments: request.pathSegments) {
+        case .found(let route, let params):
+            current.route = route.index
+            let context = RequestContext(request: request, parameters: params, requestID: current.requestID, route: route.pattern)
+            switch route.handler(context) {
+            case .response(let response):
+                respond(response)
+            case .async(let work):
+                inFlight = true
+                let loop = self.loop
+                Task {
+                    let response = await work()
+                    loop.execute { [self] in self.asyncCompleted(response) }
+                }
+            }
+        case .methodNotAllowed(let allow):
+            var p = Problem(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow.joined(separator: ", ")).")
+            p.headers.set("Allow", allow.joined(separator: ", "))
+            respond(p.response)
+        case .notFound:
+            respond(Problem(status: 404, detail: "No route for \(request.path.prefix(200)).").response)
+        }
+    }
+
+    private func asyncCompleted(_ response: HTTPResponse) {
+        guard !isClosed else { return }
+        inFlight = false
+        respond(response)
+        process()
+        if isClosed { return }
+        if peerClosed && outStart == out.count && !closeAfterFlush { close(); return }
+        updateInterest()
+    }
+
+    // MARK: - Writing
+
+    private func respond(_ response: HTTPResponse) {
+        let p = current
+        // While draining, the last request buffered gets `Connection: close`.
+        var keepAlive = p.keepAlive && !closeAfterFlush
+        if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
+        let start = out.count
+        let bodyBytes = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: loop.dateBytes)
+        let total = out.count - start
+        let now = Syscall.monotonicNanos()
+        let seconds = Double(now &- p.started) / 1e9
+        loop.core.metrics.record(loop: loop.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
+        if loop.core.configuration.accessLog {
+            AccessLog.append(to: &loop.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : loop.core.router.routes[p.route].pattern,
+                             path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID)
+        }
+        if !keepAlive { closeAfterFlush = true }
+        if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
+            closeAfterFlush = true
+        }
+    }
+
+    private func flush() {
+        if isClosed { return }
+        while outStart < out.count {
+            let r = out.withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + outStart, $0.count - outStart) }
+            switch r {
+            case .bytes(let n):
+                outStart += n
+                machine.writeProgressed(now: Syscall.monotonicNanos())
+            case .wouldBlock:
+                updateInterest(); return
+            case .endOfFile, .failed:
+                close(); return
+            }
+        }
+        if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
+        outStart = 0
+        if closeAfterFlush { beginLinger() } else { updateInterest() }
+    }
+
+    /// Half-close and keep reading (discarding) briefly, so the client sees the final response instead of
+    /// a reset caused by unread bytes.
+    private func beginLinger() {
+        guard lingerDeadline == nil else { return }
+        if peerClosed { close(); return }
+        shutdown(fd, Int32(SHUT_WR))
+        lingerDeadline = Syscall.monotonicNanos() + UInt64(loop.core.configuration.timeouts.linger * 1e9)
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        if isClosed { return }
+        let wantWrite = outStart < out.count
+        let wantRead = !peerClosed && (lingerDeadline != nil || (!closeAfterFlush && parser.bufferedByteCount < pauseThreshold))
+        if wantRead != interestRead || wantWrite != interestWrite {
+            interestRead = wantRead; interestWrite = wantWrite
+            loop.setInterest(fd, read: wantRead, write: wantWrite)
+        }
+    }
+
+    // MARK: - Timers and shutdown
+
+    func tick(now: UInt64) {
+        if isClosed { return }
+        if let deadline = lingerDeadline {
+            if now >= deadline { close() }
+            return
+        }
+        if inFlight { return }  // a handler is working; it has its own deadlines
+        switch machine.timerFired(now: now) {
+        case .none: break
+        case .close: close()
+        case .timeoutAndClose:
+            current = Pending()
+            current.started = now
+            current.requestID = loop.nextRequestID()
+            current.route = -2
+            current.keepAlive = false
+            respond(Problem(status: 408, detail: "The request was not received in time.").response)
+            flush()
+        }
+    }
+
+    func shutdownRequested() {
+        if isClosed { return }
+        if machine.shutdownRequested() == .close && outStart == out.count && parser.isIdle && !inFlight {
+            close()
+        }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        machine.closed()
+        loop.connectionClosed(fd)
+    }
+
+    // MARK: -
+
+    static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    static func isValidRequestID(_ id: String) -> Bool {
+        let u = id.utf8
+        return !u.isEmpty && u.count <= 128 && u.allSatisfy { $0 > 32 && $0 < 127 && $0 != 34 && $0 != 92 }
+    }
+}

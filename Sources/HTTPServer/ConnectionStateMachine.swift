@@ -1,0 +1,98 @@
+/// The life of one connection as a pure state machine: events in, actions out. Time is passed in
+/// (monotonic nanoseconds), so tests drive it with a fake clock.
+public struct ConnectionStateMachine: Sendable {
+    public enum State: Equatable, Sendable {
+        /// Waiting for the first byte of a request. `fresh` for a just-accepted connection.
+        case idle(since: UInt64, fresh: Bool)
+        /// Some of a request head has arrived.
+        case readingHead(since: UInt64)
+        /// The head is complete; body bytes are arriving.
+        case readingBody(lastProgress: UInt64)
+        /// A handler is working or the response is being written.
+        case responding(since: UInt64)
+        case closed
+    }
+
+    public enum Action: Equatable, Sendable {
+        case none
+        /// Close without a response.
+        case close
+        /// Answer 408 and close.
+        case timeoutAndClose
+    }
+
+    public struct Timeouts: Sendable {
+        public var header: UInt64
+        public var idle: UInt64
+        public init(header: UInt64, idle: UInt64) { self.header = header; self.idle = idle }
+    }
+
+    public private(set) var state: State
+    public private(set) var draining = false
+    public let timeouts: Timeouts
+
+    public init(now: UInt64, timeouts: Timeouts) {
+        self.state = .idle(since: now, fresh: true)
+        self.timeouts = timeouts
+    }
+
+    /// Bytes of a request arrived. `headComplete`: the parser has the head and is reading the body.
+    public mutating func bytesReceived(now: UInt64, headComplete: Bool) {
+        switch state {
+        case .idle: state = headComplete ? .readingBody(lastProgress: now) : .readingHead(since: now)
+        case .readingHead(let since): state = headComplete ? .readingBody(lastProgress: now) : .readingHead(since: since)
+        case .readingBody: state = .readingBody(lastProgress: now)
+        case .responding, .closed: break
+        }
+    }
+
+    /// A complete request went to its handler.
+    public mutating func requestDispatched(now: UInt64) {
+        if state != .closed { state = .responding(since: now) }
+    }
+
+    /// The output made progress (a write went through) while responding.
+    public mutating func writeProgressed(now: UInt64) {
+        if case .responding = state { state = .responding(since: now) }
+    }
+
+    /// The response is fully written. Returns `.close` unless the connection is kept alive.
+    /// `moreBuffered`: bytes of a next (pipelined) request are already here.
+    public mutating func responseCompleted(now: UInt64, keepAlive: Bool, moreBuffered: Bool) -> Action {
+        guard state != .closed else { return .none }
+        if !keepAlive || (draining && !moreBuffered) { state = .closed; return .close }
+        state = moreBuffered ? .readingHead(since: now) : .idle(since: now, fresh: false)
+        return .none
+    }
+
+    /// Whether the response now being prepared should carry `Connection: close` because of a drain.
+    public var mustCloseAfterResponse: Bool { draining }
+
+    public mutating func timerFired(now: UInt64) -> Action {
+        switch state {
+        case .idle(let since, let fresh):
+            // A fresh connection must deliver its first header section in time, too.
+            let limit = fresh ? timeouts.header : timeouts.idle
+            if now &- since >= limit { state = .closed; return .close }
+        case .readingHead(let since):
+            if now &- since >= timeouts.header { state = .closed; return .timeoutAndClose }
+        case .readingBody(let last):
+            if now &- last >= timeouts.idle { state = .closed; return .timeoutAndClose }
+        case .responding(let since):
+            // A handler may take long (it has its own deadlines); only a stalled write is cut here,
+            // which the connection reports by not calling `writeProgressed`.
+            if now &- since >= timeouts.idle { state = .closed; return .close }
+        case .closed: break
+        }
+        return .none
+    }
+
+    /// SIGTERM: idle connections close now; busy ones finish their request, then close.
+    public mutating func shutdownRequested() -> Action {
+        draining = true
+        if case .idle = state { state = .closed; return .close }
+        return .none
+    }
+
+    public mutating func closed() { state = .closed }
+}

@@ -1,0 +1,73 @@
+/// A complete, validated HTTP/1.1 request.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The request target exactly as sent.
+    public var target: String
+    /// The path part of the target, still percent-encoded (validated).
+    public var path: String
+    /// The path's segments, percent-decoded (each valid UTF-8). `/a/b%2Fc` → `["a", "b/c"]`.
+    public var pathSegments: [String]
+    /// The raw query string without `?`, or nil.
+    public var query: String?
+    public var versionMajor: Int
+    public var versionMinor: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Whether the connection may stay open after the response.
+    public var keepAlive: Bool
+
+    public init(method: String, target: String, path: String, pathSegments: [String], query: String?,
+                versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),
+                body: [UInt8] = [], keepAlive: Bool = true) {
+        self.method = method; self.target = target; self.path = path; self.pathSegments = pathSegments
+        self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
+        self.headers = headers; self.body = body; self.keepAlive = keepAlive
+    }
+
+    /// Query parameters in order, `+` read as space, percent-decoded. Pairs that fail to decode are dropped
+    /// (the parser has already refused malformed percent-encoding in the target).
+    public var queryItems: [(name: String, value: String)] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: true).compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true) else { return nil }
+            let value = parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) : ""
+            guard let value else { return nil }
+            return (name: name, value: value)
+        }
+    }
+
+    /// The first value of query parameter `name`.
+    public func queryParameter(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+}
+
+public enum PercentDecoding {
+    /// Decodes `%HH` escapes; nil when an escape is malformed or the result is not valid UTF-8.
+    public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
+        let utf8 = Array(s.utf8)
+        var out = [UInt8](); out.reserveCapacity(utf8.count)
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            if b == UInt8(ascii: "%") {
+                guard i + 2 < utf8.count, let h = hexValue(utf8[i + 1]), let l = hexValue(utf8[i + 2]) else { return nil }
+                out.append(h << 4 | l); i += 3
+            } else {
+                out.append(plusAsSpace && b == UInt8(ascii: "+") ? UInt8(ascii: " ") : b); i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    @inline(__always)
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 48...57: return b - 48
+        case 65...70: return b - 55
+        case 97...102: return b - 87
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// Minimal, fast JSON text building for the server's own bodies (problems, health, metrics).
+public enum JSONText {
+    /// `s` as a JSON string literal, quotes included.
+    public static func quote(_ s: String) -> String {
+        var out = [UInt8](); out.reserveCapacity(s.utf8.count + 2)
+        appendQuoted(s, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        out.append(34)
+        for b in s.utf8 {
+            switch b {
+            case 34: out.append(92); out.append(34)
+            case 92: out.append(92); out.append(92)
+            case 10: out.append(92); out.append(110)
+            case 13: out.append(92); out.append(114)
+            case 9: out.append(92); out.append(116)
+            case 0..<32, 127:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [92, 117, 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            default: out.append(b)
+            }
+        }
+        out.append(34)
+    }
+}
+
+/// RFC 9457 problem details. Every error Lede sends is one of these.
+public struct Problem: Error, Sendable {
+    public var status: Int
+    public var title: String
+    public var detail: String
+    /// A short slug naming the kind of problem; becomes `type` as `urn:lede:problem:<slug>`.
+    public var slug: String
+    public var headers: HTTPHeaders
+    /// Extra members, already JSON-encoded values keyed by name.
+    public var extensions: [(String, String)]
+
+    public init(status: Int, slug: String? = nil, title: String? = nil, detail: String,
+                headers: HTTPHeaders = HTTPHeaders(), extensions: [(String, String)] = []) {
+        self.status = status
+        self.title = title ?? HTTPStatus.reason(status)
+        self.detail = detail
+        self.slug = slug ?? Problem.defaultSlug(status)
+        self.headers = headers
+        self.extensions = extensions
+    }
+
+    static func defaultSlug(_ status: Int) -> String {
+        HTTPStatus.reason(status).lowercased().split(separator: " ").joined(separator: "-")
+    }
+
+    public var jsonBytes: [UInt8] {
+        var out = [UInt8](); out.reserveCapacity(160 + detail.utf8.count)
+        out.append(contentsOf: Array("{\"type\":".utf8)); JSONText.appendQuoted("urn:lede:problem:\(slug)", to: &out)
+        out.append(contentsOf: Array(",\"title\":".utf8)); JSONText.appendQuoted(title, to: &out)
+        out.append(contentsOf: Array(",\"status\":\(status),\"detail\":".utf8)); JSONText.appendQuoted(detail, to: &out)
+        for (k, v) in extensions {
+            out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: Array(v.utf8))
+        }
+        out.append(125)
+        return out
+    }
+
+    public var response: HTTPResponse {
+        var h = headers
+        h.set("Content-Type", "application/problem+json")
+        h.set("Cache-Control", "no-store")
+        return HTTPResponse(status: status, headers: h, body: .bytes(jsonBytes))
+    }
+}

@@ -1,0 +1,475 @@
+/// Limits the parser enforces. Defaults follow the issue: 8 KiB request line, 32 KiB header section, 1 MiB body.
+public struct ParserLimits: Sendable {
+    public var maxRequestLine: Int = 8 * 1024
+    public var maxHeaderBytes: Int = 32 * 1024
+    public var maxHeaderCount: Int = 100
+    public var maxBody: Int = 1 << 20
+    public var maxChunkLine: Int = 4 * 1024
+    public init(maxRequestLine: Int = 8 * 1024, maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100,
+                maxBody: Int = 1 << 20) {
+        self.maxRequestLine = maxRequestLine; self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount; self.maxBody = maxBody
+    }
+}
+
+/// Why a request was refused. After any parse error the connection must close: the bytes that follow
+/// cannot be trusted to start a new request.
+public struct ParseError: Error, Equatable, Sendable {
+    public var status: Int
+    public var detail: String
+    public init(_ status: Int, _ detail: String) { self.status = status; self.detail = detail }
+}
+
+/// What the parser has to say after being fed bytes.
+public enum ParseEvent: Sendable {
+    /// Nothing complete yet: feed more bytes.
+    case needMore
+    /// The head asked for `Expect: 100-continue` and the declared body is within limits: send `100 Continue`.
+    case continueRequested
+    case request(HTTPRequest)
+    case error(ParseError)
+}
+
+/// Incremental, strict RFC 9112 request parser over bytes. It owns a buffer: `append` bytes as they arrive,
+/// then call `next()` until it says `.needMore`. Bytes may arrive one at a time; the work stays linear.
+/// Pure: no I/O, no clock.
+public struct RequestParser {
+    public let limits: ParserLimits
+    private var buffer: [UInt8] = []
+    private var start = 0      // first byte not yet consumed
+    private var scan = 0       // where the line scanner resumes
+    private var state: State = .requestLine
+    private var failed: ParseError?
+
+    // The request being assembled.
+    private var headBytes = 0
+    private var method = ""
+    private var target = ""
+    private var versionMajor = 1
+    private var versionMinor = 1
+    private var headers = HTTPHeaders()
+    private var body: [UInt8] = []
+    private var chunked = false
+    private var continuePending = false
+
+    private enum State {
+        case requestLine
+        case fields
+        case body(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+    }
+
+    public init(limits: ParserLimits = ParserLimits()) { self.limits = limits }
+
+    /// Bytes received but not yet consumed by a complete request.
+    public var bufferedByteCount: Int { buffer.count - start }
+    /// True when no part of a next request has arrived (the connection is idle between requests).
+    public var isIdle: Bool {
+        if case .requestLine = state, buffer.count == start { return true }
+        return false
+    }
+    /// True once the head of the current request is complete and its body is being read.
+    public var isReadingBody: Bool {
+        switch state {
+        case .requestLine, .fields: return false
+        default: return true
+        }
+    }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    private mutating func compact() {
+        if start == 0 { return }
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true); scan = 0; start = 0
+        } else if start >= 4096 {
+            buffer.removeFirst(start); scan -= start; start = 0
+        }
+    }
+
+    /// Advances as far as the buffered bytes allow.
+    public mutating func next() -> ParseEvent {
+        if let failed { return .error(failed) }
+        do {
+            while true {
+                switch state {
+                case .requestLine, .fields:
+                    guard let (lineStart, lineEnd) = try nextLine(isHead: true) else { return .needMore }
+                    if case .requestLine = state {
+                        if lineEnd == lineStart { continue }  // RFC 9112 §2.2: ignore empty lines before the request line
+                        try parseRequestLine(lineStart, lineEnd)
+                        state = .fields
+                    } else if lineEnd == lineStart {
+                        if let event = try finishHead() { return event }
+                    } else {
+                        let (name, value) = try parseFieldLine(lineStart, lineEnd, trailer: false)
+                        headers.add(name, value)
+                    }
+                case .body(let remaining):
+                    let available = buffer.count - start
+                    if available == 0 && remaining > 0 { return .needMore }
+                    let take = min(available, remaining)
+                    body.append(contentsOf: buffer[start..<(start + take)])
+                    start += take; scan = start
+                    if remaining - take > 0 { state = .body(remaining: remaining - take); return .needMore }
+                    return .request(completeRequest())
+                case .chunkSize:
+                    guard let (ls, le) = try nextLine(isHead: false) else { return .needMore }
+                    let size = try parseChunkSize(ls, le)
+                    if size == 0 {
+                        state = .trailers
+                    } else {
+                        if body.count + size > limits.maxBody {
+                            throw ParseError(413, "The chunked request body exceeds the limit of \(limits.maxBody) bytes.")
+                        }
+                        state = .chunkData(remaining: size)
+                    }
+                case .chunkData(let remaining):
+                    let available = buffer.count - start
+                    if available == 0 { return .needMore }
+                    let take = min(available, remaining)
+                    body.append(contentsOf: buffer[start..<(start + take)])
+                    start += take; scan = start
+                    state = remaining - take > 0 ? .chunkData(remaining: remaining - take) : .chunkDataEnd
+                case .chunkDataEnd:
+                    if buffer.count - start < 2 {
+                        if buffer.count - start == 1 && buffer[start] != 13 {
+                            throw ParseError(400, "Chunk data must be followed by CRLF.")
+                        }
+                        return .needMore
+                    }
+                    guard buffer[start] == 13, buffer[start + 1] == 10 else {
+                        throw ParseError(400, "Chunk data must be followed by CRLF.")
+                    }
+                    start += 2; scan = start
+                    state = .chunkSize
+                case .trailers:
+                    guard let (ls, le) = try nextLine(isHead: false) else { return .needMore }
+                    if ls == le { return .request(completeRequest()) }
+                    _ = try parseFieldLine(ls, le, trailer: true)
+                }
+            }
+        } catch let error as ParseError {
+            failed = error
+            return .error(error)
+        } catch {
+            let e = ParseError(400, "Malformed request.")
+            failed = e
+            return .error(e)
+        }
+    }
+
+    // MARK: - Lines
+
+    /// Finds the next CRLF-terminated line from `start`. Returns (lineStart, lineEnd) without the CRLF,
+    /// and consumes it. A bare CR or bare LF is an error. Enforces the head and line limits.
+    private mutating func nextLine(isHead: Bool) throws -> (Int, Int)? {
+        let lineStart = start
+        let count = buffer.count
+        var i = scan
+        let found: Int? = buffer.withUnsafeBufferPointer { p -> Int? in
+            while i < count {
+                let b = p[i]
+                if b == 13 || b == 10 { return i }
+                i += 1
+            }
+            return nil
+        }
+        if let at = found {
+            if buffer[at] == 10 { throw ParseError(400, "A bare LF is not a valid line ending; use CRLF.") }
+            if at + 1 >= count { scan = at; try checkLength(lineStart, at, isHead: isHead); return nil }
+            if buffer[at + 1] != 10 { throw ParseError(400, "A bare CR is not allowed; lines end with CRLF.") }
+            try checkLength(lineStart, at, isHead: isHead)
+            if isHead { headBytes += at + 2 - lineStart; try checkHeadTotal() }
+            start = at + 2; scan = start
+            return (lineStart, at)
+        }
+        scan = count
+        try checkLength(lineStart, count, isHead: isHead)
+        if isHead { let partial = headBytes + (count - lineStart); if partial > limits.maxHeaderBytes { try checkHeadTotal(partial) } }
+        return nil
+    }
+
+    private func checkLength(_ lineStart: Int, _ end: Int, isHead: Bool) throws {
+        let length = end - lineStart
+        if isHead {
+            if case .requestLine = state, length > limits.maxRequestLine {
+                throw ParseError(414, "The request line exceeds \(limits.maxRequestLine) bytes.")
+            }
+            if headBytes + length > limits.maxHeaderBytes {
+                throw ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
+            }
+        } else if case .trailers = state {
+            if length > limits.maxHeaderBytes { throw ParseError(431, "The trailer section is too large.") }
+        } else if length > limits.maxChunkLine {
+            throw ParseError(400, "A chunk-size line exceeds \(limits.maxChunkLine) bytes.")
+        }
+    }
+
+    private func checkHeadTotal(_ total: Int? = nil) throws {
+        if case .requestLine = state { return }
+        if (total ?? headBytes) > limits.maxHeaderBytes {
+            throw ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
+        }
+    }
+
+    // MARK: - Request line
+
+    private mutating func parseRequestLine(_ ls: Int, _ le: Int) throws {
+        headBytes = le + 2 - ls
+        let line = buffer[ls..<le]
+        guard let sp1 = line.firstIndex(of: 32) else { throw ParseError(400, "The request line must be: method SP target SP version.") }
+        guard let sp2 = line[(sp1 + 1)...].firstIndex(of: 32) else {
+            throw ParseError(400, "The request line must be: method SP target SP version.")
+        }
+        let methodBytes = line[ls..<sp1]
+        let targetBytes = line[(sp1 + 1)..<sp2]
+        let versionBytes = line[(sp2 + 1)..<le]
+        guard !methodBytes.isEmpty, methodBytes.allSatisfy(RequestParser.isTokenChar) else {
+            throw ParseError(400, "The method is not a valid token.")
+        }
+        guard !targetBytes.isEmpty else { throw ParseError(400, "The request target is empty.") }
+        // Version: exactly HTTP/DIGIT.DIGIT.
+        let v = Array(versionBytes)
+        guard v.count == 8, v[0] == 72, v[1] == 84, v[2] == 84, v[3] == 80, v[4] == 47,
+              (48...57).contains(v[5]), v[6] == 46, (48...57).contains(v[7]) else {
+            throw ParseError(400, "The HTTP version is not valid (expected HTTP/1.1).")
+        }
+        versionMajor = Int(v[5] - 48); versionMinor = Int(v[7] - 48)
+        guard versionMajor == 1 else { throw ParseError(505, "Only HTTP/1.x is supported.") }
+        for b in targetBytes where b <= 32 || b >= 127 || b == 35 {  // CTL, SP, non-ASCII, '#'
+            throw ParseError(400, "The request target contains a character that must be percent-encoded.")
+        }
+        method = String(decoding: methodBytes, as: UTF8.self)
+        target = String(decoding: targetBytes, as: UTF8.self)
+    }
+
+    // MARK: - Fields
+
+    private func parseFieldLine(_ ls: Int, _ le: Int, trailer: Bool) throws -> (String, String) {
+        let first = buffer[ls]
+        if first == 32 || first == 9 {
+            throw ParseError(400, "Obsolete line folding (a field line starting with whitespace) is not allowed.")
+        }
+        if !trailer && headers.count >= limits.maxHeaderCount {
+            throw ParseError(431, "More than \(limits.maxHeaderCount) header fields.")
+        }
+        var colon = -1
+        var i = ls
+        while i < le {
+            let b = buffer[i]
+            if b == 58 { colon = i; break }
+            if b == 32 || b == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
+            if !RequestParser.isTokenChar(b) { throw ParseError(400, "A field name contains an invalid character.") }
+            i += 1
+        }
+        guard colon > ls else { throw ParseError(400, colon == ls ? "A field name is empty." : "A field line has no colon.") }
+        var vs = colon + 1, ve = le
+        while vs < ve, buffer[vs] == 32 || buffer[vs] == 9 { vs += 1 }
+        while ve > vs, buffer[ve - 1] == 32 || buffer[ve - 1] == 9 { ve -= 1 }
+        var j = vs
+        while j < ve {
+            let b = buffer[j]
+            if b == 0 { throw ParseError(400, "A field value contains NUL.") }
+            if (b < 32 && b != 9) || b == 127 { throw ParseError(400, "A field value contains a control character.") }
+            j += 1
+        }
+        return (String(decoding: buffer[ls..<colon], as: UTF8.self), String(decoding: buffer[vs..<ve], as: UTF8.self))
+    }
+
+    // MARK: - Head complete: framing
+
+    private mutating func finishHead() throws -> ParseEvent? {
+        let http11 = versionMinor >= 1
+        // Host
+        let hosts = headers.values("Host")
+        if hosts.count > 1 { throw ParseError(400, "More than one Host field.") }
+        if http11 && hosts.isEmpty { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
+        if let host = hosts.first, !host.utf8.allSatisfy(RequestParser.isHostChar) {
+            throw ParseError(400, "The Host field is not a valid host[:port].")
+        }
+        try validateTarget()
+
+        let te = headers.values("Transfer-Encoding")
+        let cl = headers.values("Content-Length")
+        chunked = false
+        var length = 0
+        if !te.isEmpty {
+            if !cl.isEmpty { throw ParseError(400, "Content-Length and Transfer-Encoding must not both be sent.") }
+            if !http11 { throw ParseError(400, "Transfer-Encoding is not allowed in HTTP/1.0.") }
+            let codings = headers.tokens("Transfer-Encoding").map { String($0.split(separator: ";").first ?? "").trimmingOWS() }
+            if codings.isEmpty { throw ParseError(400, "Transfer-Encoding is empty.") }
+            for c in codings where c != "chunked" {
+                throw ParseError(501, "The transfer coding '\(c.prefix(40))' is not supported; only chunked is.")
+            }
+            if codings.count > 1 { throw ParseError(400, "chunked must be applied only once.") }
+            chunked = true
+        } else if !cl.isEmpty {
+            var value: Int?
+            for field in cl {
+                for member in field.split(separator: ",", omittingEmptySubsequences: false) {
+                    let m = member.trimmingOWS()
+                    guard !m.isEmpty, m.utf8.count <= 18, m.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = Int(m) else {
+                        throw ParseError(400, "Content-Length must be plain digits within range.")
+                    }
+                    if let value, value != n { throw ParseError(400, "Content-Length values disagree.") }
+                    value = n
+                }
+            }
+            length = value ?? 0
+            if length > limits.maxBody {
+                throw ParseError(413, "The declared body of \(length) bytes exceeds the limit of \(limits.maxBody) bytes.")
+            }
+        }
+
+        let hasBody = chunked || length > 0
+        if let expect = headers["Expect"] {
+            guard expect.lowercasedASCII() == "100-continue" else {
+                throw ParseError(417, "Only the expectation 100-continue is supported.")
+            }
+            continuePending = hasBody && http11
+        }
+        if chunked { state = .chunkSize }
+        else if length > 0 { state = .body(remaining: length) }
+        else { return .request(completeRequest()) }
+
+        if continuePending && buffer.count == start {
+            continuePending = false
+            return .continueRequested
+        }
+        continuePending = false
+        return nil
+    }
+
+    private var parsedPath = ""
+    private var parsedSegments: [String] = []
+    private var parsedQuery: String?
+
+    private mutating func validateTarget() throws {
+        var t = Substring(target)
+        if t == "*" {
+            guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
+            parsedPath = "*"; parsedSegments = []; parsedQuery = nil
+            return
+        }
+        if !t.hasPrefix("/") {
+            // absolute-form: scheme "://" authority path-abempty [ "?" query ]
+            let lower = t.prefix(8).lowercased()
+            let schemeLength: Int
+            if lower.hasPrefix("http://") { schemeLength = 7 } else if lower.hasPrefix("https://") { schemeLength = 8 } else {
+                throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).")
+            }
+            t = t.dropFirst(schemeLength)
+            let authorityEnd = t.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? t.endIndex
+            let authority = t[t.startIndex..<authorityEnd]
+            if authority.isEmpty || authority.contains("@") || !authority.utf8.allSatisfy(RequestParser.isHostChar) {
+                throw ParseError(400, "The absolute-form target has an invalid authority.")
+            }
+            t = t[authorityEnd...]
+            if t.isEmpty || t.first == "?" { t = "/" + t }
+        }
+        let q = t.firstIndex(of: "?")
+        let rawPath = q.map { t[t.startIndex..<$0] } ?? t
+        let rawQuery = q.map { String(t[t.index(after: $0)...]) }
+        var segments: [String] = []
+        for seg in rawPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            guard let decoded = PercentDecoding.decode(seg), !decoded.utf8.contains(0) else {
+                throw ParseError(400, "The path has invalid percent-encoding.")
+            }
+            segments.append(decoded)
+        }
+        if let rawQuery { try RequestParser.checkPercentEncoding(rawQuery) }
+        parsedPath = String(rawPath)
+        parsedSegments = segments
+        parsedQuery = rawQuery
+    }
+
+    static func checkPercentEncoding(_ s: String) throws {
+        let u = Array(s.utf8)
+        var i = 0
+        while i < u.count {
+            if u[i] == 37 {
+                guard i + 2 < u.count, PercentDecoding.hexValue(u[i + 1]) != nil, PercentDecoding.hexValue(u[i + 2]) != nil else {
+                    throw ParseError(400, "The query has invalid percent-encoding.")
+                }
+                i += 3
+            } else { i += 1 }
+        }
+    }
+
+    // MARK: - Chunks
+
+    private func parseChunkSize(_ ls: Int, _ le: Int) throws -> Int {
+        var i = ls
+        var size = 0
+        var digits = 0
+        while i < le, let h = PercentDecoding.hexValue(buffer[i]) {
+            digits += 1
+            if digits > 15 { throw ParseError(400, "The chunk size overflows.") }
+            size = size << 4 | Int(h)
+            i += 1
+        }
+        guard digits > 0 else { throw ParseError(400, "The chunk size is not hexadecimal.") }
+        // Optional chunk extensions: BWS ';' ... — accepted and ignored.
+        var j = i
+        while j < le, buffer[j] == 32 || buffer[j] == 9 { j += 1 }
+        if j < le {
+            guard buffer[j] == 59 else { throw ParseError(400, "The chunk size is followed by invalid characters.") }
+            for k in (j + 1)..<le where buffer[k] == 0 { throw ParseError(400, "A chunk extension contains NUL.") }
+        } else if j != i {
+            throw ParseError(400, "The chunk size is followed by whitespace without an extension.")
+        }
+        return size
+    }
+
+    // MARK: - Completion
+
+    private mutating func completeRequest() -> HTTPRequest {
+        let tokens = headers.tokens("Connection")
+        let keepAlive: Bool
+        if versionMinor >= 1 { keepAlive = !tokens.contains("close") } else { keepAlive = tokens.contains("keep-alive") && !tokens.contains("close") }
+        let request = HTTPRequest(method: method, target: target, path: parsedPath, pathSegments: parsedSegments,
+                                  query: parsedQuery, versionMajor: versionMajor, versionMinor: versionMinor,
+                                  headers: headers, body: body, keepAlive: keepAlive)
+        // Reset for the next request on this connection.
+        state = .requestLine
+        headers = HTTPHeaders()
+        body = []
+        headBytes = 0
+        chunked = false
+        return request
+    }
+
+    // MARK: - Character classes
+
+    /// RFC 9110 tchar.
+    @inline(__always)
+    static func isTokenChar(_ b: UInt8) -> Bool {
+        switch b {
+        case 48...57, 65...90, 97...122: return true
+        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+        default: return false
+        }
+    }
+
+    /// Characters of uri-host [ ":" port ] (reg-name, IPv4, IP-literal).
+    @inline(__always)
+    static func isHostChar(_ b: UInt8) -> Bool {
+        switch b {
+        case 48...57, 65...90, 97...122: return true
+        case 45, 46, 95, 126, 33, 36, 38, 39, 40, 41, 42, 43, 44, 59, 61, 58, 91, 93, 37: return true
+        default: return false
+        }
+    }
+}

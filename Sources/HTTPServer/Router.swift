@@ -1,0 +1,97 @@
+/// What a handler gets: the request, the path parameters of its route, and the request id.
+public struct RequestContext: Sendable {
+    public let request: HTTPRequest
+    public let parameters: [String: String]
+    public let requestID: String
+    public let route: String
+
+    public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "") {
+        self.request = request; self.parameters = parameters; self.requestID = requestID; self.route = route
+    }
+
+    public func parameter(_ name: String) -> String? { parameters[name] }
+}
+
+/// A handler answers on the event loop (`.response`: cached bytes, health) or off it (`.async`: upstream
+/// work). The loop never waits for `.async` work; other connections go on being served.
+public enum HandlerResult: Sendable {
+    case response(HTTPResponse)
+    case async(@Sendable () async -> HTTPResponse)
+}
+
+public typealias Handler = @Sendable (RequestContext) -> HandlerResult
+
+/// Method + path pattern → handler. Patterns are `/literal/{name}`; a `{name}` matches one non-empty segment.
+/// HEAD is answered by the GET route (the server drops the body). A known path with another method is a
+/// 405 with `Allow`; anything else a 404.
+public final class Router: @unchecked Sendable {
+    public struct Route {
+        public let method: String
+        public let pattern: String
+        public let index: Int
+        let segments: [Segment]
+        let handler: Handler
+    }
+
+    enum Segment: Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    public enum Match {
+        case found(Route, [String: String])
+        case methodNotAllowed(allow: [String])
+        case notFound
+    }
+
+    public private(set) var routes: [Route] = []
+    private var exact: [String: [Route]] = [:]
+    private var patterned: [Route] = []
+
+    public init() {}
+
+    /// Route labels, in registration order (index = `Route.index`); used as metric labels.
+    public var patterns: [String] { routes.map(\.pattern) }
+
+    public func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { s in
+            if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
+            return .literal(String(s))
+        }
+        let route = Route(method: method, pattern: pattern, index: routes.count, segments: segments, handler: handler)
+        routes.append(route)
+        if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
+            exact[segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/"), default: []].append(route)
+        } else {
+            patterned.append(route)
+        }
+    }
+
+    public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
+    public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
+
+    public func match(method: String, segments: [String]) -> Match {
+        var candidates: [(Route, [String: String])] = []
+        if let routes = exact[segments.joined(separator: "/")] {
+            candidates = routes.map { ($0, [:]) }
+        }
+        for route in patterned where route.segments.count == segments.count {
+            var params: [String: String] = [:]
+            var ok = true
+            for (seg, value) in zip(route.segments, segments) {
+                switch seg {
+                case .literal(let l): if l != value { ok = false }
+                case .parameter(let name): if value.isEmpty { ok = false } else { params[name] = value }
+                }
+                if !ok { break }
+            }
+            if ok { candidates.append((route, params)) }
+        }
+        if candidates.isEmpty { return .notFound }
+        let wanted = method == "HEAD" ? "GET" : method
+        if let hit = candidates.first(where: { $0.0.method == wanted }) { return .found(hit.0, hit.1) }
+        var allow = Set(candidates.map(\.0.method))
+        if allow.contains("GET") { allow.insert("HEAD") }
+        return .methodNotAllowed(allow: allow.sorted())
+    }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// What every event loop shares: configuration, routes, metrics, readiness.
+final class ServerCore: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let router: Router
+    let metrics: ServerMetrics
+    let logger: Logger
+    private let stoppedLoops = DispatchSemaphore(value: 0)
+
+    init(configuration: ServerConfiguration, router: Router, logger: Logger) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.metrics = ServerMetrics(loops: max(1, configuration.loops))
+    }
+
+    func loopStopped() { stoppedLoops.signal() }
+    func waitForLoop(timeout: DispatchTime) -> Bool { stoppedLoops.wait(timeout: timeout) == .success }
+
+    static let overloadedBody = Problem(status: 503, slug: "overloaded", detail: "The server is at its connection limit; retry shortly.").jsonBytes
+
+    func overloadedResponse(date: [UInt8]) -> [UInt8] {
+        var out = Array("HTTP/1.1 503 Service Unavailable\r\nServer: lede\r\nDate: ".utf8)
+        out += date
+        out += Array("\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(ServerCore.overloadedBody.count)\r\n\r\n".utf8)
+        out += ServerCore.overloadedBody
+        return out
+    }
+}
+
+/// Lede's HTTP/1.1 server: N event loops, each with its own epoll instance and its own SO_REUSEPORT
+/// listener. Adds `/healthz`, `/readyz` and `/metrics` to the router it is given.
+public final class HTTPServer: @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    public let router: Router
+    public let logger: Logger
+    public var metrics: ServerMetrics { core.metrics }
+    private let core: ServerCore
+    private var loops: [EventLoop] = []
+    private var threads: [Thread] = []
+    private let stateLock = NSLock()
+    private var draining = false
+    private var signalSources: [DispatchSourceSignal] = []
+    private let finished = DispatchSemaphore(value: 0)
+    /// The port actually bound (useful with port 0).
+    public private(set) var port: Int = 0
+
+    public init(configuration: ServerConfiguration, router: Router, logger: Logger = Logger()) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.core = ServerCore(configuration: configuration, router: router, logger: logger)
+    }
+
+    /// Whether `/readyz` says ready (false once draining has begun).
+    public var isReady: Bool { stateLock.lock(); defer { stateLock.unlock() }; return !draining }
+
+    /// Binds and starts the loops. Returns once the server accepts connections.
+    @discardableResult
+    public func start() throws -> Int {
+        Syscall.ignoreSIGPIPE()
+        addOperationalRoutes()
+        core.metrics.routeLabels = router.patterns
+        let loopCount = max(1, configuration.loops)
+        var fds: [Int32] = []
+        var boundPort = configuration.port
+        for _ in 0..<loopCount {
+            let (fd, p) = try Syscall.listen(host: configuration.host, port: boundPort)
+            fds.append(fd); boundPort = p
+        }
+        port = boundPort
+        for i in 0..<loopCount {
+            let loop = try EventLoop(id: i, core: core)
+            loop.addListener(fds[i])
+            loops.append(loop)
+        }
+        for loop in loops {
+            let t = Thread { loop.run() }
+            t.name = "lede-loop-\(loop.id)"
+            t.stackSize = 1 << 20
+            threads.append(t)
+            t.start()
+        }
+        logger.info("listening", [("host", configuration.host), ("port", "\(port)"), ("loops", "\(loopCount)")])
+        return port
+    }
+
+    /// SIGTERM and SIGINT begin a graceful drain.
+    public func installSignalHandlers() {
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in
+                self?.logger.info("signal received; draining", [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
+                self?.shutdown()
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Graceful shutdown: readiness turns 503, listeners close, in-flight requests finish (up to the drain
+    /// timeout), idle connections close. Returns when every loop has stopped. Safe to call more than once.
+    public func shutdown() {
+        stateLock.lock()
+        if draining { stateLock.unlock(); return }
+        draining = true
+        stateLock.unlock()
+        DispatchQueue.global().async { [self] in
+            for loop in loops { loop.execute { loop.beginDrain() } }
+            let deadline = DispatchTime.now() + configuration.timeouts.drain
+            var stopped = 0
+            while stopped < loops.count, core.waitForLoop(timeout: deadline) { stopped += 1 }
+            if stopped < loops.count {
+                logger.warning("drain timeout; closing remaining connections", [("loops_left", "\(loops.count - stopped)")])
+                for loop in loops { loop.execute { loop.forceClose() } }
+                while stopped < loops.count, core.waitForLoop(timeout: .now() + 2) { stopped += 1 }
+            }
+            logger.info("stopped")
+            finished.signal()
+        }
+    }
+
+    /// Blocks until `shutdown()` has finished.
+    public func waitUntilStopped() {
+        finished.wait()
+        finished.signal()
+    }
+
+    private func addOperationalRoutes() {
+        let health = PreparedBody(contentType: "application/json", bytes: Array("{\"status\":\"ok\"}".utf8))
+        let ready = PreparedBody(contentType: "application/json", bytes: Array("{\"status\":\"ready\"}".utf8))
+        let noStore: HTTPHeaders = ["Cache-Control": "no-store"]
+        router.get("/healthz") { _ in .response(.prepared(health, headers: noStore)) }
+        router.get("/readyz") { [weak self] _ in
+            if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
+            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.",
+                                     extensions: [("status", "\"draining\"")]).response)
+        }
+        router.get("/metrics") { [weak self] _ in
+            let text = self?.core.metrics.render() ?? ""
+            var h = HTTPHeaders()
+            h.set("Cache-Control", "no-store")
+            return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", bytes: Array(text.utf8), headers: h))
+        }
+    }
+}

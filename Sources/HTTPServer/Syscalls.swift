@@ -1,0 +1,90 @@
+import CLinux
+import Glibc
+
+/// errno-safe wrappers: errno is read right after the call, EINTR is retried, EAGAIN means "not now".
+enum Syscall {
+    enum IOResult {
+        case bytes(Int)
+        case wouldBlock
+        case endOfFile
+        case failed(Int32)
+    }
+
+    static func ignoreSIGPIPE() { signal(SIGPIPE, SIG_IGN) }
+
+    @inline(never)
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> IOResult {
+        while true {
+            let n = Glibc.read(fd, buffer, count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .endOfFile }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+            return .failed(e)
+        }
+    }
+
+    @inline(never)
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
+        while true {
+            let n = Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+            if n >= 0 { return .bytes(n) }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+            return .failed(e)
+        }
+    }
+
+    struct BindError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT (one per event loop, so the
+    /// kernel spreads new connections across loops).
+    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> (fd: Int32, port: Int) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var result: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &result)
+        guard rc == 0, let info = result else {
+            throw BindError(description: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
+        }
+        defer { freeaddrinfo(result) }
+        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw BindError(description: "socket(): \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            let e = errno; close(fd)
+            throw BindError(description: "cannot bind \(host):\(port): \(String(cString: strerror(e)))")
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let e = errno; close(fd)
+            throw BindError(description: "listen(): \(String(cString: strerror(e)))")
+        }
+        var storage = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let bound: Int = withUnsafeMutablePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                getsockname(fd, sa, &len)
+                if sa.pointee.sa_family == sa_family_t(AF_INET6) {
+                    return sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                }
+                return sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        }
+        return (fd, bound)
+    }
+
+    static func setNoDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    static func monotonicNanos() -> UInt64 { lede_monotonic_ns() }
+}

@@ -1,0 +1,132 @@
+import HTTPServer
+
+/// Command-line flags, each with an environment fallback (`--max-body` ↔ `LEDE_MAX_BODY`).
+/// Precedence: flag, then environment, then default.
+public struct Options: Sendable {
+    public var server = ServerConfiguration()
+    public var logLevel: Logger.Level = .info
+    /// Serve `/_bench/plaintext` and `/_bench/json` (benchmark fixtures; off by default).
+    public var benchRoutes = false
+    public var showHelp = false
+
+    public struct Flag: Sendable {
+        public let name: String
+        public let placeholder: String
+        public let help: String
+        public var environment: String { "LEDE_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    }
+
+    public static let flags: [Flag] = [
+        Flag(name: "host", placeholder: "ADDRESS", help: "Address to bind (default 0.0.0.0; :: for IPv6)."),
+        Flag(name: "port", placeholder: "N", help: "Port to listen on, 0 for an ephemeral port (default 8080)."),
+        Flag(name: "loops", placeholder: "N", help: "Event loops, each a thread with its own epoll instance (default: number of cores)."),
+        Flag(name: "header-timeout", placeholder: "SECONDS", help: "Time to receive a complete header section; slower clients get 408 and are closed (default 10)."),
+        Flag(name: "idle-timeout", placeholder: "SECONDS", help: "Keep-alive connections idle this long are closed (default 60)."),
+        Flag(name: "drain-timeout", placeholder: "SECONDS", help: "On SIGTERM/SIGINT, time in-flight requests get to finish (default 10)."),
+        Flag(name: "max-connections", placeholder: "N", help: "Open connections; past it new ones get 503 and are closed (default 10000)."),
+        Flag(name: "max-body", placeholder: "BYTES", help: "Largest request body; larger declared bodies get 413 before any is read (default 1048576)."),
+        Flag(name: "log-level", placeholder: "LEVEL", help: "debug, info, warning, error or off (default info). Logs are JSON lines on stderr."),
+        Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
+        Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext and /_bench/json (default off)."),
+    ]
+
+    public struct ParseError: Error, CustomStringConvertible, Equatable {
+        public var description: String
+    }
+
+    public init() {}
+
+    /// Reads `arguments` (without the program name) and `environment`.
+    public static func parse(_ arguments: [String], environment: [String: String]) throws -> Options {
+        var given: [String: String] = [:]
+        var i = 0
+        var options = Options()
+        while i < arguments.count {
+            let arg = arguments[i]
+            if arg == "-h" || arg == "--help" { options.showHelp = true; i += 1; continue }
+            guard arg.hasPrefix("--") else { throw ParseError(description: "unexpected argument '\(arg)'; see --help") }
+            var name = String(arg.dropFirst(2))
+            var value: String
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...]); name = String(name[..<eq])
+            } else {
+                guard i + 1 < arguments.count else { throw ParseError(description: "--\(name) needs a value; see --help") }
+                value = arguments[i + 1]; i += 1
+            }
+            guard flags.contains(where: { $0.name == name }) else { throw ParseError(description: "unknown flag --\(name); see --help") }
+            given[name] = value
+            i += 1
+        }
+        for flag in flags {
+            guard let value = given[flag.name] ?? environment[flag.environment] else { continue }
+            let source = given[flag.name] != nil ? "--\(flag.name)" : flag.environment
+            try options.apply(flag.name, value, source: source)
+        }
+        return options
+    }
+
+    private mutating func apply(_ name: String, _ value: String, source: String) throws {
+        func int(_ range: ClosedRange<Int>) throws -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw ParseError(description: "\(source) must be a whole number in \(range.lowerBound)...\(range.upperBound), not '\(value)'")
+            }
+            return n
+        }
+        func seconds() throws -> Double {
+            guard let d = Double(value), d.isFinite, d > 0, d <= 86_400 else {
+                throw ParseError(description: "\(source) must be a number of seconds above 0, not '\(value)'")
+            }
+            return d
+        }
+        switch name {
+        case "host":
+            guard !value.isEmpty else { throw ParseError(description: "\(source) must not be empty") }
+            server.host = value
+        case "port": server.port = try int(0...65535)
+        case "loops": server.loops = try int(1...256)
+        case "header-timeout": server.timeouts.header = try seconds()
+        case "idle-timeout": server.timeouts.idle = try seconds()
+        case "drain-timeout": server.timeouts.drain = try seconds()
+        case "max-connections": server.limits.maxConnections = try int(1...1_000_000)
+        case "max-body": server.limits.maxBody = try int(0...(1 << 30))
+        case "log-level":
+            guard let l = Logger.Level(name: value) else { throw ParseError(description: "\(source) must be debug, info, warning, error or off, not '\(value)'") }
+            logLevel = l
+        case "access-log":
+            switch value {
+            case "stdout": server.accessLog = true
+            case "off": server.accessLog = false
+            default: throw ParseError(description: "\(source) must be stdout or off, not '\(value)'")
+            }
+        case "bench-routes":
+            switch value {
+            case "on", "true", "1": benchRoutes = true
+            case "off", "false", "0": benchRoutes = false
+            default: throw ParseError(description: "\(source) must be on or off, not '\(value)'")
+            }
+        default: break
+        }
+    }
+
+    public static var helpText: String {
+        var s = """
+        lede — a backend-for-frontend for Wikipedia-style mobile apps.
+
+        Usage: lede [flags]
+
+        Every flag can also be set through the environment variable shown; a flag wins over its variable.
+
+        Flags:
+
+        """
+        for f in flags {
+            let left = "  --\(f.name) \(f.placeholder)"
+            s += left.padding(toLength: max(left.count + 2, 34), withPad: " ", startingAt: 0) + f.help + "\n"
+            s += String(repeating: " ", count: 34) + "env: \(f.environment)\n"
+        }
+        s += "  -h, --help                      Show this help.\n"
+        return s
+    }
+}
+
+import Foundation

@@ -1,0 +1,27 @@
+import Foundation
+import HTTPServer
+import Lede
+
+let options: Options
+do {
+    options = try Options.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("lede: \(error)\n".utf8))
+    exit(2)
+}
+if options.showHelp {
+    print(Options.helpText, terminator: "")
+    exit(0)
+}
+setvbuf(stdout, nil, _IOFBF, 1 << 16)
+let logger = Logger(level: options.logLevel)
+let server = HTTPServer(configuration: options.server, router: LedeApp.makeRouter(options: options), logger: logger)
+server.installSignalHandlers()
+do {
+    try server.start()
+} catch {
+    logger.error("cannot start", [("error", "\(error)")])
+    exit(1)
+}
+server.waitUntilStopped()
+exit(0)
