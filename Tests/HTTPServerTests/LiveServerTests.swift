@@ -1,0 +1,343 @@
+import Foundation
+import Glibc
+import XCTest
+@testable import HTTPServer
+
+final class LiveServerTests: XCTestCase {
+    var server: HTTPServer!
+    override func setUpWithError() throws { server = try startTestServer() }
+    override func tearDown() { stop(server) }
+    func client() throws -> RawClient { try RawClient(port: server.port) }
+
+    func testKeepAliveServesManyRequestsOnOneConnection() throws {
+        let c = try client()
+        for _ in 0..<50 {
+            c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            let r = try XCTUnwrap(c.readResponse())
+            XCTAssertEqual(r.status, 200)
+            XCTAssertEqual(r.text, "hello")
+            XCTAssertNil(r.header("Connection"))
+            XCTAssertEqual(r.header("Server"), "lede")
+            XCTAssertNotNil(r.header("Date"))
+        }
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrder() throws {
+        let c = try client()
+        // The first one is answered off the loop, slowly; the others must still come after it.
+        c.send("GET /slow?ms=150 HTTP/1.1\r\nHost: t\r\n\r\nGET /items/1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\nabcdGET /items/2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.text, "slow 150")
+        XCTAssertEqual(c.readResponse()?.text, "item 1")
+        XCTAssertEqual(c.readResponse()?.text, "abcd")
+        XCTAssertEqual(c.readResponse()?.text, "item 2")
+    }
+
+    func testHTTP10ClosesUnlessItAsksForKeepAlive() throws {
+        let a = try client()
+        a.send("GET /hello HTTP/1.0\r\n\r\n")
+        XCTAssertEqual(a.readResponse()?.header("Connection"), "close")
+        XCTAssertTrue(a.closedByPeer())
+
+        let b = try client()
+        b.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        XCTAssertEqual(b.readResponse()?.header("Connection"), "keep-alive")
+        b.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        XCTAssertEqual(b.readResponse()?.status, 200)
+    }
+
+    func testConnectionCloseIsHonoured() throws {
+        let c = try client()
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.header("Connection"), "close")
+        XCTAssertTrue(c.closedByPeer())
+    }
+
+    func testRejectedFramingClosesTheConnectionSoNothingIsSmuggled() throws {
+        let c = try client()
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /items/smuggled HTTP/1.1\r\nHost: t\r\n\r\n")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 400)
+        XCTAssertEqual(r.header("Content-Type"), "application/problem+json")
+        XCTAssertEqual(r.header("Connection"), "close")
+        let json = try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any]
+        XCTAssertEqual(json?["status"] as? Int, 400)
+        XCTAssertNotNil(json?["type"]); XCTAssertNotNil(json?["title"]); XCTAssertNotNil(json?["detail"])
+        XCTAssertTrue(c.closedByPeer(), "the smuggled request must never be answered")
+    }
+
+    func testErrorStatusesOverTheWire() throws {
+        let cases: [(String, String, Int, Bool)] = [
+            ("bad CL", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1x\r\n\r\n", 400, true),
+            ("obs-fold", "GET /hello HTTP/1.1\r\nHost: t\r\nX: a\r\n  b\r\n\r\n", 400, true),
+            ("bare LF", "GET /hello HTTP/1.1\nHost: t\n\n", 400, true),
+            ("no Host", "GET /hello HTTP/1.1\r\n\r\n", 400, true),
+            ("bad percent", "GET /items/%G0 HTTP/1.1\r\nHost: t\r\n\r\n", 400, true),
+            ("gzip TE", "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, true),
+            ("HTTP/2", "GET /hello HTTP/2.0\r\nHost: t\r\n\r\n", 505, true),
+            ("long line", "GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: t\r\n\r\n", 414, true),
+            ("big head", "GET /hello HTTP/1.1\r\nHost: t\r\nX: \(String(repeating: "b", count: 33000))\r\n\r\n", 431, true),
+            ("big body", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413, true),
+            ("wrong method", "DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n", 405, false),
+            ("unknown path", "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n", 404, false),
+        ]
+        for (name, request, status, closes) in cases {
+            let c = try client()
+            c.send(request)
+            let r = c.readResponse()
+            XCTAssertEqual(r?.status, status, name)
+            XCTAssertEqual(r?.header("Content-Type"), "application/problem+json", name)
+            if closes {
+                XCTAssertEqual(r?.header("Connection"), "close", name)
+                XCTAssertTrue(c.closedByPeer(), name)
+            } else {
+                c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+                XCTAssertEqual(c.readResponse()?.status, 200, "\(name): the connection stays usable")
+            }
+        }
+    }
+
+    func testMethodNotAllowedListsAllow() throws {
+        let c = try client()
+        c.send("POST /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 405)
+        XCTAssertEqual(r.header("Allow"), "GET, HEAD")
+    }
+
+    func testExpect100ContinueWithinLimits() throws {
+        let c = try client()
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 100)
+        c.send("hello")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.text, "hello")
+    }
+
+    func testExpect100ContinueOverLimitGets413BeforeTheBody() throws {
+        let c = try client()
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5000000\r\n\r\n")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 413)
+        XCTAssertTrue(c.closedByPeer())
+    }
+
+    func testChunkedRequestBody() throws {
+        let c = try client()
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n4\r\ndefg\r\n0\r\nTrailer: yes\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.text, "abcdefg")
+    }
+
+    func testRequestArrivingOneByteAtATime() throws {
+        let c = try client()
+        for b in Array("GET /items/42 HTTP/1.1\r\nHost: t\r\n\r\n".utf8) { c.send([b]) }
+        XCTAssertEqual(c.readResponse()?.text, "item 42")
+    }
+
+    func testHeadReturnsGetHeadersWithoutBody() throws {
+        let c = try client()
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let get = try XCTUnwrap(c.readResponse())
+        c.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try XCTUnwrap(c.readResponse(head: true))
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Length"), get.header("Content-Length"))
+        XCTAssertEqual(head.header("Content-Type"), get.header("Content-Type"))
+        c.send("GET /items/next HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.text, "item next", "no stray body bytes after HEAD")
+    }
+
+    func testAbsoluteFormTargetIsAccepted() throws {
+        let c = try client()
+        c.send("GET http://example.org/items/abs HTTP/1.1\r\nHost: example.org\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.text, "item abs")
+    }
+
+    func testGzipForLargeBodiesWithStrongETagsPerRepresentation() throws {
+        let c = try client()
+        c.send("GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        let plain = try XCTUnwrap(c.readResponse())
+        XCTAssertNil(plain.header("Content-Encoding"))
+        XCTAssertEqual(plain.header("Vary"), "Accept-Encoding")
+        c.send("GET /big HTTP/1.1\r\nHost: t\r\nAccept-Encoding: br, gzip\r\n\r\n")
+        let zipped = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(zipped.header("Content-Encoding"), "gzip")
+        XCTAssertEqual(Gzip.decompress(zipped.body), plain.body)
+        c.send("GET /big HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip;q=0\r\n\r\n")
+        XCTAssertNil(c.readResponse()?.header("Content-Encoding"))
+
+        c.send("GET /cached HTTP/1.1\r\nHost: t\r\n\r\n")
+        let id = try XCTUnwrap(c.readResponse())
+        c.send("GET /cached HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        let gz = try XCTUnwrap(c.readResponse())
+        let idTag = try XCTUnwrap(id.header("ETag")), gzTag = try XCTUnwrap(gz.header("ETag"))
+        XCTAssertNotEqual(idTag, gzTag)
+        XCTAssertEqual(Gzip.decompress(gz.body), id.body)
+        c.send("GET /cached HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(idTag)\r\n\r\n")
+        let notModified = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(notModified.status, 304)
+        XCTAssertTrue(notModified.body.isEmpty)
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        let small = try XCTUnwrap(c.readResponse())
+        XCTAssertNil(small.header("Content-Encoding"), "small bodies are sent as they are")
+    }
+
+    func testRequestIDIsEchoedOrGenerated() throws {
+        let c = try client()
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-ID: abc-123\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.header("X-Request-ID"), "abc-123")
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let generated = try XCTUnwrap(c.readResponse()?.header("X-Request-ID"))
+        XCTAssertFalse(generated.isEmpty)
+    }
+
+    func testHealthReadinessAndMetrics() throws {
+        let c = try client()
+        c.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.text, "{\"status\":\"ok\"}")
+        c.send("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+        c.send("GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+        _ = c.readResponse()
+        c.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        let m = try XCTUnwrap(c.readResponse()).text
+        XCTAssertTrue(m.contains("lede_http_requests_total{route=\"/healthz\",status=\"200\"} 1"), m)
+        XCTAssertTrue(m.contains("lede_http_requests_total{route=\"unmatched\",status=\"404\"} 1"), m)
+        XCTAssertTrue(m.contains("lede_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        XCTAssertTrue(m.contains("lede_http_open_connections 1"), m)
+        XCTAssertTrue(m.contains("lede_http_response_bytes_total"))
+    }
+
+    func testKeepsServingAfterGarbageAndAbortedConnections() throws {
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<40 {
+            let c = try client()
+            c.setTimeout(2)
+            switch i % 4 {
+            case 0: c.send((0..<200).map { _ in UInt8.random(in: 0...255, using: &rng) })
+            case 1: c.send("GET /hello HTTP/1.1\r\nHost: t\r\nContent-Le"); c.abortiveClose()
+            case 2: c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc"); c.abortiveClose()
+            default: c.send("GET /slow?ms=50 HTTP/1.1\r\nHost: t\r\n\r\n"); c.abortiveClose()
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        let c = try client()
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+    }
+
+    func testConcurrentAsyncRequestsDoNotBlockTheLoop() throws {
+        let slow = try client()
+        slow.send("GET /slow?ms=500 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let start = Date()
+        let fast = try client()
+        for _ in 0..<10 {
+            fast.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertEqual(fast.readResponse()?.status, 200)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 0.45, "fast requests answered while the slow one works")
+        XCTAssertEqual(slow.readResponse()?.text, "slow 500")
+    }
+}
+
+final class TimeoutTests: XCTestCase {
+    func testSlowlorisHeaderIsCutWith408() throws {
+        let server = try startTestServer { $0.timeouts.header = 0.3 }
+        defer { stop(server) }
+        let c = try RawClient(port: server.port)
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\n")
+        let start = Date()
+        for _ in 0..<3 { Thread.sleep(forTimeInterval: 0.1); c.send("X-Slow: 1\r\n") }
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 408)
+        XCTAssertEqual(r.header("Content-Type"), "application/problem+json")
+        XCTAssertTrue(c.closedByPeer())
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+    }
+
+    func testSilentFreshConnectionIsClosedAfterHeaderTimeout() throws {
+        let server = try startTestServer { $0.timeouts.header = 0.3 }
+        defer { stop(server) }
+        let c = try RawClient(port: server.port)
+        XCTAssertTrue(c.closedByPeer())
+    }
+
+    func testIdleKeepAliveConnectionIsClosed() throws {
+        let server = try startTestServer { $0.timeouts.idle = 0.3 }
+        defer { stop(server) }
+        let c = try RawClient(port: server.port)
+        c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+        let start = Date()
+        XCTAssertTrue(c.closedByPeer())
+        XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.2)
+    }
+
+    func testConnectionsPastTheLimitGet503() throws {
+        let server = try startTestServer { $0.limits.maxConnections = 2; $0.loops = 1 }
+        defer { stop(server) }
+        let a = try RawClient(port: server.port), b = try RawClient(port: server.port)
+        a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"); XCTAssertEqual(a.readResponse()?.status, 200)
+        b.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"); XCTAssertEqual(b.readResponse()?.status, 200)
+        let c = try RawClient(port: server.port)
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 503)
+        XCTAssertEqual(r.header("Content-Type"), "application/problem+json")
+        XCTAssertTrue(c.closedByPeer())
+        XCTAssertTrue(server.metrics.render().contains("lede_http_connections_rejected_total 1"))
+    }
+}
+
+final class GracefulShutdownTests: XCTestCase {
+    func testDrainFinishesEveryAcceptedRequest() throws {
+        let server = try startTestServer()
+        let port = server.port
+        let count = 30
+        let results = UnsafeMutablePointer<Int>.allocate(capacity: count)
+        results.initialize(repeating: 0, count: count)
+        defer { results.deallocate() }
+        let group = DispatchGroup()
+        let lock = NSLock()
+        var readyAfterDrain: Int?
+        // A keep-alive connection with a slow request in flight: the pipelined /readyz behind it is
+        // answered during the drain.
+        let observer = try RawClient(port: port)
+        observer.send("GET /slow?ms=400 HTTP/1.1\r\nHost: t\r\n\r\nGET /readyz HTTP/1.1\r\nHost: t\r\n\r\n")
+        for i in 0..<count {
+            group.enter()
+            // Plain threads: blocking sockets on GCD workers would starve the executor the handlers use.
+            Thread.detachNewThread {
+                defer { group.leave() }
+                guard let c = try? RawClient(port: port) else { return }
+                c.send("GET /slow?ms=300 HTTP/1.1\r\nHost: t\r\n\r\n")
+                let r = c.readResponse()
+                lock.lock(); results[i] = r?.status ?? -1; lock.unlock()
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.15)
+        let t0 = Date()
+        server.shutdown()
+        XCTAssertFalse(server.isReady)
+        XCTAssertEqual(observer.readResponse()?.text, "slow 400")
+        let ready = observer.readResponse()
+        readyAfterDrain = ready?.status
+        XCTAssertEqual(ready?.header("Connection"), "close")
+        group.wait()
+        server.waitUntilStopped()
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 3)
+        XCTAssertEqual(readyAfterDrain, 503)
+        XCTAssertEqual((0..<count).filter { results[$0] == 200 }.count, count, "no accepted request is lost")
+        XCTAssertThrowsError(try RawClient(port: port), "the listener is closed")
+    }
+
+    func testDrainTimeoutClosesStragglers() throws {
+        let server = try startTestServer { $0.timeouts.drain = 0.3 }
+        let c = try RawClient(port: server.port)
+        c.send("GET /slow?ms=3000 HTTP/1.1\r\nHost: t\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.1)
+        let t0 = Date()
+        stop(server)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 2.5)
+    }
+}

@@ -1,0 +1,88 @@
+import XCTest
+@testable import HTTPServer
+
+/// SplitMix64: a seeded generator, so a failure can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E3779B97F4A7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+        return z ^ (z >> 31)
+    }
+}
+
+final class ParserRandomizedTests: XCTestCase {
+    static let corpus: [String] = [
+        "GET /feed?lang=en HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n",
+        "POST /notifications/read HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"all\":true}",
+        "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4;a=b\r\nwiki\r\n0\r\nT: 1\r\n\r\n",
+        "GET http://h/summary/Caf%C3%A9 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        "HEAD / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+    ]
+    static let allowedErrors: Set<Int> = [400, 413, 414, 417, 431, 501, 505]
+
+    func mutate(_ input: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
+        var b = input
+        let specials: [UInt8] = [0, 9, 10, 13, 32, 37, 58, 59, 0x7f, 0xff, 48, 70]
+        for _ in 0..<Int.random(in: 1...6, using: &rng) {
+            guard !b.isEmpty else { break }
+            let i = Int.random(in: 0..<b.count, using: &rng)
+            switch Int.random(in: 0..<7, using: &rng) {
+            case 0: b[i] = UInt8.random(in: 0...255, using: &rng)
+            case 1: b[i] = specials.randomElement(using: &rng)!
+            case 2: b.insert(specials.randomElement(using: &rng)!, at: i)
+            case 3: b.remove(at: i)
+            case 4: b.insert(contentsOf: b[i..<min(b.count, i + Int.random(in: 1...20, using: &rng))], at: i)
+            case 5: b = Array(b[0..<i])
+            default: b.insert(contentsOf: Array("\r\nContent-Length: 9999999999999999999\r\n".utf8), at: i)
+            }
+        }
+        return b
+    }
+
+    /// Random and mutated requests in random pieces: the parser never crashes, never loops, and every
+    /// outcome is a request, a need for more bytes, or an error status from the allowed set.
+    func testRandomAndMutatedInputsEndInARequestOrACleanError() {
+        var rng = SeededGenerator(state: 0x1ede)
+        var errors = 0, requests = 0
+        for iteration in 0..<20_000 {
+            let input: [UInt8]
+            if iteration % 10 == 0 {
+                input = (0..<Int.random(in: 0...300, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            } else {
+                let seed = Array(Self.corpus.randomElement(using: &rng)!.utf8)
+                input = mutate(seed + (Bool.random(using: &rng) ? seed : []), &rng)
+            }
+            var parser = RequestParser(limits: ParserLimits(maxRequestLine: 256, maxHeaderBytes: 1024, maxBody: 4096))
+            var offset = 0
+            var steps = 0
+            outer: while offset < input.count {
+                let n = min(input.count - offset, Int.random(in: 1...64, using: &rng))
+                parser.append(input[offset..<(offset + n)])
+                offset += n
+                while true {
+                    steps += 1
+                    XCTAssertLessThan(steps, 10_000, "no progress on iteration \(iteration)")
+                    if steps >= 10_000 { break outer }
+                    switch parser.next() {
+                    case .needMore: continue outer
+                    case .continueRequested: continue
+                    case .request(let r):
+                        requests += 1
+                        XCTAssertTrue(r.method.utf8.allSatisfy(RequestParser.isTokenChar))
+                        XCTAssertTrue(r.path == "*" || r.path.hasPrefix("/"))
+                    case .error(let e):
+                        errors += 1
+                        XCTAssertTrue(Self.allowedErrors.contains(e.status), "status \(e.status) on iteration \(iteration)")
+                        if case .error = parser.next() {} else { XCTFail("parser must stay failed") }
+                        break outer
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(errors, 100)
+        XCTAssertGreaterThan(requests, 100)
+    }
+}

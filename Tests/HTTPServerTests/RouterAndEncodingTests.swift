@@ -1,0 +1,80 @@
+import XCTest
+@testable import HTTPServer
+
+final class RouterAndEncodingTests: XCTestCase {
+    func testRouterMatchesLiteralsAndParameters() {
+        let r = Router()
+        r.get("/a") { _ in .response(.text("a")) }
+        r.get("/summary/{title}") { _ in .response(.text("s")) }
+        r.post("/notifications/read") { _ in .response(.text("p")) }
+        guard case .found(let route, let params) = r.match(method: "GET", segments: ["summary", "Café/x"]) else { return XCTFail() }
+        XCTAssertEqual(route.pattern, "/summary/{title}")
+        XCTAssertEqual(params["title"], "Café/x")
+        guard case .found = r.match(method: "HEAD", segments: ["a"]) else { return XCTFail("HEAD uses the GET route") }
+        guard case .methodNotAllowed(let allow) = r.match(method: "GET", segments: ["notifications", "read"]) else { return XCTFail() }
+        XCTAssertEqual(allow, ["POST"])
+        guard case .methodNotAllowed(let allow2) = r.match(method: "PUT", segments: ["a"]) else { return XCTFail() }
+        XCTAssertEqual(allow2, ["GET", "HEAD"])
+        guard case .notFound = r.match(method: "GET", segments: ["summary", ""]) else { return XCTFail("empty parameter") }
+        guard case .notFound = r.match(method: "GET", segments: ["b"]) else { return XCTFail() }
+    }
+
+    func testAcceptEncoding() {
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "gzip, deflate, br"]))
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "*"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "gzip;q=0"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "*;q=0"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "br"]))
+        XCTAssertFalse(Compression.acceptsGzip([:]))
+    }
+
+    func testGzipRoundTrip() {
+        let text = Array(String(repeating: "Wikipedia is a free online encyclopedia. ", count: 100).utf8)
+        let z = Gzip.compress(text)!
+        XCTAssertLessThan(z.count, text.count / 5)
+        XCTAssertEqual(Array(z.prefix(2)), [0x1f, 0x8b])
+        XCTAssertEqual(Gzip.decompress(z), text)
+    }
+
+    func testPreparedBodyIsCompressedOnceWithDistinctETags() {
+        let big = PreparedBody(contentType: "application/json", bytes: Array(String(repeating: "{\"a\":1}", count: 400).utf8))
+        XCTAssertNotNil(big.gzip)
+        XCTAssertNotEqual(big.etag, big.gzipETag)
+        XCTAssertTrue(big.etag.hasPrefix("\"") && !big.etag.hasPrefix("W/"))
+        let small = PreparedBody(contentType: "application/json", bytes: Array("{}".utf8))
+        XCTAssertNil(small.gzip)
+    }
+
+    func testIfNoneMatch() {
+        XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "\"x\", \"y\"", etag: "\"y\""))
+        XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "W/\"y\"", etag: "\"y\""))
+        XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "*", etag: "\"y\""))
+        XCTAssertFalse(ResponseEncoder.matches(ifNoneMatch: "\"x\"", etag: "\"y\""))
+    }
+
+    func testProblemJSONIsEscapedAndComplete() throws {
+        let p = Problem(status: 400, detail: "bad \"quote\"\n and \u{1}")
+        let obj = try JSONSerialization.jsonObject(with: Data(p.jsonBytes)) as! [String: Any]
+        XCTAssertEqual(obj["status"] as? Int, 400)
+        XCTAssertEqual(obj["title"] as? String, "Bad Request")
+        XCTAssertEqual(obj["detail"] as? String, "bad \"quote\"\n and \u{1}")
+        XCTAssertEqual(obj["type"] as? String, "urn:lede:problem:bad-request")
+    }
+
+    func testResponseHeaderValuesCannotSplitTheHead() {
+        var out: [UInt8] = []
+        var h = HTTPHeaders()
+        h.set("X-Evil", "a\r\nSet-Cookie: x")
+        _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes([])), into: &out,
+                                   request: Connection.Pending(), keepAlive: true, date: Array("d".utf8))
+        let text = String(decoding: out, as: UTF8.self)
+        XCTAssertFalse(text.contains("\r\nSet-Cookie"))
+    }
+
+    func testHTTPDate() {
+        XCTAssertEqual(Timestamp.httpDate(seconds: 784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(Timestamp.iso8601(seconds: 0, millis: 5), "1970-01-01T00:00:00.005Z")
+    }
+}
+
+import Foundation

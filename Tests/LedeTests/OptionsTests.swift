@@ -1,0 +1,54 @@
+import XCTest
+import HTTPServer
+@testable import Lede
+
+final class OptionsTests: XCTestCase {
+    func testDefaults() throws {
+        let o = try Options.parse([], environment: [:])
+        XCTAssertEqual(o.server.host, "0.0.0.0")
+        XCTAssertEqual(o.server.port, 8080)
+        XCTAssertEqual(o.server.loops, ServerConfiguration.coreCount)
+        XCTAssertEqual(o.server.timeouts.header, 10)
+        XCTAssertEqual(o.server.timeouts.idle, 60)
+        XCTAssertEqual(o.server.timeouts.drain, 10)
+        XCTAssertEqual(o.server.limits.maxConnections, 10_000)
+        XCTAssertEqual(o.server.limits.maxBody, 1 << 20)
+        XCTAssertEqual(o.logLevel, .info)
+        XCTAssertTrue(o.server.accessLog)
+        XCTAssertFalse(o.benchRoutes)
+    }
+
+    func testFlagsWinOverEnvironment() throws {
+        let o = try Options.parse(["--port", "9000", "--idle-timeout=5", "--access-log", "off"],
+                                  environment: ["LEDE_PORT": "7000", "LEDE_MAX_BODY": "1024", "LEDE_LOG_LEVEL": "debug"])
+        XCTAssertEqual(o.server.port, 9000)
+        XCTAssertEqual(o.server.timeouts.idle, 5)
+        XCTAssertEqual(o.server.limits.maxBody, 1024)
+        XCTAssertEqual(o.logLevel, .debug)
+        XCTAssertFalse(o.server.accessLog)
+    }
+
+    func testEveryFlagHasAnEnvironmentFallbackAndHelp() throws {
+        for f in Options.flags {
+            XCTAssertTrue(f.environment.hasPrefix("LEDE_"))
+            XCTAssertTrue(Options.helpText.contains("--\(f.name)"))
+            XCTAssertTrue(Options.helpText.contains(f.environment))
+        }
+        for name in ["host", "port", "loops", "header-timeout", "idle-timeout", "drain-timeout", "max-connections", "max-body", "log-level", "access-log"] {
+            XCTAssertTrue(Options.flags.contains { $0.name == name }, name)
+        }
+    }
+
+    func testBadValuesAreRefusedWithAClearMessage() {
+        let bad: [[String]] = [["--port", "70000"], ["--port", "x"], ["--loops", "0"], ["--idle-timeout", "-1"],
+                               ["--access-log", "file"], ["--log-level", "loud"], ["--nope", "1"], ["--port"], ["stray"]]
+        for args in bad {
+            XCTAssertThrowsError(try Options.parse(args, environment: [:]), "\(args)") { error in
+                XCTAssertFalse("\(error)".isEmpty)
+            }
+        }
+        XCTAssertThrowsError(try Options.parse([], environment: ["LEDE_PORT": "abc"])) { error in
+            XCTAssertTrue("\(error)".contains("LEDE_PORT"))
+        }
+    }
+}
