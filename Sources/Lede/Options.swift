@@ -113,6 +113,7 @@ public struct Options: Sendable {
         lede — a backend-for-frontend for Wikipedia-style mobile apps.
 
         Usage: lede [flags]
+               lede healthcheck [--port N]   exit 0 if the server on this port answers /healthz with 200
 
         Every flag can also be set through the environment variable shown; a flag wins over its variable.
 

@@ -2,9 +2,14 @@ import Foundation
 import HTTPServer
 import Lede
 
+var arguments = Array(CommandLine.arguments.dropFirst())
+// `lede healthcheck [flags]`: probe a running server's /healthz on loopback (the container HEALTHCHECK).
+let healthcheck = arguments.first == "healthcheck"
+if healthcheck { arguments.removeFirst() }
+
 let options: Options
 do {
-    options = try Options.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+    options = try Options.parse(arguments, environment: ProcessInfo.processInfo.environment)
 } catch {
     FileHandle.standardError.write(Data("lede: \(error)\n".utf8))
     exit(2)
@@ -12,6 +17,9 @@ do {
 if options.showHelp {
     print(Options.helpText, terminator: "")
     exit(0)
+}
+if healthcheck {
+    exit(HealthCheck.run(port: options.server.port))
 }
 setvbuf(stdout, nil, _IOFBF, 1 << 16)
 let logger = Logger(level: options.logLevel)

@@ -52,3 +52,16 @@ final class OptionsTests: XCTestCase {
         }
     }
 }
+
+final class HealthCheckTests: XCTestCase {
+    func testHealthCheckSucceedsAgainstARunningServerAndFailsWithout() throws {
+        var config = ServerConfiguration()
+        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
+        let server = HTTPServer(configuration: config, router: LedeApp.makeRouter(options: Options()), logger: Logger(level: .off))
+        try server.start()
+        XCTAssertEqual(HealthCheck.run(port: server.port), 0)
+        let port = server.port
+        server.shutdown(); server.waitUntilStopped()
+        XCTAssertEqual(HealthCheck.run(port: port), 1)
+    }
+}

@@ -1,0 +1,18 @@
+# Lede: build with the Swift toolchain image, run on a slim Ubuntu with a statically linked Swift stdlib.
+FROM swift:6.3-noble AS build
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+RUN swift build -c release --static-swift-stdlib --product lede \
+    && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
+
+FROM ubuntu:24.04
+# zlib and libstdc++ are part of the base image; nothing else is needed at run time.
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
+COPY --from=build /out/lede /usr/local/bin/lede
+USER 10001
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["/usr/local/bin/lede", "healthcheck"]
+# No arguments: the embedded default on 0.0.0.0:8080.
+ENTRYPOINT ["/usr/local/bin/lede"]
