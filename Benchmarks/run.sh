@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Lede vs nginx on loopback, same bytes, same wrk settings.
+#   Benchmarks/run.sh [duration-seconds]   (default 15)
+# Needs: wrk and nginx (apt-get install -y wrk nginx-light), python3. Not part of CI.
+# Prints requests/s, p50/p99 latency and Lede/nginx ratios for a plaintext and a ~10 KB JSON route, then the
+# resident memory of Lede holding 10,000 idle keep-alive connections.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-15}
+threads=${WRK_THREADS:-1}
+conns=${WRK_CONNECTIONS:-64}
+out=Benchmarks/out
+mkdir -p "$out"
+ulimit -n 65536 || true
+
+for tool in wrk nginx python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light)" >&2; exit 1; }
+done
+
+swift build -c release --product lede >/dev/null
+bin="$(swift build -c release --show-bin-path)/lede"
+lede_port=18181; nginx_port=18182
+
+"$bin" --host 127.0.0.1 --port $lede_port --access-log off --log-level warning --bench-routes on &
+lede_pid=$!
+nginx_dir=$(mktemp -d)
+cleanup() { kill "$lede_pid" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
+trap cleanup EXIT
+for _ in $(seq 1 50); do "$bin" healthcheck --port $lede_port && break; sleep 0.1; done
+
+# nginx serves the very bytes Lede serves.
+mkdir -p "$nginx_dir/www"
+curl -sf "http://127.0.0.1:$lede_port/_bench/plaintext" -o "$nginx_dir/www/plaintext"
+curl -sf "http://127.0.0.1:$lede_port/_bench/json" -o "$nginx_dir/www/json"
+cat > "$nginx_dir/nginx.conf" <<CONF
+worker_processes auto;
+pid $nginx_dir/nginx.pid;
+error_log $nginx_dir/error.log warn;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  keepalive_requests 10000000;
+  keepalive_timeout 60s;
+  tcp_nodelay on;
+  sendfile on;
+  open_file_cache max=100;
+  server {
+    listen 127.0.0.1:$nginx_port reuseport;
+    root $nginx_dir/www;
+    location = /_bench/plaintext { default_type text/plain; alias $nginx_dir/www/plaintext; }
+    location = /_bench/json { default_type application/json; alias $nginx_dir/www/json; }
+  }
+}
+CONF
+nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir"
+sleep 0.5
+cmp <(curl -sf "http://127.0.0.1:$nginx_port/_bench/json") "$nginx_dir/www/json"
+
+run() { # name url -> "rps p50_ms p99_ms"
+  wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$2" > "$out/$1.txt"
+  python3 - "$out/$1.txt" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+def ms(v):
+    n, u = float(re.match(r'([\d.]+)', v).group(1)), re.sub(r'[\d.]', '', v)
+    return n * {'us': 0.001, 'ms': 1, 's': 1000}[u]
+rps = float(re.search(r'Requests/sec:\s+([\d.]+)', t).group(1))
+p50 = ms(re.search(r'\s50%\s+(\S+)', t).group(1)); p99 = ms(re.search(r'\s99%\s+(\S+)', t).group(1))
+errors = re.search(r'Non-2xx or 3xx responses: (\d+)', t)
+print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0}")
+PY
+}
+
+echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $(date -u +%F)"
+printf '%-10s %-6s %12s %10s %10s %8s\n' route server req/s p50_ms p99_ms non2xx
+for route in plaintext json; do
+  # Warm both, then measure: Lede, nginx.
+  wrk -t1 -c16 -d2s "http://127.0.0.1:$lede_port/_bench/$route" >/dev/null
+  wrk -t1 -c16 -d2s "http://127.0.0.1:$nginx_port/_bench/$route" >/dev/null
+  read -r l_rps l_p50 l_p99 l_err < <(run "lede-$route" "http://127.0.0.1:$lede_port/_bench/$route")
+  read -r n_rps n_p50 n_p99 n_err < <(run "nginx-$route" "http://127.0.0.1:$nginx_port/_bench/$route")
+  printf '%-10s %-6s %12s %10s %10s %8s\n' "$route" lede "$l_rps" "$l_p50" "$l_p99" "$l_err"
+  printf '%-10s %-6s %12s %10s %10s %8s\n' "$route" nginx "$n_rps" "$n_p50" "$n_p99" "$n_err"
+  python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$l_rps/$n_rps:.2f}x   p99 lede/nginx = {$l_p99/$n_p99:.2f}x')"
+done
+
+echo
+echo "Resident memory with 10,000 idle keep-alive connections:"
+rss() { awk '/VmRSS/ {print $2}' /proc/"$lede_pid"/status; }
+before=$(rss)
+python3 - "$lede_port" "$lede_pid" "$before" <<'PY'
+import socket, sys, time
+port, pid, before = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+socks = []
+req = b"GET /healthz HTTP/1.1\r\nHost: b\r\n\r\n"
+for i in range(10000):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(req)
+    socks.append(s)
+ok = 0
+for s in socks:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(4096)
+    ok += data.startswith(b"HTTP/1.1 200")
+time.sleep(1)
+rss = int([l for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS")][0].split()[1])
+print(f"  {ok} connections answered and held open; RSS {before/1024:.1f} MB before, {rss/1024:.1f} MB with 10,000 open")
+for s in socks: s.close()
+PY
