@@ -87,10 +87,12 @@ public struct ConnectionStateMachine: Sendable {
         return .none
     }
 
-    /// SIGTERM: idle connections close now; busy ones finish their request, then close.
+    /// SIGTERM: idle keep-alive connections close now; busy ones finish their request, then close. A fresh
+    /// connection (accepted, nothing read yet) is kept: its request is most likely already on the way, and
+    /// it is an accepted request that must not be dropped. The header timeout still bounds it.
     public mutating func shutdownRequested() -> Action {
         draining = true
-        if case .idle = state { state = .closed; return .close }
+        if case .idle(_, let fresh) = state, !fresh { state = .closed; return .close }
         return .none
     }
 

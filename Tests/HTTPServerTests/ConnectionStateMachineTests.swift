@@ -53,7 +53,18 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testShutdownClosesIdleAndLetsBusyFinish() {
         var idle = ConnectionStateMachine(now: 0, timeouts: timeouts)
+        idle.requestDispatched(now: 0)
+        _ = idle.responseCompleted(now: 1, keepAlive: true, moreBuffered: false)
         XCTAssertEqual(idle.shutdownRequested(), .close)
+
+        var fresh = ConnectionStateMachine(now: 0, timeouts: timeouts)
+        XCTAssertEqual(fresh.shutdownRequested(), .none, "a just-accepted connection gets to send its request")
+        fresh.bytesReceived(now: 1, headComplete: false)
+        fresh.requestDispatched(now: 2)
+        XCTAssertEqual(fresh.responseCompleted(now: 3, keepAlive: true, moreBuffered: false), .close)
+        var silent = ConnectionStateMachine(now: 0, timeouts: timeouts)
+        _ = silent.shutdownRequested()
+        XCTAssertEqual(silent.timerFired(now: 10 * s), .close, "but not longer than the header timeout")
 
         var busy = ConnectionStateMachine(now: 0, timeouts: timeouts)
         busy.requestDispatched(now: 0)

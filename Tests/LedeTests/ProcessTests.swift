@@ -1,0 +1,151 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// The real `lede` binary as a child process: signals, exit status, stdout/stderr, resource limits.
+final class ProcessTests: XCTestCase {
+    struct Child {
+        let process: Process
+        let stdout: Pipe
+        let stderr: Pipe
+        let port: Int
+    }
+
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("lede")
+    }
+
+    /// Starts `lede` on an ephemeral loopback port (optionally under `ulimit -n`), returns once it listens.
+    func launch(_ args: [String], fileLimit: Int? = nil) throws -> Child {
+        let p = Process()
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out; p.standardError = err
+        let all = ["--host", "127.0.0.1", "--port", "0", "--log-level", "info"] + args
+        if let fileLimit {
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + all
+        } else {
+            p.executableURL = Self.binary
+            p.arguments = all
+        }
+        try p.run()
+        // The first stderr line is the JSON "listening" log with the bound port.
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            if let line = String(data: buffer, encoding: .utf8)?.split(separator: "\n").first(where: { $0.contains("listening") }),
+               let obj = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+               let port = Int(obj["port"] as? String ?? "") {
+                return Child(process: p, stdout: out, stderr: err, port: port)
+            }
+        }
+        p.terminate()
+        throw NSError(domain: "lede did not start: \(String(decoding: buffer, as: UTF8.self))", code: 1)
+    }
+
+    func request(_ port: Int, _ text: String) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { return nil }
+        _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            data += chunk[0..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func testSIGTERMDrainsAndExitsZero() throws {
+        let child = try launch([])
+        XCTAssertEqual(request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")?.hasPrefix("HTTP/1.1 200"), true)
+        kill(child.process.processIdentifier, SIGTERM)
+        child.process.waitUntilExit()
+        XCTAssertEqual(child.process.terminationStatus, 0)
+        let log = String(decoding: child.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(log.contains("draining"), log)
+        XCTAssertTrue(log.contains("\"stopped\""), log)
+    }
+
+    func testAccessLogIsOneJSONLinePerRequestWithoutQueryOrAuthorization() throws {
+        let child = try launch([])
+        _ = request(child.port, "GET /healthz?token=s3cret HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer hunter2\r\nX-Request-ID: qa-1\r\nConnection: close\r\n\r\n")
+        _ = request(child.port, "GET /missing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        kill(child.process.processIdentifier, SIGTERM)
+        child.process.waitUntilExit()
+        let out = String(decoding: child.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = out.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, out)
+        XCTAssertFalse(out.contains("s3cret")); XCTAssertFalse(out.contains("hunter2")); XCTAssertFalse(out.contains("Bearer"))
+        let first = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        XCTAssertEqual(first["route"] as? String, "/healthz")
+        XCTAssertEqual(first["path"] as? String, "/healthz")
+        XCTAssertEqual(first["status"] as? Int, 200)
+        XCTAssertEqual(first["request_id"] as? String, "qa-1")
+        XCTAssertNotNil(first["duration_us"] as? Int); XCTAssertNotNil(first["bytes"] as? Int); XCTAssertNotNil(first["time"] as? String)
+        XCTAssertEqual(first["method"] as? String, "GET")
+        let second = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        XCTAssertEqual(second["status"] as? Int, 404)
+    }
+
+    func testAccessLogOffWritesNothing() throws {
+        let child = try launch(["--access-log", "off"])
+        _ = request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        kill(child.process.processIdentifier, SIGINT)
+        child.process.waitUntilExit()
+        XCTAssertEqual(child.process.terminationStatus, 0)
+        XCTAssertTrue(child.stdout.fileHandleForReading.readDataToEndOfFile().isEmpty)
+    }
+
+    /// Out of file descriptors: extra connections are refused with 503, the loop does not spin, and once
+    /// descriptors are free again the server serves as before.
+    func testDescriptorExhaustionIsSurvivedWithoutSpinning() throws {
+        let child = try launch(["--access-log", "off", "--loops", "1"], fileLimit: 48)
+        let pid = child.process.processIdentifier
+        var held: [Int32] = []
+        var refused = 0, served = 0
+        for _ in 0..<80 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var tv = timeval(tv_sec: 3, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(child.port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            let req = Array("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n".utf8)
+            _ = req.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let text = n > 0 ? String(decoding: chunk[0..<n], as: UTF8.self) : ""
+            if text.hasPrefix("HTTP/1.1 200") { served += 1 } else if text.hasPrefix("HTTP/1.1 503") { refused += 1 }
+            held.append(fd)
+        }
+        XCTAssertGreaterThan(served, 10)
+        XCTAssertGreaterThan(refused, 10, "connections past the descriptor limit get 503")
+        XCTAssertEqual(served + refused, 80)
+        // CPU used over one second while still at the limit: a spinning loop would burn ~1 s.
+        func cpuTicks() -> Int {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            return fields.count > 13 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+        }
+        let before = cpuTicks()
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertLessThan(cpuTicks() - before, 30, "the loop must not spin at the descriptor limit")
+        for fd in held { close(fd) }
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")?.hasPrefix("HTTP/1.1 200"), true)
+        kill(pid, SIGTERM)
+        child.process.waitUntilExit()
+        XCTAssertEqual(child.process.terminationStatus, 0)
+    }
+}
