@@ -11,7 +11,7 @@ threads=${WRK_THREADS:-1}
 conns=${WRK_CONNECTIONS:-64}
 out=Benchmarks/out
 mkdir -p "$out"
-ulimit -n 65536 || true
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 for tool in wrk nginx python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light)" >&2; exit 1; }
@@ -52,6 +52,7 @@ http {
   }
 }
 CONF
+chmod -R a+rX "$nginx_dir"   # nginx workers drop to an unprivileged user
 nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir"
 sleep 0.5
 cmp <(curl -sf "http://127.0.0.1:$nginx_port/_bench/json") "$nginx_dir/www/json"

@@ -24,7 +24,9 @@ final class Connection {
         var path = "/"
         var versionMinor = 1
         var keepAlive = true
-        var acceptsGzip = false
+        /// The request's headers, kept for decisions made only when the response needs them (gzip).
+        var headers = HTTPHeaders()
+        var acceptsGzip: Bool { Compression.acceptsGzip(headers) }
         var ifNoneMatch: String?
         var requestID = "-"
         var route = -1
@@ -118,9 +120,15 @@ final class Connection {
         current.path = request.path
         current.versionMinor = request.versionMinor
         current.keepAlive = request.keepAlive
-        current.acceptsGzip = Compression.acceptsGzip(request.headers)
-        current.ifNoneMatch = request.headers["If-None-Match"]
-        if let id = request.headers["X-Request-ID"], Connection.isValidRequestID(id) { current.requestID = id }
+        current.headers = request.headers
+        var requestID: String?
+        var ifNoneMatch: String?
+        for f in request.headers.fields {
+            if f.name.asciiCaseInsensitiveEquals("X-Request-ID") { requestID = f.value }
+            else if f.name.asciiCaseInsensitiveEquals("If-None-Match") { ifNoneMatch = f.value }
+        }
+        current.ifNoneMatch = ifNoneMatch
+        if let requestID, Connection.isValidRequestID(requestID) { current.requestID = requestID }
         else { current.requestID = loop.nextRequestID() }
 
         switch loop.core.router.match(method: request.method, segments: request.pathSegments) {

@@ -40,7 +40,9 @@ final class EventLoop: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         tickNanos = UInt64(max(0.01, core.configuration.tickInterval) * 1e9)
-        requestIDPrefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16) + "-\(id)-"
+        // 6 random hex digits + the loop + a counter: unique per process, and short enough (≤ 15 bytes) to
+        // stay a small string with no allocation.
+        requestIDPrefix = String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)
         refreshDate()
     }
 
@@ -202,7 +204,7 @@ final class EventLoop: @unchecked Sendable {
 
     func nextRequestID() -> String {
         requestCounter &+= 1
-        return requestIDPrefix + String(requestCounter, radix: 16)
+        return requestIDPrefix + String(requestCounter & 0xFFFF_FFFF, radix: 16)
     }
 
     private func flushLog() {

@@ -33,9 +33,22 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
 
     /// Comma-separated list members of every field called `name`, trimmed, lower-cased, empty members dropped.
     public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingOWS().lowercasedASCII() }
-            .filter { !$0.isEmpty }
+        var out: [String] = []
+        for f in fields where f.name.asciiCaseInsensitiveEquals(name) {
+            var member: [UInt8] = []
+            func flush() {
+                while let l = member.last, l == 32 || l == 9 { member.removeLast() }
+                if !member.isEmpty { out.append(String(decoding: member, as: UTF8.self)) }
+                member.removeAll(keepingCapacity: true)
+            }
+            for b in f.value.utf8 {
+                if b == 44 { flush(); continue }
+                if member.isEmpty && (b == 32 || b == 9) { continue }
+                member.append((b >= 65 && b <= 90) ? b | 0x20 : b)
+            }
+            flush()
+        }
+        return out
     }
 }
 
@@ -57,9 +70,11 @@ extension StringProtocol {
 
     /// Drops leading and trailing spaces and horizontal tabs (HTTP's optional whitespace).
     func trimmingOWS() -> Substring {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return s
+        let s = Substring(self)
+        let u = s.utf8
+        var a = u.startIndex, b = u.endIndex
+        while a < b, u[a] == 32 || u[a] == 9 { a = u.index(after: a) }
+        while b > a, u[u.index(before: b)] == 32 || u[u.index(before: b)] == 9 { b = u.index(before: b) }
+        return Substring(u[a..<b])
     }
 }

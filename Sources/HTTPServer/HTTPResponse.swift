@@ -86,6 +86,7 @@ public enum Compression {
 
     /// Whether `Accept-Encoding` admits gzip (a `q=0` excludes it; `*` admits it).
     public static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
+        guard headers["Accept-Encoding"] != nil else { return false }
         var gzip: Bool?
         var star = false
         for member in headers.tokens("Accept-Encoding") {

@@ -45,6 +45,7 @@ public struct RequestParser {
     private var headBytes = 0
     private var method = ""
     private var target = ""
+    private var targetBytes: [UInt8] = []
     private var versionMajor = 1
     private var versionMinor = 1
     private var headers = HTTPHeaders()
@@ -252,6 +253,7 @@ public struct RequestParser {
             throw ParseError(400, "The request target contains a character that must be percent-encoded.")
         }
         method = String(decoding: methodBytes, as: UTF8.self)
+        self.targetBytes = Array(targetBytes)
         target = String(decoding: targetBytes, as: UTF8.self)
     }
 
@@ -293,16 +295,21 @@ public struct RequestParser {
     private mutating func finishHead() throws -> ParseEvent? {
         let http11 = versionMinor >= 1
         // Host
-        let hosts = headers.values("Host")
-        if hosts.count > 1 { throw ParseError(400, "More than one Host field.") }
-        if http11 && hosts.isEmpty { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
-        if let host = hosts.first, !host.utf8.allSatisfy(RequestParser.isHostChar) {
+        var hostCount = 0
+        var host: String?
+        for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Host") { hostCount += 1; host = f.value }
+        if hostCount > 1 { throw ParseError(400, "More than one Host field.") }
+        if http11 && hostCount == 0 { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
+        if let host, !host.utf8.allSatisfy(RequestParser.isHostChar) {
             throw ParseError(400, "The Host field is not a valid host[:port].")
         }
         try validateTarget()
 
-        let te = headers.values("Transfer-Encoding")
-        let cl = headers.values("Content-Length")
+        var te: [String] = [], cl: [String] = []
+        for f in headers.fields {
+            if f.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { te.append(f.value) }
+            else if f.name.asciiCaseInsensitiveEquals("Content-Length") { cl.append(f.value) }
+        }
         chunked = false
         var length = 0
         if !te.isEmpty {
@@ -356,51 +363,80 @@ public struct RequestParser {
     private var parsedSegments: [String] = []
     private var parsedQuery: String?
 
+    /// Splits and checks the target over bytes: origin-form, absolute-form (`http[s]://authority/path`), or
+    /// `*` for OPTIONS. Path segments are percent-decoded one by one (so `%2F` stays inside its segment).
     private mutating func validateTarget() throws {
-        var t = Substring(target)
-        if t == "*" {
+        let t = targetBytes
+        if t == [42] {
             guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
             parsedPath = "*"; parsedSegments = []; parsedQuery = nil
             return
         }
-        if !t.hasPrefix("/") {
-            // absolute-form: scheme "://" authority path-abempty [ "?" query ]
-            let lower = t.prefix(8).lowercased()
-            let schemeLength: Int
-            if lower.hasPrefix("http://") { schemeLength = 7 } else if lower.hasPrefix("https://") { schemeLength = 8 } else {
-                throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).")
-            }
-            t = t.dropFirst(schemeLength)
-            let authorityEnd = t.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? t.endIndex
-            let authority = t[t.startIndex..<authorityEnd]
-            if authority.isEmpty || authority.contains("@") || !authority.utf8.allSatisfy(RequestParser.isHostChar) {
+        var pathStart = 0
+        if t[0] != 47 {
+            func lower(_ b: UInt8) -> UInt8 { (b >= 65 && b <= 90) ? b | 0x20 : b }
+            let http: [UInt8] = Array("http://".utf8), https: [UInt8] = Array("https://".utf8)
+            if t.count >= 7 && (0..<7).allSatisfy({ lower(t[$0]) == http[$0] }) { pathStart = 7 }
+            else if t.count >= 8 && (0..<8).allSatisfy({ lower(t[$0]) == https[$0] }) { pathStart = 8 }
+            else { throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).") }
+            let authorityStart = pathStart
+            while pathStart < t.count, t[pathStart] != 47, t[pathStart] != 63 { pathStart += 1 }
+            let authority = t[authorityStart..<pathStart]
+            if authority.isEmpty || authority.contains(64) || !authority.allSatisfy(RequestParser.isHostChar) {
                 throw ParseError(400, "The absolute-form target has an invalid authority.")
             }
-            t = t[authorityEnd...]
-            if t.isEmpty || t.first == "?" { t = "/" + t }
         }
-        let q = t.firstIndex(of: "?")
-        let rawPath = q.map { t[t.startIndex..<$0] } ?? t
-        let rawQuery = q.map { String(t[t.index(after: $0)...]) }
+        var q = pathStart
+        while q < t.count, t[q] != 63 { q += 1 }
         var segments: [String] = []
-        for seg in rawPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            guard let decoded = PercentDecoding.decode(seg), !decoded.utf8.contains(0) else {
-                throw ParseError(400, "The path has invalid percent-encoding.")
+        if q > pathStart {
+            var segStart = pathStart + 1
+            var i = segStart
+            while i <= q {
+                if i == q || t[i] == 47 {
+                    segments.append(try RequestParser.decodeSegment(t[segStart..<i]))
+                    segStart = i + 1
+                }
+                i += 1
             }
-            segments.append(decoded)
+        } else {
+            segments = [""]
         }
-        if let rawQuery { try RequestParser.checkPercentEncoding(rawQuery) }
-        parsedPath = String(rawPath)
+        parsedPath = q > pathStart ? String(decoding: t[pathStart..<q], as: UTF8.self) : "/"
         parsedSegments = segments
-        parsedQuery = rawQuery
+        if q < t.count {
+            let query = t[(q + 1)...]
+            try RequestParser.checkPercentEncoding(query)
+            parsedQuery = String(decoding: query, as: UTF8.self)
+        } else {
+            parsedQuery = nil
+        }
     }
 
-    static func checkPercentEncoding(_ s: String) throws {
-        let u = Array(s.utf8)
-        var i = 0
-        while i < u.count {
+    /// A path segment, percent-decoded; must be valid UTF-8 without NUL. (The target is ASCII already.)
+    static func decodeSegment(_ seg: ArraySlice<UInt8>) throws -> String {
+        guard seg.contains(37) else { return String(decoding: seg, as: UTF8.self) }
+        var out = [UInt8](); out.reserveCapacity(seg.count)
+        var i = seg.startIndex
+        while i < seg.endIndex {
+            if seg[i] == 37 {
+                guard i + 2 < seg.endIndex, let h = PercentDecoding.hexValue(seg[i + 1]), let l = PercentDecoding.hexValue(seg[i + 2]) else {
+                    throw ParseError(400, "The path has invalid percent-encoding.")
+                }
+                let b = h << 4 | l
+                if b == 0 { throw ParseError(400, "The path has invalid percent-encoding.") }
+                out.append(b); i += 3
+            } else { out.append(seg[i]); i += 1 }
+        }
+        guard let s = String(validating: out, as: UTF8.self) else { throw ParseError(400, "The path has invalid percent-encoding.") }
+        return s
+    }
+
+    static func checkPercentEncoding(_ u: ArraySlice<UInt8>) throws {
+        var i = u.startIndex
+        while i < u.endIndex {
             if u[i] == 37 {
-                guard i + 2 < u.count, PercentDecoding.hexValue(u[i + 1]) != nil, PercentDecoding.hexValue(u[i + 2]) != nil else {
+                guard i + 2 < u.endIndex, PercentDecoding.hexValue(u[i + 1]) != nil, PercentDecoding.hexValue(u[i + 2]) != nil else {
                     throw ParseError(400, "The query has invalid percent-encoding.")
                 }
                 i += 3
@@ -436,9 +472,12 @@ public struct RequestParser {
     // MARK: - Completion
 
     private mutating func completeRequest() -> HTTPRequest {
-        let tokens = headers.tokens("Connection")
-        let keepAlive: Bool
-        if versionMinor >= 1 { keepAlive = !tokens.contains("close") } else { keepAlive = tokens.contains("keep-alive") && !tokens.contains("close") }
+        var close = false, keep = false
+        if let connection = headers["Connection"] {
+            for token in headers.tokens("Connection") { if token == "close" { close = true } else if token == "keep-alive" { keep = true } }
+            _ = connection
+        }
+        let keepAlive = versionMinor >= 1 ? !close : (keep && !close)
         let request = HTTPRequest(method: method, target: target, path: parsedPath, pathSegments: parsedSegments,
                                   query: parsedQuery, versionMajor: versionMajor, versionMinor: versionMinor,
                                   headers: headers, body: body, keepAlive: keepAlive)

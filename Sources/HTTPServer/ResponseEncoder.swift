@@ -12,14 +12,14 @@ enum ResponseEncoder {
         switch response.body {
         case .bytes(let b):
             body = b
-            if b.count > Compression.threshold && Compression.isCompressible(contentType) && response.headers["Content-Encoding"] == nil {
+            if b.count > Compression.threshold && response.headers["Content-Encoding"] == nil && Compression.isCompressible(contentType) {
                 varies = true
                 if request.acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
             }
         case .prepared(let p):
             contentType = contentType ?? p.contentType
             varies = p.gzip != nil
-            if request.acceptsGzip, let z = p.gzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
+            if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
             if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 {
                 status = 304
             }

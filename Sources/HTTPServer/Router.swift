@@ -71,10 +71,11 @@ public final class Router: @unchecked Sendable {
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
 
     public func match(method: String, segments: [String]) -> Match {
-        var candidates: [(Route, [String: String])] = []
-        if let routes = exact[segments.joined(separator: "/")] {
-            candidates = routes.map { ($0, [:]) }
-        }
+        let wanted = method == "HEAD" ? "GET" : method
+        let exactRoutes = exact[segments.count == 1 ? segments[0] : segments.joined(separator: "/")]
+        // Fast path: a literal route with this method.
+        if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
+        var candidates: [(Route, [String: String])] = exactRoutes?.map { ($0, [:]) } ?? []
         for route in patterned where route.segments.count == segments.count {
             var params: [String: String] = [:]
             var ok = true
@@ -88,7 +89,6 @@ public final class Router: @unchecked Sendable {
             if ok { candidates.append((route, params)) }
         }
         if candidates.isEmpty { return .notFound }
-        let wanted = method == "HEAD" ? "GET" : method
         if let hit = candidates.first(where: { $0.0.method == wanted }) { return .found(hit.0, hit.1) }
         var allow = Set(candidates.map(\.0.method))
         if allow.contains("GET") { allow.insert("HEAD") }

@@ -294,9 +294,8 @@ final class GracefulShutdownTests: XCTestCase {
         let server = try startTestServer()
         let port = server.port
         let count = 30
-        let results = UnsafeMutablePointer<Int>.allocate(capacity: count)
-        results.initialize(repeating: 0, count: count)
-        defer { results.deallocate() }
+        final class Results: @unchecked Sendable { var statuses: [Int]; init(_ n: Int) { statuses = Array(repeating: 0, count: n) } }
+        let results = Results(count)
         let group = DispatchGroup()
         let lock = NSLock()
         var readyAfterDrain: Int?
@@ -312,7 +311,7 @@ final class GracefulShutdownTests: XCTestCase {
                 guard let c = try? RawClient(port: port) else { return }
                 c.send("GET /slow?ms=300 HTTP/1.1\r\nHost: t\r\n\r\n")
                 let r = c.readResponse()
-                lock.lock(); results[i] = r?.status ?? -1; lock.unlock()
+                lock.lock(); results.statuses[i] = r?.status ?? -1; lock.unlock()
             }
         }
         Thread.sleep(forTimeInterval: 0.15)
@@ -327,7 +326,7 @@ final class GracefulShutdownTests: XCTestCase {
         server.waitUntilStopped()
         XCTAssertLessThan(Date().timeIntervalSince(t0), 3)
         XCTAssertEqual(readyAfterDrain, 503)
-        XCTAssertEqual((0..<count).filter { results[$0] == 200 }.count, count, "no accepted request is lost")
+        XCTAssertEqual(results.statuses.filter { $0 == 200 }.count, count, "no accepted request is lost")
         XCTAssertThrowsError(try RawClient(port: port), "the listener is closed")
     }
 
