@@ -1,15 +1,42 @@
 import HTTPServer
 
-/// Wires Lede's features into a router. The HTTP core adds `/healthz`, `/readyz` and `/metrics` itself.
-public enum LedeApp {
-    public static func makeRouter(options: Options) -> Router {
-        let router = Router()
+/// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
+public final class LedeApp: @unchecked Sendable {
+    public let options: Options
+    public let api: WikimediaClient
+    public let router: Router
+
+    public init(options: Options, transport: UpstreamTransport? = nil) {
+        self.options = options
+        let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
+            ? EmbeddedTransport()
+            : LiveTransport(template: options.upstream, contact: options.contact))
+        api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), deadline: options.upstreamTimeout)
+        router = Router()
+        register()
+    }
+
+    /// The server for these options, with upstream and cache counters in `/metrics`.
+    public func makeServer(logger: Logger) -> HTTPServer {
+        let server = HTTPServer(configuration: options.server, router: router, logger: logger)
+        let api = self.api
+        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) }
+        return server
+    }
+
+    private func register() {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
+        router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
         if options.benchRoutes { BenchRoutes.register(on: router) }
-        return router
     }
 
     static let banner = PreparedBody(contentType: "application/json", bytes: Array("""
-    {"service":"lede","description":"Backend-for-frontend for Wikipedia-style mobile apps","health":"/healthz","readiness":"/readyz","metrics":"/metrics"}
+    {"service":"lede","description":"Backend-for-frontend for Wikipedia-style mobile apps","health":"/healthz","readiness":"/readyz","metrics":"/metrics","languages":"/languages"}
     """.utf8))
+
+    static let languages: PreparedBody = {
+        let codes = LanguageCode.all.sorted().map { "\"\($0)\"" }.joined(separator: ",")
+        let embedded = EmbeddedTransport.languages.map { "\"\($0)\"" }.joined(separator: ",")
+        return PreparedBody(contentType: "application/json", bytes: Array("{\"count\":\(LanguageCode.all.count),\"languages\":[\(codes)],\"embedded\":[\(embedded)]}".utf8))
+    }()
 }

@@ -8,6 +8,12 @@ public struct Options: Sendable {
     /// Serve `/_bench/plaintext` and `/_bench/json` (benchmark fixtures; off by default).
     public var benchRoutes = false
     public var showHelp = false
+    /// `embedded`, or a base URL template with `{lang}` (`https://{lang}.wikipedia.org`).
+    public var upstream = "embedded"
+    /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
+    public var contact = "https://github.com/lede-bff/lede; lede@example.org"
+    public var upstreamTimeout: Double = 2
+    public var cacheLimits = UpstreamCache.Limits()
 
     public struct Flag: Sendable {
         public let name: String
@@ -28,6 +34,12 @@ public struct Options: Sendable {
         Flag(name: "log-level", placeholder: "LEVEL", help: "debug, info, warning, error or off (default info). Logs are JSON lines on stderr."),
         Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
         Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext and /_bench/json (default off)."),
+        Flag(name: "upstream", placeholder: "embedded|URL", help: "Where Wikimedia data comes from: 'embedded' (bundled data, no network; default) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}."),
+        Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
+        Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
+        Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
+        Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
+        Flag(name: "stale-if-error", placeholder: "SECONDS", help: "How long past expiry a cached answer is still served when the upstream fails (default 600; 0 turns it off)."),
     ]
 
     public struct ParseError: Error, CustomStringConvertible, Equatable {
@@ -98,6 +110,27 @@ public struct Options: Sendable {
             case "off": server.accessLog = false
             default: throw ParseError(description: "\(source) must be stdout or off, not '\(value)'")
             }
+        case "upstream":
+            if value != "embedded" {
+                guard value.contains("{lang}"), value.hasPrefix("http://") || value.hasPrefix("https://"),
+                      URL(string: value.replacingOccurrences(of: "{lang}", with: "en")) != nil else {
+                    throw ParseError(description: "\(source) must be 'embedded' or an http(s) URL template containing {lang}, not '\(value)'")
+                }
+            }
+            upstream = value
+        case "contact":
+            guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) else {
+                throw ParseError(description: "\(source) must be printable ASCII (a URL or an e-mail address)")
+            }
+            contact = value
+        case "upstream-timeout": upstreamTimeout = try seconds()
+        case "cache-max-entries": cacheLimits.maxEntries = try int(1...10_000_000)
+        case "cache-max-bytes": cacheLimits.maxBytes = try int(1024...(1 << 40))
+        case "stale-if-error":
+            guard let d = Double(value), d.isFinite, d >= 0, d <= 86_400 else {
+                throw ParseError(description: "\(source) must be a number of seconds from 0 to 86400, not '\(value)'")
+            }
+            cacheLimits.staleIfError = d
         case "bench-routes":
             switch value {
             case "on", "true", "1": benchRoutes = true

@@ -23,7 +23,9 @@ if healthcheck {
 }
 setvbuf(stdout, nil, _IOFBF, 1 << 16)
 let logger = Logger(level: options.logLevel)
-let server = HTTPServer(configuration: options.server, router: LedeApp.makeRouter(options: options), logger: logger)
+let app = LedeApp(options: options)
+let server = app.makeServer(logger: logger)
+logger.info("upstream", [("upstream", options.upstream), ("timeout", "\(options.upstreamTimeout)")])
 server.installSignalHandlers()
 do {
     try server.start()

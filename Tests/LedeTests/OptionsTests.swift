@@ -57,11 +57,30 @@ final class HealthCheckTests: XCTestCase {
     func testHealthCheckSucceedsAgainstARunningServerAndFailsWithout() throws {
         var config = ServerConfiguration()
         config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        let server = HTTPServer(configuration: config, router: LedeApp.makeRouter(options: Options()), logger: Logger(level: .off))
+        var options = Options(); options.server = config
+        let server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
         try server.start()
         XCTAssertEqual(HealthCheck.run(port: server.port), 0)
         let port = server.port
         server.shutdown(); server.waitUntilStopped()
         XCTAssertEqual(HealthCheck.run(port: port), 1)
+    }
+}
+
+final class UpstreamOptionsTests: XCTestCase {
+    func testUpstreamFlags() throws {
+        let d = try Options.parse([], environment: [:])
+        XCTAssertEqual(d.upstream, "embedded")
+        XCTAssertEqual(d.upstreamTimeout, 2)
+        let o = try Options.parse(["--upstream", "https://{lang}.wikipedia.org", "--contact", "ops@example.org", "--upstream-timeout", "0.5",
+                                   "--cache-max-entries", "50", "--stale-if-error", "0"], environment: ["LEDE_CACHE_MAX_BYTES": "2048"])
+        XCTAssertEqual(o.upstream, "https://{lang}.wikipedia.org")
+        XCTAssertEqual(o.contact, "ops@example.org")
+        XCTAssertEqual(o.upstreamTimeout, 0.5)
+        XCTAssertEqual(o.cacheLimits.maxEntries, 50)
+        XCTAssertEqual(o.cacheLimits.maxBytes, 2048)
+        XCTAssertEqual(o.cacheLimits.staleIfError, 0)
+        XCTAssertThrowsError(try Options.parse(["--upstream", "https://en.wikipedia.org"], environment: [:]), "needs {lang}")
+        XCTAssertThrowsError(try Options.parse(["--upstream", "ftp://{lang}.x"], environment: [:]))
     }
 }

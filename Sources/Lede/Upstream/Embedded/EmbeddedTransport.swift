@@ -1,0 +1,252 @@
+import Foundation
+
+/// The embedded default: answers the live client's requests from bundled data, as JSON bytes in the real
+/// Wikimedia shapes, so they go through the very same decoding path. No network.
+///
+/// Coverage: languages en, de, it. Featured feeds for the 7 days up to `referenceDate` (2026-11-20); any other
+/// date gets the snapshot of the reference date (documented in the README). Demo users for notifications:
+/// `Bearer demo-alice` (more than 99 unread) and `Bearer demo-bob`; any other token is refused like upstream
+/// refuses an invalid OAuth token. Marking read changes this process's copy only.
+public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
+    public static let referenceDate = FeedDate(year: 2026, month: 11, day: 20)!
+    public static let languages = ["en", "de", "it"]
+
+    private let lock = NSLock()
+    private var readState: [String: Set<Int>]
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.withoutEscapingSlashes]
+        return e
+    }()
+
+    public init() {
+        readState = EmbeddedNotifications.initiallyRead
+    }
+
+    public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        guard EmbeddedTransport.languages.contains(request.lang) else {
+            return notFound("The embedded data does not cover language '\(request.lang)' (it has en, de and it); run with --upstream 'https://{lang}.wikipedia.org' for live data.")
+        }
+        let articles = EmbeddedArticles.byLanguage[request.lang] ?? []
+        if request.path.hasPrefix("/api/rest_v1/feed/featured/") {
+            let parts = request.path.dropFirst("/api/rest_v1/feed/featured/".count).split(separator: "/")
+            guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), let date = FeedDate(year: y, month: m, day: d) else {
+                return notFound("Invalid feed date.")
+            }
+            return json(EmbeddedFeeds.feed(lang: request.lang, date: date, articles: articles))
+        }
+        if request.path.hasPrefix("/api/rest_v1/page/summary/") {
+            let raw = String(request.path.dropFirst("/api/rest_v1/page/summary/".count))
+            let title = ArticleTitle.display(raw.removingPercentEncoding ?? raw)
+            let target = EmbeddedArticles.redirects[request.lang]?[title] ?? title
+            guard let article = articles.first(where: { $0.title == target }) else {
+                return notFound("Page or revision not found.")
+            }
+            return json(EmbeddedTransport.summary(article, lang: request.lang))
+        }
+        guard request.path == "/w/api.php" else { return notFound("No such endpoint in the embedded data.") }
+        let q = Dictionary(request.query + request.form, uniquingKeysWith: { first, _ in first })
+        if q["action"] == "echomarkread" { return markRead(request, q) }
+        if q["meta"] == "tokens" {
+            guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
+            return raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\(JSONTextEscape.quote(EmbeddedNotifications.token(for: user)))}}}")
+        }
+        if q["meta"] == "notifications" { return notifications(request, q) }
+        switch q["generator"] {
+        case "search" where q["gsrsearch"]?.hasPrefix("morelike:") == true:
+            let source = String(q["gsrsearch"]!.dropFirst("morelike:".count))
+            return pages(related(to: source, in: articles), lang: request.lang)
+        case "search":
+            let needle = (q["gsrsearch"] ?? "").lowercased()
+            let hits = articles.filter { $0.ns == 0 && ($0.title.lowercased().contains(needle) || $0.extract.lowercased().contains(needle)) }
+            return pages(hits, lang: request.lang)
+        case "random":
+            var pool = articles.filter { $0.ns == 0 }
+            pool.shuffle()
+            return pages(Array(pool.prefix(12)), lang: request.lang)
+        case "geosearch":
+            return geosearch(q, articles: articles, lang: request.lang)
+        case "prefixsearch":
+            let prefix = (q["gpssearch"] ?? "").lowercased()
+            var hits: [EmbeddedArticle] = articles.filter { $0.ns == 0 && $0.title.lowercased().hasPrefix(prefix) }
+            var redirects: [(String, String)] = []
+            for (from, to) in (EmbeddedArticles.redirects[request.lang] ?? [:]).sorted(by: { $0.key < $1.key }) where from.lowercased().hasPrefix(prefix) {
+                if let target = articles.first(where: { $0.title == to }) {
+                    redirects.append((from, to))
+                    if !hits.contains(where: { $0.title == to }) { hits.append(target) }
+                }
+            }
+            return pages(hits, lang: request.lang, redirects: redirects)
+        default:
+            return raw("{\"error\":{\"code\":\"badvalue\",\"info\":\"The embedded data does not answer this query.\"}}")
+        }
+    }
+
+    // MARK: - Shapes
+
+    static func thumbnail(_ file: String?, width: Int = 320) -> ImageRef? {
+        guard let file else { return nil }
+        // Stable, realistic Commons thumbnail paths (the two hash directories come from the name's bytes).
+        let sum = file.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF }
+        let hex = String(format: "%02x", sum & 0xFF)
+        let dir = "\(hex.prefix(1))/\(hex)"
+        let suffix = file.hasSuffix(".svg") ? ".png" : ""
+        return ImageRef(source: "https://upload.wikimedia.org/wikipedia/commons/thumb/\(dir)/\(file)/\(width)px-\(file)\(suffix)",
+                        width: width, height: width * 2 / 3)
+    }
+
+    static func original(_ file: String?) -> ImageRef? {
+        guard let file else { return nil }
+        let sum = file.utf8.reduce(0) { ($0 &* 31 &+ Int($1)) & 0xFFFF }
+        let hex = String(format: "%02x", sum & 0xFF)
+        return ImageRef(source: "https://upload.wikimedia.org/wikipedia/commons/\(hex.prefix(1))/\(hex)/\(file)", width: 2400, height: 1600)
+    }
+
+    static func extractHTML(_ a: EmbeddedArticle) -> String {
+        let escaped = a.extract.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        let bold = escaped.range(of: a.title).map { escaped.replacingCharacters(in: $0, with: "<b>\(a.title)</b>") } ?? escaped
+        return "<p>\(bold)</p>"
+    }
+
+    static func summary(_ a: EmbeddedArticle, lang: String) -> PageSummary {
+        let key = a.title.replacingOccurrences(of: " ", with: "_")
+        let url = "https://\(lang).wikipedia.org/wiki/" + UpstreamRequest.percentEncode(key, keep: ":()',")
+        return PageSummary(
+            type: a.type, title: key, displaytitle: "<span class=\"mw-page-title-main\">\(a.title)</span>",
+            namespace: .init(id: a.ns, text: ""), titles: .init(canonical: key, normalized: a.title, display: a.title),
+            pageid: a.pageid, thumbnail: thumbnail(a.image), originalimage: original(a.image), lang: lang, dir: "ltr",
+            description: a.description, coordinates: a.lat.map { GeoPoint(lat: $0, lon: a.lon ?? 0) },
+            contentURLs: .init(desktop: .init(page: url), mobile: .init(page: url.replacingOccurrences(of: ".wikipedia.org", with: ".m.wikipedia.org"))),
+            extract: a.extract, extractHTML: extractHTML(a), timestamp: "2026-11-18T09:12:44Z", views: nil, rank: nil)
+    }
+
+    static func queryPage(_ a: EmbeddedArticle, index: Int, dist: Double? = nil) -> QueryPage {
+        QueryPage(pageid: a.pageid, ns: a.ns, title: a.title, index: index,
+                  pageprops: a.isDisambiguation ? ["disambiguation": ""] : nil, thumbnail: thumbnail(a.image),
+                  description: a.description ?? (a.isDisambiguation ? nil : nil), extract: a.ns == 0 ? a.extract : nil,
+                  coordinates: a.lat.map { [QueryPage.Coordinate(lat: $0, lon: a.lon ?? 0, dist: dist, primary: true)] }, missing: nil)
+    }
+
+    private struct PagesEnvelope: Encodable {
+        struct Query: Encodable {
+            var redirects: [QueryResult.Redirect]?
+            var pages: [QueryPage]
+        }
+        var batchcomplete = true
+        var query: Query?
+    }
+
+    private func pages(_ list: [EmbeddedArticle], lang: String, redirects: [(String, String)] = [], distances: [Double]? = nil) -> UpstreamResponse {
+        if list.isEmpty { return raw("{\"batchcomplete\":true}") }  // upstream drops `query` when a generator finds nothing
+        let pages = list.enumerated().map { i, a in EmbeddedTransport.queryPage(a, index: i + 1, dist: distances?[i]) }
+        let env = PagesEnvelope(query: .init(redirects: redirects.isEmpty ? nil : redirects.map { .init(from: $0.0, to: $0.1) }, pages: pages))
+        return json(env)
+    }
+
+    /// Articles sharing a topic with the source, mixed (as the real morelike results are) with disambiguation
+    /// pages, pages outside the main namespace and the source itself.
+    private func related(to source: String, in articles: [EmbeddedArticle]) -> [EmbeddedArticle] {
+        let title = ArticleTitle.display(source)
+        let topics = Set(articles.first { $0.title == title }?.topics ?? [])
+        guard !topics.isEmpty else { return [] }
+        let scored = articles.map { a in (a, Set(a.topics).intersection(topics).count) }.filter { $0.1 > 0 }
+        return scored.sorted { ($0.1, $1.0.title) > ($1.1, $0.0.title) }.map(\.0).prefix(20).map { $0 }
+    }
+
+    private func geosearch(_ q: [String: String], articles: [EmbeddedArticle], lang: String) -> UpstreamResponse {
+        let parts = (q["ggscoord"] ?? "").split(separator: "|")
+        guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
+            return raw("{\"error\":{\"code\":\"invalid-coord\",\"info\":\"Invalid coordinate provided.\"}}")
+        }
+        let radius = Double(q["ggsradius"] ?? "10000") ?? 10_000
+        var hits: [(EmbeddedArticle, Double)] = []
+        for a in articles where a.ns == 0 {
+            guard let alat = a.lat, let alon = a.lon else { continue }
+            let d = EmbeddedTransport.haversine(lat, lon, alat, alon)
+            if d <= radius { hits.append((a, (d * 10).rounded() / 10)) }
+        }
+        hits.sort { $0.1 < $1.1 }
+        hits = Array(hits.prefix(Int(q["ggslimit"] ?? "20") ?? 20))
+        return pages(hits.map(\.0), lang: lang, distances: hits.map(\.1))
+    }
+
+    static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let r = 6_371_008.8, rad = Double.pi / 180
+        let dlat = (lat2 - lat1) * rad, dlon = (lon2 - lon1) * rad
+        let h = sin(dlat / 2) * sin(dlat / 2) + cos(lat1 * rad) * cos(lat2 * rad) * sin(dlon / 2) * sin(dlon / 2)
+        return 2 * r * asin(min(1, sqrt(h)))
+    }
+
+    // MARK: - Notifications
+
+    private func notifications(_ request: UpstreamRequest, _ q: [String: String]) -> UpstreamResponse {
+        guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
+        lock.lock(); let read = readState[user] ?? []; lock.unlock()
+        let all = EmbeddedNotifications.list(for: user, lang: request.lang, read: read)
+        let filter = q["notfilter"] ?? "read|!read"
+        let filtered = all.filter { n in
+            switch filter {
+            case "!read": return !n.isRead
+            case "read": return n.isRead
+            default: return true
+            }
+        }
+        let limit = max(1, min(50, Int(q["notlimit"] ?? "20") ?? 20))
+        var start = 0
+        if let cont = q["notcontinue"], let id = Int(cont.split(separator: "|").last ?? ""), let i = filtered.firstIndex(where: { $0.id == id }) { start = i }
+        let pageItems = Array(filtered[min(start, filtered.count)..<min(start + limit, filtered.count)])
+        let next = start + limit < filtered.count ? filtered[start + limit] : nil
+        let unread = all.filter { !$0.isRead }.count
+        struct Env: Encodable {
+            struct Query: Encodable {
+                struct N: Encodable { var list: [EchoNotification]; var count: String; var rawcount: Int; var `continue`: String? }
+                var notifications: N
+            }
+            var batchcomplete = true
+            var query: Query
+        }
+        let env = Env(query: .init(notifications: .init(list: pageItems, count: unread > 99 ? "99+" : String(unread), rawcount: unread,
+                                                       continue: next.map { "\($0.timestamp?.utcunix ?? 0)|\($0.id)" })))
+        return json(env)
+    }
+
+    private func markRead(_ request: UpstreamRequest, _ q: [String: String]) -> UpstreamResponse {
+        guard request.method == .post, let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
+        guard q["token"] == EmbeddedNotifications.token(for: user) else {
+            return raw("{\"error\":{\"code\":\"badtoken\",\"info\":\"Invalid CSRF token.\"}}")
+        }
+        lock.lock()
+        if q["all"] == "1" {
+            readState[user] = Set(EmbeddedNotifications.ids(for: user))
+        } else {
+            let ids = (q["list"] ?? "").split(separator: "|").compactMap { Int($0) }
+            readState[user, default: []].formUnion(ids)
+        }
+        lock.unlock()
+        return raw("{\"query\":{\"echomarkread\":{\"result\":\"success\"}}}")
+    }
+
+    // MARK: - Bytes
+
+    private func json<T: Encodable>(_ value: T) -> UpstreamResponse {
+        UpstreamResponse(status: 200, body: [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8)))
+    }
+
+    private func raw(_ text: String) -> UpstreamResponse { UpstreamResponse(status: 200, body: Array(text.utf8)) }
+
+    private func notFound(_ detail: String) -> UpstreamResponse {
+        let body = "{\"type\":\"https://mediawiki.org/wiki/HyperSwitch/errors/not_found\",\"title\":\"Not found.\",\"method\":\"get\",\"detail\":\(JSONTextEscape.quote(detail))}"
+        return UpstreamResponse(status: 404, body: Array(body.utf8))
+    }
+
+    private func invalidAuthorization() -> UpstreamResponse {
+        raw("{\"error\":{\"code\":\"mwoauth-invalid-authorization-invalid-user\",\"info\":\"The authorization headers in your request are for a user that does not exist here\"}}")
+    }
+}
+
+enum JSONTextEscape {
+    static func quote(_ s: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [s])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+}

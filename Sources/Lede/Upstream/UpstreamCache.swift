@@ -1,0 +1,144 @@
+import Foundation
+
+/// The cache in front of public (never user-bound) upstream calls:
+/// - a TTL per entry (chosen per call kind by the caller);
+/// - bounded by entries and bytes, least recently used evicted first;
+/// - concurrent misses for one key share one fetch (coalescing);
+/// - stale-if-error: when a refresh fails with a transient error, the last good value is served for up to
+///   `staleIfError` seconds past its expiry, then the error goes through.
+public final class UpstreamCache: @unchecked Sendable {
+    public struct Limits: Sendable {
+        public var maxEntries: Int = 10_000
+        public var maxBytes: Int = 64 << 20
+        /// Seconds past expiry a value may still be served when the upstream fails.
+        public var staleIfError: Double = 600
+        public init(maxEntries: Int = 10_000, maxBytes: Int = 64 << 20, staleIfError: Double = 600) {
+            self.maxEntries = maxEntries; self.maxBytes = maxBytes; self.staleIfError = staleIfError
+        }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var hits = 0, misses = 0, coalesced = 0, staleServed = 0, evictions = 0
+        public var entries = 0, bytes = 0
+    }
+
+    private final class Node {
+        let key: String
+        var value: any Sendable
+        var cost: Int
+        var expires: Double
+        var prev: Node?
+        var next: Node?
+        init(key: String, value: any Sendable, cost: Int, expires: Double) {
+            self.key = key; self.value = value; self.cost = cost; self.expires = expires
+        }
+    }
+
+    public let limits: Limits
+    private let clock: @Sendable () -> Double
+    private let lock = NSLock()
+    private var map: [String: Node] = [:]
+    private var head: Node?   // most recently used
+    private var tail: Node?   // least recently used
+    private var bytes = 0
+    private var inflight: [String: Task<any Sendable, Error>] = [:]
+    private var counters = Counters()
+
+    public init(limits: Limits = Limits(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
+        self.limits = limits
+        self.clock = clock
+    }
+
+    public var snapshot: Counters {
+        lock.lock(); defer { lock.unlock() }
+        var c = counters
+        c.entries = map.count; c.bytes = bytes
+        return c
+    }
+
+    /// The cached value for `key`, or the result of `fetch` (shared with concurrent callers for the same key),
+    /// kept for `ttl` seconds. `fetch` returns the value and its cost in bytes.
+    public func value<T: Sendable>(_ key: String, ttl: Double, fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
+        lock.lock()
+        let now = clock()
+        if let node = map[key], node.expires > now {
+            counters.hits += 1
+            moveToFront(node)
+            let v = node.value
+            lock.unlock()
+            return v as! T
+        }
+        if let running = inflight[key] {
+            counters.coalesced += 1
+            lock.unlock()
+            return try await running.value as! T
+        }
+        counters.misses += 1
+        let task = Task<any Sendable, Error> { [self] in
+            do {
+                let (value, cost) = try await fetch()
+                lock.lock()
+                inflight[key] = nil
+                store(key, value, cost: cost, expires: clock() + ttl)
+                lock.unlock()
+                return value
+            } catch {
+                lock.lock()
+                inflight[key] = nil
+                if let e = error as? UpstreamError, e.allowsStale, let node = map[key], node.expires + limits.staleIfError > clock() {
+                    counters.staleServed += 1
+                    moveToFront(node)
+                    let v = node.value
+                    lock.unlock()
+                    return v
+                }
+                lock.unlock()
+                throw error
+            }
+        }
+        inflight[key] = task
+        lock.unlock()
+        return try await task.value as! T
+    }
+
+    /// Drops every entry (tests, admin).
+    public func removeAll() {
+        lock.lock(); defer { lock.unlock() }
+        map.removeAll(); head = nil; tail = nil; bytes = 0
+    }
+
+    // MARK: - LRU list (lock held)
+
+    private func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double) {
+        if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
+        guard cost <= limits.maxBytes else { return }
+        let node = Node(key: key, value: value, cost: cost, expires: expires)
+        map[key] = node
+        linkFront(node)
+        bytes += cost
+        while (map.count > limits.maxEntries || bytes > limits.maxBytes), let victim = tail {
+            unlink(victim); map[victim.key] = nil; bytes -= victim.cost
+            counters.evictions += 1
+        }
+    }
+
+    private func moveToFront(_ node: Node) {
+        guard head !== node else { return }
+        unlink(node); linkFront(node)
+    }
+
+    private func linkFront(_ node: Node) {
+        node.prev = nil; node.next = head
+        head?.prev = node
+        head = node
+        if tail == nil { tail = node }
+    }
+
+    private func unlink(_ node: Node) {
+        node.prev?.next = node.next
+        node.next?.prev = node.prev
+        if head === node { head = node.next }
+        if tail === node { tail = node.prev }
+        node.prev = nil; node.next = nil
+    }
+}

@@ -1,0 +1,35 @@
+/// How an upstream call failed. One place (`Problem+Upstream`) turns these into responses.
+public enum UpstreamError: Error, Equatable, Sendable {
+    /// No complete answer within the deadline (also: a hung connection).
+    case timeout
+    /// The upstream answered with an error status, or could not be reached (status 0).
+    case unavailable(status: Int)
+    /// The user's credentials were refused (`mwoauth-invalid-authorization*`, `notloggedin`, `login-required`, 401/403).
+    case notAuthorised
+    /// The page (or the language's data in the embedded default) does not exist.
+    case notFound(String)
+    /// The body could not be decoded as the expected shape, or the Action API returned `{"error":…}`.
+    case malformed(String)
+    /// The body exceeded the response size cap.
+    case tooLarge
+
+    /// Whether serving a stale cached value is a sensible answer to this failure.
+    var allowsStale: Bool {
+        switch self {
+        case .timeout, .unavailable, .malformed, .tooLarge: return true
+        case .notAuthorised, .notFound: return false
+        }
+    }
+
+    /// Label for metrics.
+    var outcome: String {
+        switch self {
+        case .timeout: return "timeout"
+        case .unavailable: return "unavailable"
+        case .notAuthorised: return "not_authorised"
+        case .notFound: return "not_found"
+        case .malformed: return "malformed"
+        case .tooLarge: return "too_large"
+        }
+    }
+}

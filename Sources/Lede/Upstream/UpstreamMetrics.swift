@@ -1,0 +1,59 @@
+import Foundation
+
+/// Upstream calls by kind and outcome, and their latency, rendered into `/metrics` with the cache counters.
+public final class UpstreamMetrics: @unchecked Sendable {
+    public static let buckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5]
+    private let lock = NSLock()
+    private var calls: [String: Int] = [:]   // "kind\u{0}outcome"
+    private var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
+    private var sum = 0.0
+
+    public init() {}
+
+    public func record(kind: String, outcome: String, seconds: Double) {
+        var bucket = UpstreamMetrics.buckets.count
+        for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break }
+        lock.lock()
+        calls[kind + "\u{0}" + outcome, default: 0] += 1
+        histogram[bucket] += 1
+        sum += seconds
+        lock.unlock()
+    }
+
+    public func count(kind: String, outcome: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return calls[kind + "\u{0}" + outcome] ?? 0
+    }
+
+    public func totalCalls(kind: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return calls.filter { $0.key.hasPrefix(kind + "\u{0}") }.values.reduce(0, +)
+    }
+
+    public func render(cache: UpstreamCache.Counters) -> String {
+        lock.lock()
+        let c = calls, h = histogram, s = sum
+        lock.unlock()
+        var out = "# HELP lede_upstream_calls_total Upstream calls by kind and outcome.\n# TYPE lede_upstream_calls_total counter\n"
+        for (key, n) in c.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
+            out += "lede_upstream_calls_total{kind=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(n)\n"
+        }
+        out += "# HELP lede_upstream_duration_seconds Upstream call latency.\n# TYPE lede_upstream_duration_seconds histogram\n"
+        var cumulative = 0
+        for (i, b) in UpstreamMetrics.buckets.enumerated() {
+            cumulative += h[i]
+            out += "lede_upstream_duration_seconds_bucket{le=\"\(b)\"} \(cumulative)\n"
+        }
+        cumulative += h[UpstreamMetrics.buckets.count]
+        out += "lede_upstream_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\nlede_upstream_duration_seconds_sum \(s)\nlede_upstream_duration_seconds_count \(cumulative)\n"
+        out += "# HELP lede_cache_hits_total Cache lookups answered from a fresh entry.\n# TYPE lede_cache_hits_total counter\nlede_cache_hits_total \(cache.hits)\n"
+        out += "# HELP lede_cache_misses_total Cache lookups that started an upstream fetch.\n# TYPE lede_cache_misses_total counter\nlede_cache_misses_total \(cache.misses)\n"
+        out += "# HELP lede_cache_coalesced_total Lookups that joined a fetch already under way for the same key.\n# TYPE lede_cache_coalesced_total counter\nlede_cache_coalesced_total \(cache.coalesced)\n"
+        out += "# HELP lede_cache_stale_served_total Stale values served because the upstream failed (stale-if-error).\n# TYPE lede_cache_stale_served_total counter\nlede_cache_stale_served_total \(cache.staleServed)\n"
+        out += "# HELP lede_cache_evictions_total Entries evicted to stay within the entry and byte bounds.\n# TYPE lede_cache_evictions_total counter\nlede_cache_evictions_total \(cache.evictions)\n"
+        out += "# HELP lede_cache_entries Entries held.\n# TYPE lede_cache_entries gauge\nlede_cache_entries \(cache.entries)\n"
+        out += "# HELP lede_cache_bytes Bytes held (response sizes).\n# TYPE lede_cache_bytes gauge\nlede_cache_bytes \(cache.bytes)\n"
+        return out
+    }
+}

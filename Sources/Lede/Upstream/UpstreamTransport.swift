@@ -1,0 +1,68 @@
+/// One HTTP exchange with the Wikimedia surface, as the live client would send it. The live transport puts
+/// it on the network; the embedded transport answers it from bundled data. Both return the raw bytes, so
+/// every answer goes through the same decoders in `WikimediaClient`.
+public struct UpstreamRequest: Sendable, Equatable {
+    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public var method: Method = .get
+    public var lang: String
+    /// Path below the language's base URL, starting with `/` (`/api/rest_v1/…` or `/w/api.php`).
+    public var path: String
+    /// Query items, in order, not yet encoded.
+    public var query: [(String, String)] = []
+    /// Form fields for POST (`application/x-www-form-urlencoded`).
+    public var form: [(String, String)] = []
+    /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached.
+    public var authorization: String?
+    /// Call kind, for metrics and cache policy (`feed`, `summary`, `related`, …).
+    public var kind: String
+
+    public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
+                authorization: String? = nil, kind: String) {
+        self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form
+        self.authorization = authorization; self.kind = kind
+    }
+
+    public static func == (a: UpstreamRequest, b: UpstreamRequest) -> Bool {
+        a.method == b.method && a.lang == b.lang && a.path == b.path && a.authorization == b.authorization && a.kind == b.kind
+            && a.query.elementsEqual(b.query, by: ==) && a.form.elementsEqual(b.form, by: ==)
+    }
+
+    /// `path?query`, percent-encoded the way Wikimedia expects (`|` as `%7C`, space as `%20`).
+    public var pathAndQuery: String {
+        query.isEmpty ? path : path + "?" + UpstreamRequest.formEncode(query)
+    }
+
+    public static func formEncode(_ items: [(String, String)]) -> String {
+        items.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+    }
+
+    /// Encodes everything but RFC 3986 unreserved characters (and keeps `:` readable for `morelike:`).
+    public static func percentEncode(_ s: String, keep: String = ":") -> String {
+        var out = ""
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(UnicodeScalar(b))
+            default:
+                if keep.utf8.contains(b) { out.unicodeScalars.append(UnicodeScalar(b)) } else {
+                    let hex = Array("0123456789ABCDEF".unicodeScalars)
+                    out.unicodeScalars.append("%"); out.unicodeScalars.append(hex[Int(b >> 4)]); out.unicodeScalars.append(hex[Int(b & 15)])
+                }
+            }
+        }
+        return out
+    }
+}
+
+public struct UpstreamResponse: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+    public init(status: Int, body: [UInt8]) { self.status = status; self.body = body }
+}
+
+public protocol UpstreamTransport: Sendable {
+    /// Performs the exchange within `deadline` seconds. Throws `UpstreamError.timeout`, `.tooLarge`, or
+    /// `.unavailable(status: 0)` when nothing usable came back; any HTTP status is returned, not thrown.
+    func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse
+}

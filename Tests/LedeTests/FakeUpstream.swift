@@ -1,0 +1,105 @@
+import Foundation
+import HTTPServer
+@testable import Lede
+
+/// A fake Wikimedia on an ephemeral loopback port (our own HTTPServer). By default it answers every request
+/// with the embedded default's bytes, so live and embedded can be compared; a behaviour per call kind makes
+/// it fail in each of the ways upstream can.
+final class FakeUpstream: @unchecked Sendable {
+    enum Behaviour {
+        case embedded
+        case status(Int, String)
+        case delay(Double)
+        case body(String)
+        case oversized(Int)
+        case hang
+    }
+
+    struct Recorded {
+        var method: String
+        var path: String
+        var query: String?
+        var headers: HTTPHeaders
+        var body: String
+    }
+
+    let server: HTTPServer
+    private let lock = NSLock()
+    private var behaviours: [String: Behaviour] = [:]
+    private var recorded: [Recorded] = []
+    let embedded = EmbeddedTransport()
+
+    var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
+
+    init() throws {
+        var config = ServerConfiguration()
+        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
+        config.timeouts.drain = 1
+        config.limits.maxConnections = 1000
+        let router = Router()
+        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx) } }
+        router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
+        router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)
+        router.get("/{lang}/w/api.php", handler)
+        router.post("/{lang}/w/api.php", handler)
+        try server.start()
+    }
+
+    func stop() { server.shutdown(); server.waitUntilStopped() }
+
+    func set(_ kind: String, _ behaviour: Behaviour) { lock.lock(); behaviours[kind] = behaviour; lock.unlock() }
+    var requests: [Recorded] { lock.lock(); defer { lock.unlock() }; return recorded }
+    func requests(kind: String) -> [Recorded] { requests.filter { FakeUpstream.kind(path: $0.path, query: $0.query, body: $0.body) == kind } }
+
+    static func kind(path: String, query: String?, body: String) -> String {
+        if path.contains("/feed/featured/") { return "feed" }
+        if path.contains("/page/summary/") { return "summary" }
+        let q = (query ?? "") + "&" + body
+        if q.contains("echomarkread") { return "markread" }
+        if q.contains("meta=tokens") { return "token" }
+        if q.contains("meta=notifications") { return "notifications" }
+        if q.contains("morelike") { return "related" }
+        if q.contains("generator=random") { return "random" }
+        if q.contains("generator=geosearch") { return "nearby" }
+        return "search"
+    }
+
+    private func answer(_ ctx: RequestContext) async -> HTTPResponse {
+        let r = ctx.request
+        let body = String(decoding: r.body, as: UTF8.self)
+        let kind = FakeUpstream.kind(path: r.path, query: r.query, body: body)
+        lock.lock()
+        recorded.append(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
+        let behaviour = behaviours[kind] ?? .embedded
+        lock.unlock()
+        switch behaviour {
+        case .embedded: return await fromEmbedded(r, body: body, kind: kind)
+        case .status(let code, let text): return HTTPResponse(status: code, contentType: "application/json", bytes: Array(text.utf8))
+        case .delay(let seconds):
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            return await fromEmbedded(r, body: body, kind: kind)
+        case .body(let text): return .json(Array(text.utf8))
+        case .oversized(let n): return .json(Array(("{\"pad\":\"" + String(repeating: "x", count: n) + "\"}").utf8))
+        case .hang:
+            try? await Task.sleep(nanoseconds: 3_000_000_000)
+            return .json(Array("{}".utf8))
+        }
+    }
+
+    /// The request as the live client sent it, answered by the embedded transport.
+    private func fromEmbedded(_ r: HTTPRequest, body: String, kind: String) async -> HTTPResponse {
+        let lang = r.pathSegments.first ?? "en"
+        let path = "/" + r.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "/")
+        func pairs(_ s: String?) -> [(String, String)] {
+            (s ?? "").split(separator: "&").map { p in
+                let kv = p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                return (PercentDecoding.decode(kv[0], plusAsSpace: true) ?? "", kv.count > 1 ? (PercentDecoding.decode(kv[1], plusAsSpace: true) ?? "") : "")
+            }
+        }
+        let req = UpstreamRequest(method: r.method == "POST" ? .post : .get, lang: lang, path: path, query: pairs(r.query),
+                                  form: r.method == "POST" ? pairs(body) : [], authorization: r.headers["Authorization"], kind: kind)
+        let answer = try! await embedded.send(req, deadline: 5)
+        return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import HTTPServer
+import XCTest
+@testable import Lede
+
+final class UpstreamClientTests: XCTestCase {
+    var fake: FakeUpstream!
+    override func setUpWithError() throws { fake = try FakeUpstream() }
+    override func tearDown() { fake.stop() }
+
+    let en = LanguageCode("en")!
+    func live(deadline: Double = 2, cache: UpstreamCache = UpstreamCache(), maxBytes: Int = 1 << 20) -> WikimediaClient {
+        WikimediaClient(transport: LiveTransport(template: fake.template, contact: "qa@lede.test", maxResponseBytes: maxBytes),
+                        cache: cache, deadline: deadline)
+    }
+    let embedded = WikimediaClient(transport: EmbeddedTransport())
+
+    func testRequestsFollowTheContract() async throws {
+        let client = live()
+        _ = try await client.featuredFeed(lang: en, date: FeedDate("2026-11-20")!)
+        _ = try await client.summary(lang: en, title: "Albert Einstein")
+        _ = try await client.related(lang: en, title: "Albert Einstein")
+        _ = try await client.randomCandidates(lang: en)
+        _ = try await client.nearby(lang: en, latitude: 52.3547498, longitude: 4.8339215, radiusMeters: 10000)
+        _ = try await client.prefixSearch(lang: en, query: "Amst")
+        _ = try await client.fullTextSearch(lang: en, query: "canal")
+        let reqs = fake.requests
+        XCTAssertEqual(reqs.map(\.path), ["/en/api/rest_v1/feed/featured/2026/11/20", "/en/api/rest_v1/page/summary/Albert_Einstein",
+                                          "/en/w/api.php", "/en/w/api.php", "/en/w/api.php", "/en/w/api.php", "/en/w/api.php"])
+        let related = try XCTUnwrap(reqs[2].query)
+        XCTAssertTrue(related.hasPrefix("action=query&format=json&formatversion=2&generator=search&gsrsearch=morelike:Albert%20Einstein&gsrnamespace=0&gsrlimit=20&gsrqiprofile=classic_noboostlinks&prop=pageprops%7Cpageimages%7Cdescription%7Cextracts&ppprop=disambiguation&piprop=thumbnail&pithumbsize=320&pilimit=20&exintro=1&explaintext=1&exlimit=20"), related)
+        XCTAssertTrue(reqs[3].query!.contains("generator=random&grnnamespace=0&grnfilterredir=nonredirects&grnlimit=12"))
+        XCTAssertTrue(reqs[4].query!.contains("generator=geosearch&ggscoord=52.3547498%7C4.8339215&ggsradius=10000&ggslimit=20"))
+        XCTAssertTrue(reqs[4].query!.contains("codistancefrompoint=52.3547498%7C4.8339215&colimit=20"))
+        XCTAssertTrue(reqs[5].query!.contains("generator=prefixsearch&gpssearch=Amst&gpsnamespace=0&gpslimit=24"))
+        XCTAssertTrue(reqs[5].query!.hasSuffix("redirects=1"))
+        XCTAssertTrue(reqs[6].query!.contains("generator=search&gsrsearch=canal&gsrnamespace=0&gsrwhat=text&gsrlimit=24"))
+        for r in reqs {
+            XCTAssertEqual(r.headers["User-Agent"], "Lede/\(LiveTransport.version) (qa@lede.test)")
+            XCTAssertTrue(r.headers["Accept-Encoding"]?.contains("gzip") == true, "gzip accepted")
+            XCTAssertNil(r.headers["Authorization"], "public calls carry no Authorization")
+        }
+    }
+
+    func testUserBoundCallsForwardAuthorizationAndAreNeverCached() async throws {
+        let client = live()
+        let auth = "Bearer demo-alice"
+        _ = try await client.notifications(lang: en, authorization: auth, filter: .unread, limit: 5, continueFrom: nil)
+        _ = try await client.notifications(lang: en, authorization: auth, filter: .unread, limit: 5, continueFrom: nil)
+        let token = try await client.csrfToken(lang: en, authorization: auth)
+        try await client.markRead(lang: en, authorization: auth, ids: [700010, 700020], token: token)
+        let notif = fake.requests(kind: "notifications")
+        XCTAssertEqual(notif.count, 2, "never cached")
+        XCTAssertTrue(notif[0].query!.contains("meta=notifications&notformat=model&notprop=list%7Ccount&notfilter=%21read&notlimit=5"))
+        let mark = try XCTUnwrap(fake.requests(kind: "markread").first)
+        XCTAssertEqual(mark.method, "POST")
+        XCTAssertEqual(mark.headers["Content-Type"], "application/x-www-form-urlencoded")
+        XCTAssertTrue(mark.body.contains("action=echomarkread") && mark.body.contains("list=700010%7C700020") && mark.body.contains("token="))
+        for r in notif + fake.requests(kind: "token") + [mark] { XCTAssertEqual(r.headers["Authorization"], auth) }
+        XCTAssertEqual(client.cache.snapshot.entries, 0)
+    }
+
+    func testLiveAndEmbeddedReturnTheSameModelsForTheSameBytes() async throws {
+        let client = live()
+        for lang in ["en", "de", "it"].compactMap(LanguageCode.init) {
+            let a = try await client.featuredFeed(lang: lang, date: FeedDate("2026-11-18")!)
+            let b = try await embedded.featuredFeed(lang: lang, date: FeedDate("2026-11-18")!)
+            XCTAssertEqual(a, b)
+            let s1 = try await client.summary(lang: lang, title: "Amsterdam"), s2 = try await embedded.summary(lang: lang, title: "Amsterdam")
+            XCTAssertEqual(s1, s2)
+            let n1 = try await client.nearby(lang: lang, latitude: 52.37, longitude: 4.89, radiusMeters: 10_000)
+            let n2 = try await embedded.nearby(lang: lang, latitude: 52.37, longitude: 4.89, radiusMeters: 10_000)
+            XCTAssertEqual(n1, n2)
+        }
+        let r1 = try await client.related(lang: en, title: "Mercury (planet)"), r2 = try await embedded.related(lang: en, title: "Mercury (planet)")
+        XCTAssertEqual(r1, r2)
+        let p1 = try await client.prefixSearch(lang: en, query: "Bomb"), p2 = try await embedded.prefixSearch(lang: en, query: "Bomb")
+        XCTAssertEqual(p1, p2)
+        let u1 = try await client.notifications(lang: en, authorization: "Bearer demo-bob", filter: .all, limit: 50, continueFrom: nil)
+        let u2 = try await embedded.notifications(lang: en, authorization: "Bearer demo-bob", filter: .all, limit: 50, continueFrom: nil)
+        XCTAssertEqual(u1, u2)
+    }
+
+    func assertThrows(_ expected: UpstreamError, _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async {
+        do { try await body(); XCTFail("expected \(expected)", file: file, line: line) } catch let e as UpstreamError {
+            switch (e, expected) {
+            case (.notFound, .notFound), (.malformed, .malformed): break
+            default: XCTAssertEqual(e, expected, file: file, line: line)
+            }
+        } catch { XCTFail("unexpected \(error)", file: file, line: line) }
+    }
+
+    func testEachUpstreamFailureHasItsTypedError() async throws {
+        let client = live(deadline: 0.3, maxBytes: 64 * 1024)
+        fake.set("summary", .delay(1))
+        await assertThrows(.timeout) { _ = try await client.summary(lang: en, title: "Amsterdam") }
+        fake.set("summary", .hang)
+        await assertThrows(.timeout) { _ = try await client.summary(lang: en, title: "Madrid") }
+        fake.set("summary", .status(500, "{\"error\":\"boom\"}"))
+        await assertThrows(.unavailable(status: 500)) { _ = try await client.summary(lang: en, title: "Mumbai") }
+        fake.set("summary", .status(404, "{\"detail\":\"Page or revision not found.\"}"))
+        await assertThrows(.notFound("")) { _ = try await client.summary(lang: en, title: "Nope") }
+        fake.set("summary", .body("{not json"))
+        await assertThrows(.malformed("")) { _ = try await client.summary(lang: en, title: "Copenhagen") }
+        fake.set("summary", .body("{\"type\":\"standard\"}"))
+        await assertThrows(.malformed("")) { _ = try await client.summary(lang: en, title: "Nyhavn") }
+        fake.set("summary", .oversized(200 * 1024))
+        await assertThrows(.tooLarge) { _ = try await client.summary(lang: en, title: "Vondelpark") }
+        fake.set("search", .body("{\"error\":{\"code\":\"internal_api_error_DBQueryError\",\"info\":\"Database query error.\"}}"))
+        await assertThrows(.unavailable(status: 503)) { _ = try await client.prefixSearch(lang: en, query: "x") }
+        fake.set("search", .body("{\"error\":{\"code\":\"badvalue\",\"info\":\"Unrecognized value.\"}}"))
+        await assertThrows(.malformed("")) { _ = try await client.fullTextSearch(lang: en, query: "y") }
+        fake.set("notifications", .body("{\"error\":{\"code\":\"mwoauth-invalid-authorization-invalid-user\",\"info\":\"no\"}}"))
+        await assertThrows(.notAuthorised) { _ = try await client.notifications(lang: en, authorization: "Bearer x", filter: .all, limit: 1, continueFrom: nil) }
+        fake.set("notifications", .status(401, "{}"))
+        await assertThrows(.notAuthorised) { _ = try await client.notifications(lang: en, authorization: "Bearer x", filter: .all, limit: 1, continueFrom: nil) }
+        XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "timeout"), 2)
+        XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "too_large"), 1)
+        XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "unavailable"), 1)
+    }
+
+    func testConcurrentIdenticalMissesMakeOneUpstreamCall() async throws {
+        let client = live()
+        fake.set("summary", .delay(0.3))
+        try await withThrowingTaskGroup(of: PageSummary.self) { group in
+            for _ in 0..<100 { group.addTask { try await client.summary(lang: self.en, title: "Rijksmuseum") } }
+            var n = 0
+            for try await s in group { XCTAssertEqual(s.title, "Rijksmuseum"); n += 1 }
+            XCTAssertEqual(n, 100)
+        }
+        XCTAssertEqual(fake.requests(kind: "summary").count, 1)
+        let c = client.cache.snapshot
+        XCTAssertEqual(c.misses, 1)
+        XCTAssertEqual(c.coalesced + c.hits, 99)
+    }
+
+    func testStaleIfErrorServesTheLastGoodValueThenGivesUp() async throws {
+        final class Clock: @unchecked Sendable { var now = 1000.0 }
+        let clock = Clock()
+        let cache = UpstreamCache(limits: .init(staleIfError: 60), clock: { clock.now })
+        let client = live(cache: cache)
+        let fresh = try await client.summary(lang: en, title: "Madrid")
+        fake.set("summary", .status(503, "{}"))
+        clock.now += 30   // still fresh: a hit, no upstream call
+        _ = try await client.summary(lang: en, title: "Madrid")
+        XCTAssertEqual(fake.requests(kind: "summary").count, 1)
+        clock.now += client.ttls.summary   // expired, within the stale bound
+        let stale = try await client.summary(lang: en, title: "Madrid")
+        XCTAssertEqual(stale, fresh)
+        XCTAssertEqual(cache.snapshot.staleServed, 1)
+        clock.now += 61    // past the bound
+        await assertThrows(.unavailable(status: 503)) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+        fake.set("summary", .status(404, "{}"))
+        clock.now -= 61    // a 404 is an answer, never covered by a stale value
+        await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+    }
+
+    func testMetricsTextCarriesUpstreamAndCacheCounters() async throws {
+        let client = live()
+        _ = try await client.summary(lang: en, title: "Nyhavn")
+        _ = try await client.summary(lang: en, title: "Nyhavn")
+        let text = client.metrics.render(cache: client.cache.snapshot)
+        XCTAssertTrue(text.contains("lede_upstream_calls_total{kind=\"summary\",outcome=\"ok\"} 1"), text)
+        XCTAssertTrue(text.contains("lede_cache_hits_total 1"))
+        XCTAssertTrue(text.contains("lede_cache_misses_total 1"))
+        XCTAssertTrue(text.contains("lede_upstream_duration_seconds_count 1"))
+    }
+}
+
+final class UpstreamCacheTests: XCTestCase {
+    func testLeastRecentlyUsedIsEvictedWithinEntryAndByteBounds() async throws {
+        let cache = UpstreamCache(limits: .init(maxEntries: 3, maxBytes: 1000))
+        for k in ["a", "b", "c"] { _ = try await cache.value(k, ttl: 60) { (k, 100) } }
+        _ = try await cache.value("a", ttl: 60) { ("a2", 100) }     // hit: a is now most recent
+        _ = try await cache.value("d", ttl: 60) { ("d", 100) }      // evicts b
+        let b: String = try await cache.value("b", ttl: 60) { ("b-refetched", 100) }
+        XCTAssertEqual(b, "b-refetched")
+        let a: String = try await cache.value("a", ttl: 60) { ("a3", 100) }
+        XCTAssertEqual(a, "a", "a survived: it was used recently")
+        _ = try await cache.value("big", ttl: 60) { ("big", 900) }  // byte bound: evicts until 1000 fits
+        XCTAssertLessThanOrEqual(cache.snapshot.bytes, 1000)
+        XCTAssertGreaterThanOrEqual(cache.snapshot.evictions, 2)
+        _ = try await cache.value("huge", ttl: 60) { ("huge", 5000) }  // larger than the cache: served, not kept
+        XCTAssertLessThanOrEqual(cache.snapshot.bytes, 1000)
+    }
+
+    func testExpiredEntriesAreRefetched() async throws {
+        final class Clock: @unchecked Sendable { var now = 0.0 }
+        let clock = Clock()
+        let cache = UpstreamCache(clock: { clock.now })
+        _ = try await cache.value("k", ttl: 10) { (1, 1) }
+        clock.now = 11
+        let v: Int = try await cache.value("k", ttl: 10) { (2, 1) }
+        XCTAssertEqual(v, 2)
+    }
+}
