@@ -7,8 +7,13 @@ RUN swift build -c release --static-swift-stdlib --product lede \
     && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
 
 FROM ubuntu:24.04
-# zlib and libstdc++ are part of the base image; nothing else is needed at run time.
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
+# libcurl backs FoundationNetworking (live upstream calls); ca-certificates for HTTPS to Wikimedia.
+# zlib and libstdc++ are part of the base image.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libcurl4 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
 COPY --from=build /out/lede /usr/local/bin/lede
 USER 10001
 EXPOSE 8080

@@ -16,6 +16,11 @@ enum ResponseEncoder {
                 varies = true
                 if request.acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
             }
+            // A handler's strong ETag names the identity bytes; the gzip representation gets its own tag.
+            if let tag = response.headers["ETag"] {
+                etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
+                if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 { status = 304 }
+            }
         case .prepared(let p):
             contentType = contentType ?? p.contentType
             varies = p.gzip != nil
@@ -67,7 +72,7 @@ enum ResponseEncoder {
     }
 
     private static func skipped(_ name: String) -> Bool {
-        name.asciiCaseInsensitiveEquals("Content-Length") || name.asciiCaseInsensitiveEquals("Connection")
+        name.asciiCaseInsensitiveEquals("Content-Length") || name.asciiCaseInsensitiveEquals("ETag") || name.asciiCaseInsensitiveEquals("Connection")
             || name.asciiCaseInsensitiveEquals("Date") || name.asciiCaseInsensitiveEquals("Server")
             || name.asciiCaseInsensitiveEquals("Transfer-Encoding") || name.asciiCaseInsensitiveEquals("X-Request-ID")
     }

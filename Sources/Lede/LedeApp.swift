@@ -27,6 +27,7 @@ public final class LedeApp: @unchecked Sendable {
     private func register() {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
+        ContentRoutes.register(on: router, api: api)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

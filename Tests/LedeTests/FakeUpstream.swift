@@ -69,10 +69,10 @@ final class FakeUpstream: @unchecked Sendable {
         let r = ctx.request
         let body = String(decoding: r.body, as: UTF8.self)
         let kind = FakeUpstream.kind(path: r.path, query: r.query, body: body)
-        lock.lock()
-        recorded.append(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
-        let behaviour = behaviours[kind] ?? .embedded
-        lock.unlock()
+        let behaviour = lock.withLock {
+            recorded.append(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
+            return behaviours[kind] ?? .embedded
+        }
         switch behaviour {
         case .embedded: return await fromEmbedded(r, body: body, kind: kind)
         case .status(let code, let text): return HTTPResponse(status: code, contentType: "application/json", bytes: Array(text.utf8))

@@ -15,7 +15,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
     private var readState: [String: Set<Int>]
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
-        e.outputFormatting = [.withoutEscapingSlashes]
+        e.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return e
     }()
 

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The preview card: one shape wherever an article appears (summary, feed, related, random, nearby, search).
+/// Extracts are always cleaned of pronunciation parentheticals.
+public struct Card: Sendable, Equatable {
+    public struct Image: Sendable, Equatable, Encodable { public var source: String; public var width: Int?; public var height: Int? }
+    public struct Point: Sendable, Equatable, Encodable { public var lat: Double; public var lon: Double }
+
+    public var title: String
+    public var displayTitle: String
+    public var description: String?
+    public var extract: String
+    public var extractHtml: String
+    public var thumbnail: Image?
+    public var originalImage: Image?
+    public var coordinates: Point?
+    public var type: String
+    public var url: String
+    public var lang: String
+    public var dir: String
+    // Context-specific extras (encoded only when set).
+    public var views: Int?
+    public var rank: Int?
+    public var distanceMeters: Double?
+    public var bearingDegrees: Double?
+    public var redirectedFrom: String?
+    public var isDisambiguation: Bool?
+
+    static let rtl: Set<String> = ["ar", "arc", "arz", "azb", "ckb", "dv", "fa", "glk", "he", "ks", "lrc", "mzn", "nqo", "pnb", "ps", "sd", "ug", "ur", "yi"]
+
+    public static func articleURL(lang: String, title: String) -> String {
+        "https://\(lang).wikipedia.org/wiki/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":()',!*$@;")
+    }
+
+    /// From a REST summary.
+    public init(summary s: PageSummary, lang: LanguageCode) {
+        let title = s.titles?.normalized ?? ArticleTitle.display(s.title)
+        self.title = title
+        displayTitle = s.displaytitle ?? title
+        description = s.description
+        extract = PronunciationStripper.clean(s.extract ?? "")
+        extractHtml = PronunciationStripper.cleanHTML(s.extractHTML ?? Card.paragraph(s.extract ?? ""))
+        thumbnail = s.thumbnail.map { Image(source: $0.source, width: $0.width, height: $0.height) }
+        originalImage = s.originalimage.map { Image(source: $0.source, width: $0.width, height: $0.height) }
+        coordinates = s.coordinates.map { Point(lat: $0.lat, lon: $0.lon) }
+        type = s.type ?? "standard"
+        url = s.contentURLs?.desktop?.page ?? Card.articleURL(lang: s.lang ?? lang.code, title: title)
+        self.lang = s.lang ?? lang.code
+        dir = s.dir ?? (Card.rtl.contains(lang.code) ? "rtl" : "ltr")
+        views = s.views; rank = s.rank
+    }
+
+    /// From an Action API page (related, random, nearby, search).
+    public init(page p: QueryPage, lang: LanguageCode) {
+        title = p.title
+        displayTitle = p.title
+        description = p.description ?? (p.isDisambiguation ? Card.disambiguationDescription : nil)
+        extract = PronunciationStripper.clean(p.extract ?? "")
+        extractHtml = extract.isEmpty ? "" : Card.paragraph(extract)
+        thumbnail = p.thumbnail.map { Image(source: $0.source, width: $0.width, height: $0.height) }
+        originalImage = nil
+        coordinates = p.coordinates?.first.map { Point(lat: $0.lat, lon: $0.lon) }
+        type = p.isDisambiguation ? "disambiguation" : "standard"
+        url = Card.articleURL(lang: lang.code, title: p.title)
+        self.lang = lang.code
+        dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
+    }
+
+    public static let disambiguationDescription = "Wikipedia disambiguation page"
+
+    static func paragraph(_ text: String) -> String {
+        "<p>" + text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;") + "</p>"
+    }
+}
+
+extension Card: Encodable {
+    enum Key: String, CodingKey {
+        case title, displayTitle, description, extract, extractHtml, thumbnail, originalImage, coordinates, type, url, lang, dir
+        case views, rank, distanceMeters, bearingDegrees, redirectedFrom, isDisambiguation
+    }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(title, forKey: .title)
+        try c.encode(displayTitle, forKey: .displayTitle)
+        try c.encode(description, forKey: .description)       // null when absent: the card shape is fixed
+        try c.encode(extract, forKey: .extract)
+        try c.encode(extractHtml, forKey: .extractHtml)
+        try c.encode(thumbnail, forKey: .thumbnail)
+        try c.encode(originalImage, forKey: .originalImage)
+        try c.encode(coordinates, forKey: .coordinates)
+        try c.encode(type, forKey: .type)
+        try c.encode(url, forKey: .url)
+        try c.encode(lang, forKey: .lang)
+        try c.encode(dir, forKey: .dir)
+        try c.encodeIfPresent(views, forKey: .views)
+        try c.encodeIfPresent(rank, forKey: .rank)
+        try c.encodeIfPresent(distanceMeters, forKey: .distanceMeters)
+        try c.encodeIfPresent(bearingDegrees, forKey: .bearingDegrees)
+        try c.encodeIfPresent(redirectedFrom, forKey: .redirectedFrom)
+        try c.encodeIfPresent(isDisambiguation, forKey: .isDisambiguation)
+    }
+}

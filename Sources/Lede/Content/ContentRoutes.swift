@@ -1,0 +1,105 @@
+import HTTPServer
+
+/// `/summary/{title}`, `/related/{title}`, `/random`, `/nearby`, `/search`.
+enum ContentRoutes {
+    static let maxQueryLength = 300
+    static let randomAttempts = 3
+
+    struct RelatedBody: Encodable { var source: String; var lang: String; var items: [Card] }
+    struct NearbyBody: Encodable { var latitude: Double; var longitude: Double; var radius: Int; var lang: String; var items: [Card] }
+    struct SearchBody: Encodable { var query: String; var lang: String; var items: [Card] }
+
+    static func register(on router: Router, api: WikimediaAPI) {
+        router.get("/summary/{title}") { ctx in
+            let lang: LanguageCode, title: String
+            do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let summary = try await api.summary(lang: lang, title: title)
+                return Responses.json(Card(summary: summary, lang: lang), cacheControl: "public, max-age=300", headers: ["Content-Language": lang.code])
+            }
+        }
+
+        router.get("/related/{title}") { ctx in
+            let lang: LanguageCode, title: String, limit: Int
+            do {
+                lang = try LanguageCode.resolve(ctx.request)
+                title = try articleTitle(ctx.parameter("title"))
+                limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let result = try await api.related(lang: lang, title: title)
+                let body = RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
+                                       items: ContentRules.related(result, source: title, lang: lang, limit: limit))
+                return Responses.json(body, cacheControl: "public, max-age=600")
+            }
+        }
+
+        router.get("/random") { ctx in
+            let lang: LanguageCode
+            do { lang = try LanguageCode.resolve(ctx.request) } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let card = try await randomCard(api: api, lang: lang)
+                return Responses.json(card, cacheControl: "no-store")
+            }
+        }
+
+        router.get("/nearby") { ctx in
+            let lang: LanguageCode, point: Coordinate, radius: Int
+            do {
+                lang = try LanguageCode.resolve(ctx.request)
+                point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
+                radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
+                let body = NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
+                                      items: ContentRules.nearby(result, from: point, lang: lang))
+                return Responses.json(body, cacheControl: "public, max-age=300")
+            }
+        }
+
+        router.get("/search") { ctx in
+            let lang: LanguageCode, q: String
+            do {
+                lang = try LanguageCode.resolve(ctx.request)
+                q = (ctx.request.queryParameter("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required.") }
+                guard q.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let prefix = try await api.prefixSearch(lang: lang, query: q)
+                let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
+                let body = SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
+                return Responses.json(body, cacheControl: "public, max-age=120")
+            }
+        }
+    }
+
+    /// A random readable article: every time, or a 503 after a bounded number of upstream draws.
+    static func randomCard(api: WikimediaAPI, lang: LanguageCode) async throws -> Card {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<randomAttempts {
+            let candidates = try await api.randomCandidates(lang: lang)
+            if let page = ContentRules.randomPick(candidates, using: &rng) { return Card(page: page, lang: lang) }
+        }
+        throw Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
+    }
+
+    static func articleTitle(_ raw: String?) throws -> String {
+        let t = (raw ?? "").trimmingCharacters(in: .whitespaces)
+        guard !t.isEmpty, t.count <= 255, !t.unicodeScalars.contains(where: { $0.value < 32 || "#<>[]{}|".unicodeScalars.contains($0) }) else {
+            throw Problem(status: 400, slug: "invalid-title", detail: "The title is empty, too long, or holds characters Wikipedia titles cannot (# < > [ ] { } |).")
+        }
+        return t
+    }
+
+    static func intParameter(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = request.queryParameter(name) else { return value }
+        guard raw.utf8.count <= 9, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw), range.contains(n) else {
+            throw Problem(status: 400, slug: "invalid-parameter", detail: "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return n
+    }
+}
+
+import Foundation

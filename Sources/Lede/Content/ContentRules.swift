@@ -1,0 +1,54 @@
+/// The content rules of the feature specs, as pure functions over upstream results.
+public enum ContentRules {
+    /// A page a reader may be sent to: main namespace, not a disambiguation page, not `excluding`.
+    public static func isReadableArticle(_ page: QueryPage, excluding source: String? = nil) -> Bool {
+        guard page.ns == 0, !page.isDisambiguation, page.missing != true else { return false }
+        if let source, ArticleTitle.normalise(page.title) == ArticleTitle.normalise(source) { return false }
+        return true
+    }
+
+    /// "Because you read": never a disambiguation page, never outside the main namespace, never the source.
+    public static func related(_ result: QueryResult, source: String, lang: LanguageCode, limit: Int) -> [Card] {
+        var seen = Set<String>()
+        return result.pages.filter { isReadableArticle($0, excluding: source) && seen.insert(ArticleTitle.normalise($0.title)).inserted }
+            .prefix(limit).map { Card(page: $0, lang: lang) }
+    }
+
+    /// One random readable article among the candidates, or nil when none qualifies.
+    public static func randomPick<G: RandomNumberGenerator>(_ result: QueryResult, using rng: inout G) -> QueryPage? {
+        result.pages.filter { isReadableArticle($0) }.randomElement(using: &rng)
+    }
+
+    /// Nearby articles with distance and initial bearing from the user, nearest first.
+    public static func nearby(_ result: QueryResult, from user: Coordinate, lang: LanguageCode) -> [Card] {
+        var cards: [Card] = []
+        for page in result.pages where isReadableArticle(page) {
+            guard let c = page.coordinates?.first, let point = Coordinate(latitude: c.lat, longitude: c.lon) else { continue }
+            var card = Card(page: page, lang: lang)
+            card.distanceMeters = (Geo.distance(user, point) * 10).rounded() / 10
+            card.bearingDegrees = (Geo.bearing(user, point) * 10).rounded() / 10
+            if card.bearingDegrees == 360 { card.bearingDegrees = 0 }
+            cards.append(card)
+        }
+        return cards.sorted { ($0.distanceMeters ?? 0, $0.title) < ($1.distanceMeters ?? 0, $1.title) }
+    }
+
+    /// Search: prefix results first; full-text results appended without duplicates when prefix gave fewer than
+    /// `fill`; "Redirected from" for results reached through a redirect; disambiguation pages marked.
+    public static let searchFill = 12
+
+    public static func search(prefix: QueryResult, fullText: QueryResult?, lang: LanguageCode) -> [Card] {
+        var cards: [Card] = []
+        var seen = Set<String>()
+        for (result, redirects) in [(prefix, prefix.redirects), (fullText ?? QueryResult(pages: [], redirects: []), fullText?.redirects ?? [])] {
+            let redirectedFrom = Dictionary(redirects.map { ($0.to, $0.from) }, uniquingKeysWith: { a, _ in a })
+            for page in result.pages where page.ns == 0 && seen.insert(ArticleTitle.normalise(page.title)).inserted {
+                var card = Card(page: page, lang: lang)
+                card.redirectedFrom = redirectedFrom[page.title]
+                card.isDisambiguation = page.isDisambiguation
+                cards.append(card)
+            }
+        }
+        return cards
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPServer
+
+/// A point on Earth; valid by construction (finite, latitude in [-90, 90], longitude in [-180, 180]).
+public struct Coordinate: Sendable, Equatable {
+    public let latitude: Double
+    public let longitude: Double
+
+    public init?(latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude), (-180...180).contains(longitude) else { return nil }
+        self.latitude = latitude; self.longitude = longitude
+    }
+
+    /// Strict decimal text: optional minus, digits, optional `.digits`. No `+`, exponents, hex, commas, spaces,
+    /// `nan` or `inf`; at most 40 characters.
+    public static func parseDecimal(_ text: String) -> Double? {
+        let u = Array(text.utf8)
+        guard !u.isEmpty, u.count <= 40 else { return nil }
+        var i = 0
+        if u[0] == UInt8(ascii: "-") { i = 1 }
+        let intStart = i
+        while i < u.count, (48...57).contains(u[i]) { i += 1 }
+        guard i > intStart else { return nil }
+        if i < u.count {
+            guard u[i] == UInt8(ascii: "."), i + 1 < u.count else { return nil }
+            i += 1
+            let fracStart = i
+            while i < u.count, (48...57).contains(u[i]) { i += 1 }
+            guard i > fracStart, i == u.count else { return nil }
+        }
+        return Double(text)
+    }
+
+    /// Parses `lat` and `lon` query values; nil with a reason when they are not a valid point.
+    public static func parse(lat: String?, lon: String?) -> Result<Coordinate, Problem> {
+        guard let lat, let lon else {
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "Both lat and lon are required."))
+        }
+        guard let la = parseDecimal(lat) else {
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be a plain decimal number such as 52.3547498."))
+        }
+        guard let lo = parseDecimal(lon) else {
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lon must be a plain decimal number such as 4.8339215."))
+        }
+        guard (-90...90).contains(la) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be between -90 and 90.")) }
+        guard (-180...180).contains(lo) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lon must be between -180 and 180.")) }
+        return .success(Coordinate(latitude: la, longitude: lo)!)
+    }
+}
+
+/// Great-circle maths on a spherical Earth (mean radius 6,371,008.8 m).
+public enum Geo {
+    public static let earthRadius = 6_371_008.8
+
+    /// Haversine distance in metres.
+    public static func distance(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let rad = Double.pi / 180
+        let dlat = (b.latitude - a.latitude) * rad, dlon = (b.longitude - a.longitude) * rad
+        let h = sin(dlat / 2) * sin(dlat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dlon / 2) * sin(dlon / 2)
+        return 2 * earthRadius * asin(min(1, sqrt(h)))
+    }
+
+    /// Initial bearing from `a` to `b` in degrees, [0, 360), 0 = north, 90 = east.
+    public static func bearing(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let rad = Double.pi / 180
+        let φ1 = a.latitude * rad, φ2 = b.latitude * rad, Δλ = (b.longitude - a.longitude) * rad
+        let y = sin(Δλ) * cos(φ2)
+        let x = cos(φ1) * sin(φ2) - sin(φ1) * cos(φ2) * cos(Δλ)
+        let θ = atan2(y, x) / rad
+        let normalised = (θ + 360).truncatingRemainder(dividingBy: 360)
+        return normalised >= 360 ? 0 : normalised
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import HTTPServer
+
+/// JSON responses and the one place where errors become problem responses.
+public enum Responses {
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        return e
+    }()
+
+    /// JSON with a strong ETag (the server derives the gzip variant's tag and answers If-None-Match with 304).
+    public static func json<T: Encodable>(_ value: T, cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
+        var h = headers
+        h.set("Cache-Control", cacheControl)
+        h.set("ETag", "\"\(ETag.hash(bytes))\"")
+        return .json(bytes, status: status, headers: h)
+    }
+
+    /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
+    public static func problem(_ error: Error) -> HTTPResponse {
+        if let p = error as? Problem { return p.response }
+        if let u = error as? UpstreamError { return Problem(upstream: u).response }
+        return Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.").response
+    }
+
+    /// Runs `work` off the loop and turns any thrown error into a problem.
+    public static func async(_ work: @escaping @Sendable () async throws -> HTTPResponse) -> HandlerResult {
+        .async {
+            do { return try await work() } catch { return problem(error) }
+        }
+    }
+}
+
+public enum ETag {
+    /// 64-bit FNV-1a of the bytes, as 16 hex digits.
+    public static func hash(_ bytes: [UInt8]) -> String {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in bytes { h ^= UInt64(b); h = h &* 0x100000001b3 }
+        let s = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}
+
+extension Problem {
+    /// Upstream failures as the client sees them.
+    public init(upstream e: UpstreamError) {
+        switch e {
+        case .timeout:
+            self.init(status: 504, slug: "upstream-timeout", detail: "Wikipedia did not answer in time. Retry shortly.", headers: ["Retry-After": "5"])
+        case .unavailable(let status):
+            self.init(status: 502, slug: "upstream-unavailable",
+                      detail: status == 0 ? "Wikipedia could not be reached." : "Wikipedia answered with an error (HTTP \(status)).", headers: ["Retry-After": "5"])
+        case .malformed:
+            self.init(status: 502, slug: "upstream-malformed", detail: "Wikipedia's answer could not be read.")
+        case .tooLarge:
+            self.init(status: 502, slug: "upstream-too-large", detail: "Wikipedia's answer was larger than Lede accepts.")
+        case .notAuthorised:
+            self.init(status: 401, slug: "not-authorised", detail: "Wikipedia did not accept the credentials.", headers: ["WWW-Authenticate": "Bearer"])
+        case .notFound(let detail):
+            self.init(status: 404, slug: "not-found", detail: detail)
+        }
+    }
+}

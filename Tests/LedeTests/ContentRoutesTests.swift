@@ -1,0 +1,165 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// The content endpoints over HTTP, against the fake Wikimedia on loopback.
+final class ContentRoutesTests: XCTestCase {
+    var fake: FakeUpstream!
+    var server: HTTPServer!
+    var base = ""
+
+    override func setUpWithError() throws {
+        fake = try FakeUpstream()
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
+        options.upstream = fake.template
+        options.upstreamTimeout = 0.5
+        options.cacheLimits.staleIfError = 0
+        let app = LedeApp(options: options)
+        server = app.makeServer(logger: Logger(level: .off))
+        try server.start()
+        base = "http://127.0.0.1:\(server.port)"
+    }
+
+    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
+
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any], HTTPURLResponse) {
+        var r = URLRequest(url: URL(string: base + path)!)
+        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
+        let (data, response) = try await URLSession.shared.data(for: r)
+        let http = response as! HTTPURLResponse
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return (http.statusCode, json, http)
+    }
+
+    func testSummaryIsAPreviewCardWithIPAStripped() async throws {
+        let (status, card, http) = try await get("/summary/Copenhagen")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(card["title"] as? String, "Copenhagen")
+        XCTAssertEqual(card["extract"] as? String, "Copenhagen is the capital and most populous city of Denmark, with a population of 1.4 million in the urban area.")
+        for key in ["title", "displayTitle", "description", "extract", "extractHtml", "thumbnail", "originalImage", "coordinates", "type", "url", "lang", "dir"] {
+            XCTAssertTrue(card.keys.contains(key), key)
+        }
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
+        XCTAssertNotNil(http.value(forHTTPHeaderField: "ETag"))
+        let (_, de, _) = try await get("/summary/Kopenhagen", headers: ["Accept-Language": "de-DE,de;q=0.9"])
+        XCTAssertEqual(de["lang"] as? String, "de")
+        XCTAssertFalse((de["extract"] as? String ?? "").contains("ⓘ"))
+    }
+
+    func testSummaryETagRevalidatesWith304PerRepresentation() async throws {
+        let identity = try RawHTTP(port: server.port).roundTrip("GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\n\r\n")
+        let gzip = try RawHTTP(port: server.port).roundTrip("GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        func tag(_ raw: String) -> String? {
+            raw.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("etag:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }
+        }
+        let idTag = try XCTUnwrap(tag(identity)), gzTag = try XCTUnwrap(tag(gzip))
+        XCTAssertNotEqual(idTag, gzTag)
+        XCTAssertTrue(try RawHTTP(port: server.port).roundTrip("GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(idTag)\r\n\r\n").hasPrefix("HTTP/1.1 304"))
+        XCTAssertTrue(try RawHTTP(port: server.port).roundTrip("GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(gzTag)\r\n\r\n").hasPrefix("HTTP/1.1 304"))
+        XCTAssertTrue(try RawHTTP(port: server.port).roundTrip("GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(gzTag)\r\n\r\n").hasPrefix("HTTP/1.1 200"),
+                      "the gzip tag does not validate the identity representation")
+    }
+
+    func testMissingArticleAndBadInputsAreProblems() async throws {
+        let (s404, p404, h404) = try await get("/summary/No_such_article_anywhere")
+        XCTAssertEqual(s404, 404); XCTAssertEqual(h404.value(forHTTPHeaderField: "Content-Type"), "application/problem+json")
+        XCTAssertNotNil(p404["detail"])
+        let (s400, p400, _) = try await get("/summary/Foo?lang=xx")
+        XCTAssertEqual(s400, 400); XCTAssertEqual(p400["type"] as? String, "urn:lede:problem:unsupported-language")
+        for path in ["/related/Amsterdam?limit=0", "/related/Amsterdam?limit=21", "/related/Amsterdam?limit=abc", "/nearby?lat=91&lon=0",
+                     "/nearby?lat=52.3&lon=4,8", "/nearby?lat=1e3&lon=0", "/nearby?lat=NaN&lon=0", "/nearby?lat=52", "/nearby?lat=52&lon=4&radius=5",
+                     "/nearby?lat=52&lon=4&radius=10001", "/search?q=", "/search?q=\(String(repeating: "a", count: 301))", "/summary/a%7Cb"] {
+            let (status, problem, _) = try await get(path)
+            XCTAssertEqual(status, 400, path)
+            XCTAssertEqual(problem["status"] as? Int, 400, path)
+        }
+    }
+
+    func testRelatedFiltersDisambiguationNonArticlesAndTheSource() async throws {
+        let (status, body, _) = try await get("/related/Amsterdam?limit=20")
+        XCTAssertEqual(status, 200)
+        let items = try XCTUnwrap(body["items"] as? [[String: Any]])
+        XCTAssertFalse(items.isEmpty)
+        for item in items {
+            XCTAssertEqual(item["type"] as? String, "standard")
+            XCTAssertNotEqual(item["title"] as? String, "Amsterdam")
+            XCTAssertFalse((item["title"] as? String ?? "").contains(":"))
+        }
+        let (_, three, _) = try await get("/related/Amsterdam")
+        XCTAssertEqual((three["items"] as? [Any])?.count, 3, "default limit 3")
+    }
+
+    func testRandomIsAlwaysAReadableArticle() async throws {
+        for _ in 0..<25 {
+            let (status, card, http) = try await get("/random")
+            XCTAssertEqual(status, 200)
+            XCTAssertEqual(card["type"] as? String, "standard")
+            XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "no-store")
+        }
+        fake.set("random", .body("{\"batchcomplete\":true,\"query\":{\"pages\":[{\"ns\":0,\"title\":\"Mercury\",\"pageprops\":{\"disambiguation\":\"\"}}]}}"))
+        let (status, problem, _) = try await get("/random")
+        XCTAssertEqual(status, 503)
+        XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:no-random-article")
+        XCTAssertEqual(fake.requests(kind: "random").count, 25 + ContentRoutes.randomAttempts, "bounded retries")
+    }
+
+    func testNearbyHasDistanceAndBearingSortedByDistance() async throws {
+        let (status, body, _) = try await get("/nearby?lat=55.6713442&lon=12.5237848&radius=10000")
+        XCTAssertEqual(status, 200)
+        let items = try XCTUnwrap(body["items"] as? [[String: Any]])
+        XCTAssertGreaterThanOrEqual(items.count, 3)
+        let d = items.compactMap { $0["distanceMeters"] as? Double }
+        XCTAssertEqual(d, d.sorted())
+        XCTAssertTrue(items.allSatisfy { ($0["bearingDegrees"] as? Double).map { (0..<360).contains($0) } ?? false })
+    }
+
+    func testSearchShowsRedirectedFrom() async throws {
+        let (status, body, _) = try await get("/search?q=Bomb")
+        XCTAssertEqual(status, 200)
+        let items = try XCTUnwrap(body["items"] as? [[String: Any]])
+        XCTAssertEqual(items.first?["title"] as? String, "Mumbai")
+        XCTAssertEqual(items.first?["redirectedFrom"] as? String, "Bombay")
+        XCTAssertEqual(fake.requests(kind: "search").count, 2, "prefix, then full text because prefix gave fewer than 12")
+    }
+
+    func testUpstreamFailuresAreClear502And504Problems() async throws {
+        fake.set("summary", .status(500, "{}"))
+        let (s1, p1, _) = try await get("/summary/Madrid")
+        XCTAssertEqual(s1, 502); XCTAssertEqual(p1["type"] as? String, "urn:lede:problem:upstream-unavailable")
+        fake.set("nearby", .delay(2))
+        let t0 = Date()
+        let (s2, p2, _) = try await get("/nearby?lat=40.4380638&lon=-3.7495758")
+        XCTAssertEqual(s2, 504); XCTAssertEqual(p2["type"] as? String, "urn:lede:problem:upstream-timeout")
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 1.5, "the deadline holds")
+        fake.set("related", .body("<html>not json</html>"))
+        let (s3, _, _) = try await get("/related/Madrid")
+        XCTAssertEqual(s3, 502)
+        let (ok, _, _) = try await get("/healthz")
+        XCTAssertEqual(ok, 200, "still serving")
+    }
+}
+
+/// Minimal raw HTTP for header-level checks URLSession hides (it revalidates on its own).
+struct RawHTTP {
+    let fd: Int32
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    }
+    func roundTrip(_ text: String) -> String {
+        _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var buf = [UInt8](repeating: 0, count: 65536)
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        return n > 0 ? String(decoding: buf[0..<n], as: UTF8.self) : ""
+    }
+}
