@@ -46,7 +46,7 @@ enum ResponseEncoder {
         if status != 304, let contentType, response.headers["Content-Type"] == nil { appendField("Content-Type", contentType, to: &out) }
         if let etag { appendField("ETag", etag, to: &out) }
         if gzipped && status != 304 { out.append(contentsOf: contentEncodingGzip) }
-        if varies { out.append(contentsOf: varyAcceptEncoding) }
+        if varies && !(response.headers["Vary"]?.lowercasedASCII().contains("accept-encoding") ?? false) { out.append(contentsOf: varyAcceptEncoding) }
         if status != 304 && status != 204 && status >= 200 {
             out.append(contentsOf: contentLength)
             appendInt(body.count, to: &out)

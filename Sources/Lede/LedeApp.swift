@@ -5,6 +5,7 @@ public final class LedeApp: @unchecked Sendable {
     public let options: Options
     public let api: WikimediaClient
     public let router: Router
+    public let feed: FeedService
 
     public init(options: Options, transport: UpstreamTransport? = nil) {
         self.options = options
@@ -13,6 +14,7 @@ public final class LedeApp: @unchecked Sendable {
             : LiveTransport(template: options.upstream, contact: options.contact))
         api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), deadline: options.upstreamTimeout)
         router = Router()
+        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout)
         register()
     }
 
@@ -28,6 +30,7 @@ public final class LedeApp: @unchecked Sendable {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
         ContentRoutes.register(on: router, api: api)
+        FeedRoutes.register(on: router, service: feed)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

@@ -13,6 +13,8 @@ public struct Options: Sendable {
     /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
     public var contact = "https://github.com/lede-bff/lede; lede@example.org"
     public var upstreamTimeout: Double = 2
+    /// Deadline for each feed section; a slower section becomes a placeholder.
+    public var sectionTimeout: Double = 0.8
     public var cacheLimits = UpstreamCache.Limits()
 
     public struct Flag: Sendable {
@@ -37,6 +39,7 @@ public struct Options: Sendable {
         Flag(name: "upstream", placeholder: "embedded|URL", help: "Where Wikimedia data comes from: 'embedded' (bundled data, no network; default) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
+        Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
         Flag(name: "stale-if-error", placeholder: "SECONDS", help: "How long past expiry a cached answer is still served when the upstream fails (default 600; 0 turns it off)."),
@@ -124,6 +127,7 @@ public struct Options: Sendable {
             }
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
+        case "section-timeout": sectionTimeout = try seconds()
         case "cache-max-entries": cacheLimits.maxEntries = try int(1...10_000_000)
         case "cache-max-bytes": cacheLimits.maxBytes = try int(1024...(1 << 40))
         case "stale-if-error":

@@ -58,7 +58,9 @@ public final class UpstreamCache: @unchecked Sendable {
 
     /// The cached value for `key`, or the result of `fetch` (shared with concurrent callers for the same key),
     /// kept for `ttl` seconds. `fetch` returns the value and its cost in bytes.
-    public func value<T: Sendable>(_ key: String, ttl: Double, fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
+    /// `ttlFor`, when given, decides the lifetime from the fetched value (e.g. short for a partial result).
+    public func value<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+                                   fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
         lock.lock()
         let now = clock()
         if let node = map[key], node.expires > now {
@@ -79,7 +81,7 @@ public final class UpstreamCache: @unchecked Sendable {
                 let (value, cost) = try await fetch()
                 lock.lock()
                 inflight[key] = nil
-                store(key, value, cost: cost, expires: clock() + ttl)
+                store(key, value, cost: cost, expires: clock() + (ttlFor?(value) ?? ttl))
                 lock.unlock()
                 return value
             } catch {

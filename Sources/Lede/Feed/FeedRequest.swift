@@ -1,0 +1,88 @@
+import Foundation
+import HTTPServer
+
+/// The Explore feed's cards, in the order the screen shows them.
+public enum SectionKind: String, CaseIterable, Sendable, Encodable {
+    case featured, mostRead, pictureOfTheDay, news, onThisDay, random, becauseYouRead, nearby, continueReading
+
+    /// The same for every user of a language and date.
+    public var isShared: Bool {
+        switch self {
+        case .becauseYouRead, .nearby, .continueReading: return false
+        default: return true
+        }
+    }
+}
+
+/// `GET /feed` parameters, validated once at the edge.
+public struct FeedRequest: Sendable, Equatable {
+    public var lang: LanguageCode
+    public var date: FeedDate
+    public var isToday: Bool
+    public var sections: [SectionKind]
+    public var nearby: Coordinate?
+    public var because: String?
+    public var continueTitle: String?
+    public var backgroundedAt: Date?
+
+    /// Whether the request carries anything personal (then the answer is `private`).
+    public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil }
+
+    public static let earliest = FeedDate(year: 2015, month: 1, day: 1)!
+    public static let continueReadingAfter: TimeInterval = 24 * 3600
+
+    public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
+        let lang = try LanguageCode.resolve(request)
+        let today = FeedDate.today(now: now.timeIntervalSince1970)
+        var date = today
+        if let raw = request.queryParameter("date") {
+            guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
+            guard d <= today else { throw bad("date \(raw) is in the future.") }
+            guard d >= earliest else { throw bad("The feed starts on 2015-01-01.") }
+            date = d
+        }
+        var sections = SectionKind.allCases
+        if let raw = request.queryParameter("sections") {
+            let names = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !names.isEmpty, names.count <= 20, names.allSatisfy({ !$0.isEmpty }) else { throw bad("sections is a comma list of section kinds with no empty items.") }
+            var chosen = Set<SectionKind>()
+            for n in names {
+                guard let k = SectionKind(rawValue: n) else {
+                    throw bad("Unknown section '\(n.prefix(40))'; known: \(SectionKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                chosen.insert(k)
+            }
+            sections = SectionKind.allCases.filter(chosen.contains)
+        }
+        let lat = request.queryParameter("lat"), lon = request.queryParameter("lon")
+        var nearby: Coordinate?
+        if lat != nil || lon != nil { nearby = try Coordinate.parse(lat: lat, lon: lon).get() }
+        let because = try request.queryParameter("because").map { try ContentRoutes.articleTitle($0) }
+        let cont = try request.queryParameter("continue").map { try ContentRoutes.articleTitle($0) }
+        var backgroundedAt: Date?
+        if let raw = request.queryParameter("backgroundedAt") {
+            guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
+            backgroundedAt = d
+        }
+        return FeedRequest(lang: lang, date: date, isToday: date == today, sections: sections, nearby: nearby, because: because,
+                           continueTitle: cont, backgroundedAt: backgroundedAt)
+    }
+
+    /// Seed 000, Returning user: more than 24 hours in the background → the Explore view, where Continue
+    /// Reading offers the last article; within 24 hours the app reopens the article itself.
+    public static func showsContinueReading(backgroundedAt: Date?, now: Date) -> Bool {
+        guard let backgroundedAt else { return false }
+        return now.timeIntervalSince(backgroundedAt) > continueReadingAfter
+    }
+
+    static func parseISO8601(_ s: String) -> Date? {
+        guard s.count <= 40 else { return nil }
+        let plain = ISO8601DateFormatter()
+        if let d = plain.date(from: s) { return d }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: s)
+    }
+
+    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
+}

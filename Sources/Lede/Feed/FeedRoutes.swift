@@ -1,0 +1,12 @@
+import HTTPServer
+
+enum FeedRoutes {
+    static func register(on router: Router, service: FeedService) {
+        router.get("/feed") { ctx in
+            let request: FeedRequest
+            do { request = try FeedRequest.parse(ctx.request) } catch { return .response(Responses.problem(error)) }
+            if let warm = service.cachedResponse(for: request) { return .response(warm) }
+            return Responses.async { try await service.feed(request) }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// One section of the feed as sent: `ok` with items, or a `placeholder` the client shows until it retries.
+struct FeedSection<Item: Encodable>: Encodable {
+    var kind: SectionKind
+    var status = "ok"
+    var items: [Item]
+    var reason: String?
+    var retryAfterSeconds: Int?
+    /// becauseYouRead: the article the recommendations are for.
+    var source: String?
+    /// nearby: the user's point.
+    var latitude: Double?
+    var longitude: Double?
+}
+
+struct NoItem: Encodable {}
+
+/// The picture of the day as the card shows it.
+public struct PictureCard: Encodable, Equatable, Sendable {
+    public var title: String
+    public var thumbnail: Card.Image?
+    public var image: Card.Image?
+    public var filePage: String?
+    public var artist: String?
+    public var credit: String?
+    public var license: License?
+    public var caption: String?
+    public var captionLang: String?
+
+    public struct License: Encodable, Equatable, Sendable { public var type: String?; public var code: String?; public var url: String? }
+}
+
+public struct NewsItem: Encodable, Sendable { public var story: String; public var links: [Card] }
+public struct OnThisDayItem: Encodable, Sendable { public var text: String; public var year: Int?; public var pages: [Card] }
+
+/// Pure rules that turn upstream data into section items.
+public enum FeedRules {
+    /// Caption in the user's language when upstream has it, else English, else any language (alphabetically
+    /// first, so the choice is stable), else the file description.
+    public static func caption(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> (String, String)? {
+        let captions = p.structured?.captions ?? [:]
+        if let c = captions[lang], !c.isEmpty { return (c, lang) }
+        if let c = captions["en"], !c.isEmpty { return (c, "en") }
+        if let (l, c) = captions.filter({ !$0.value.isEmpty }).sorted(by: { $0.key < $1.key }).first { return (c, l) }
+        if let text = p.description?.text, !text.isEmpty { return (text, p.description?.lang ?? "en") }
+        return nil
+    }
+
+    public static func picture(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> PictureCard {
+        let cap = caption(p, lang: lang)
+        return PictureCard(title: p.title, thumbnail: p.thumbnail.map { .init(source: $0.source, width: $0.width, height: $0.height) },
+                           image: p.image.map { .init(source: $0.source, width: $0.width, height: $0.height) }, filePage: p.filePage,
+                           artist: p.artist?.text, credit: p.credit?.text,
+                           license: p.license.map { .init(type: $0.type, code: $0.code, url: $0.url) }, caption: cap?.0, captionLang: cap?.1)
+    }
+
+    public static func mostRead(_ m: FeaturedFeed.MostRead, lang: LanguageCode) -> [Card] {
+        m.articles.enumerated().map { i, s in
+            var c = Card(summary: s, lang: lang)
+            c.views = s.views ?? 0
+            c.rank = s.rank ?? (i + 1)
+            return c
+        }
+    }
+}

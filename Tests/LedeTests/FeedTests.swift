@@ -1,0 +1,295 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// A WikimediaAPI over the embedded data with per-call delays and failures, for feed tests without sockets.
+final class StubAPI: WikimediaAPI, @unchecked Sendable {
+    let base = WikimediaClient(transport: EmbeddedTransport())
+    var delays: [String: Double] = [:]
+    var failures: [String: UpstreamError] = [:]
+    private let lock = NSLock()
+    private var calls: [String: Int] = [:]
+    func count(_ k: String) -> Int { lock.withLock { calls[k] ?? 0 } }
+
+    func gate(_ kind: String) async throws {
+        lock.withLock { calls[kind, default: 0] += 1 }
+        if let d = delays[kind] { try? await Task.sleep(nanoseconds: UInt64(d * 1e9)) }
+        if let f = failures[kind] { throw f }
+    }
+    func featuredFeed(lang: LanguageCode, date: FeedDate) async throws -> FeaturedFeed { try await gate("feed"); return try await base.featuredFeed(lang: lang, date: date) }
+    func summary(lang: LanguageCode, title: String) async throws -> PageSummary { try await gate("summary"); return try await base.summary(lang: lang, title: title) }
+    func related(lang: LanguageCode, title: String) async throws -> QueryResult { try await gate("related"); return try await base.related(lang: lang, title: title) }
+    func randomCandidates(lang: LanguageCode) async throws -> QueryResult { try await gate("random"); return try await base.randomCandidates(lang: lang) }
+    func nearby(lang: LanguageCode, latitude: Double, longitude: Double, radiusMeters: Int) async throws -> QueryResult {
+        try await gate("nearby"); return try await base.nearby(lang: lang, latitude: latitude, longitude: longitude, radiusMeters: radiusMeters)
+    }
+    func prefixSearch(lang: LanguageCode, query: String) async throws -> QueryResult { try await base.prefixSearch(lang: lang, query: query) }
+    func fullTextSearch(lang: LanguageCode, query: String) async throws -> QueryResult { try await base.fullTextSearch(lang: lang, query: query) }
+    func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage {
+        try await base.notifications(lang: lang, authorization: authorization, filter: filter, limit: limit, continueFrom: continueFrom)
+    }
+    func csrfToken(lang: LanguageCode, authorization: String) async throws -> String { try await base.csrfToken(lang: lang, authorization: authorization) }
+    func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws { try await base.markRead(lang: lang, authorization: authorization, ids: ids, token: token) }
+}
+
+func feedRequest(_ query: String, now: Date = Date()) throws -> FeedRequest {
+    var p = RequestParser()
+    p.append(Array("GET /feed\(query.isEmpty ? "" : "?" + query) HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+    guard case .request(let r) = p.next() else { fatalError("bad test request") }
+    return try FeedRequest.parse(r, now: now)
+}
+
+func sections(_ response: HTTPResponse) throws -> [[String: Any]] {
+    let bytes: [UInt8]
+    switch response.body { case .bytes(let b): bytes = b; case .prepared(let p): bytes = p.identity }
+    let obj = try JSONSerialization.jsonObject(with: Data(bytes)) as! [String: Any]
+    return obj["sections"] as! [[String: Any]]
+}
+
+final class FeedScenarioTests: XCTestCase {
+    let reference = ISO8601DateFormatter().date(from: "2026-11-20T12:00:00Z")!
+
+    /// Seed 000, Returning user — More than 24 hours: "Then I should see the Explore view" (with Continue Reading).
+    func testContinueReadingAppearsAfterMoreThan24HoursInTheBackground() async throws {
+        let service = FeedService(api: StubAPI(), now: { [reference] in reference })
+        let r = try feedRequest("date=2026-11-20&continue=Rijksmuseum&backgroundedAt=2026-11-19T11:59:00Z&sections=continueReading", now: reference)
+        let s = try sections(try await service.feed(r))
+        XCTAssertEqual(s.map { $0["kind"] as? String }, ["continueReading"])
+        let card = (s[0]["items"] as! [[String: Any]])[0]
+        XCTAssertEqual(card["title"] as? String, "Rijksmuseum")
+        XCTAssertEqual(card["description"] as? String, "National museum of the Netherlands in Amsterdam")
+    }
+
+    /// Seed 000, Returning user — Less than 24 hours: the app reopens the article itself, so no Continue Reading card.
+    func testContinueReadingIsAbsentWithin24Hours() async throws {
+        let service = FeedService(api: StubAPI(), now: { [reference] in reference })
+        let r = try feedRequest("date=2026-11-20&continue=Rijksmuseum&backgroundedAt=2026-11-19T12:00:00Z&sections=continueReading,featured", now: reference)
+        let s = try sections(try await service.feed(r))
+        XCTAssertEqual(s.map { $0["kind"] as? String }, ["featured"])
+        XCTAssertFalse(FeedRequest.showsContinueReading(backgroundedAt: reference.addingTimeInterval(-24 * 3600), now: reference), "exactly 24 hours is not more")
+        XCTAssertTrue(FeedRequest.showsContinueReading(backgroundedAt: reference.addingTimeInterval(-24 * 3600 - 1), now: reference))
+    }
+
+    /// Seed 000, Explore — Because you read: three recommendations, filtered.
+    func testBecauseYouReadHasThreeFilteredItems() async throws {
+        let service = FeedService(api: StubAPI())
+        let s = try sections(try await service.feed(try feedRequest("because=Amsterdam&sections=becauseYouRead")))
+        XCTAssertEqual(s[0]["source"] as? String, "Amsterdam")
+        let items = s[0]["items"] as! [[String: Any]]
+        XCTAssertEqual(items.count, 3)
+        for i in items {
+            XCTAssertEqual(i["type"] as? String, "standard")
+            XCTAssertNotEqual(i["title"] as? String, "Amsterdam")
+            XCTAssertFalse((i["title"] as! String).contains(":"))
+        }
+    }
+
+    /// Seed 000, Explore — Nearby: distance and bearing per item.
+    func testNearbyCardsHaveDistanceAndBearing() async throws {
+        let service = FeedService(api: StubAPI())
+        let s = try sections(try await service.feed(try feedRequest("lat=40.4380638&lon=-3.7495758&sections=nearby")))
+        XCTAssertEqual(s[0]["latitude"] as? Double, 40.4380638)
+        let items = s[0]["items"] as! [[String: Any]]
+        XCTAssertGreaterThanOrEqual(items.count, 3)
+        XCTAssertTrue(items.allSatisfy { $0["distanceMeters"] is Double && $0["bearingDegrees"] is Double })
+    }
+
+    /// Seed 000, Explore — Picture of the day: caption in the user's language, else English, else any.
+    func testPictureOfTheDayCaptionLocalisationAndFallback() {
+        var pic = FeaturedFeed.PictureOfTheDay(title: "File:X.jpg", thumbnail: nil, image: nil, filePage: nil, artist: nil, credit: nil, license: nil,
+                                               description: .init(text: "A description", html: nil, lang: "en"),
+                                               structured: .init(captions: ["en": "English", "de": "Deutsch", "es": "Español"]))
+        XCTAssertEqual(FeedRules.caption(pic, lang: "de")?.0, "Deutsch")
+        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.1, "en")
+        pic.structured = .init(captions: ["es": "Español", "de": "Deutsch"])
+        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.1, "de", "no English: any, stably the first")
+        pic.structured = nil
+        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.0, "A description")
+    }
+
+    /// Seed 000, Explore — placeholder card: a slow section becomes a placeholder; the rest arrives.
+    func testSlowSectionBecomesAPlaceholderAndTheRestArrives() async throws {
+        let api = StubAPI()
+        api.delays["nearby"] = 2
+        let service = FeedService(api: api, sectionTimeout: 0.2)
+        let t0 = Date()
+        let s = try sections(try await service.feed(try feedRequest("lat=52.37&lon=4.89")))
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 0.6)
+        let nearby = try XCTUnwrap(s.first { $0["kind"] as? String == "nearby" })
+        XCTAssertEqual(nearby["status"] as? String, "placeholder")
+        XCTAssertEqual(nearby["reason"] as? String, "timeout")
+        XCTAssertNotNil(nearby["retryAfterSeconds"] as? Int)
+        XCTAssertTrue(s.filter { $0["kind"] as? String != "nearby" }.allSatisfy { $0["status"] as? String == "ok" })
+    }
+
+    /// Seed 000, Settings — Explore feed: only the sections the user turned on, in the screen's order.
+    func testSettingsSelectedSectionsOnly() async throws {
+        let service = FeedService(api: StubAPI())
+        let s = try sections(try await service.feed(try feedRequest("sections=random,pictureOfTheDay,mostRead")))
+        XCTAssertEqual(s.map { $0["kind"] as? String }, ["mostRead", "pictureOfTheDay", "random"])
+    }
+
+    func testAllSectionsFailingIsAProblem() async throws {
+        let api = StubAPI()
+        api.failures = ["feed": .unavailable(status: 500), "random": .unavailable(status: 500)]
+        do { _ = try await FeedService(api: api).feed(try feedRequest("")); XCTFail() } catch let p as Problem { XCTAssertEqual(p.status, 502) }
+        api.failures = [:]
+        api.delays = ["feed": 1, "random": 1]
+        do { _ = try await FeedService(api: api, sectionTimeout: 0.1).feed(try feedRequest("sections=featured,random")); XCTFail() } catch let p as Problem { XCTAssertEqual(p.status, 504) }
+    }
+
+    func testSharedPartIsBuiltOnceAndRandomIsSharedWithinItsLifetime() async throws {
+        let api = StubAPI()
+        let service = FeedService(api: api)
+        let a = try await service.feed(try feedRequest(""))
+        let b = try await service.feed(try feedRequest("because=Madrid"))
+        XCTAssertEqual(api.count("feed"), 1)
+        XCTAssertEqual(api.count("random"), 1)
+        let ra = try sections(a).first { $0["kind"] as? String == "random" }!["items"] as! [[String: Any]]
+        let rb = try sections(b).first { $0["kind"] as? String == "random" }!["items"] as! [[String: Any]]
+        XCTAssertEqual(ra[0]["title"] as? String, rb[0]["title"] as? String)
+        XCTAssertNotNil(service.cachedResponse(for: try feedRequest("")), "a warm non-personal feed is answered without going off the loop")
+        XCTAssertNil(service.cachedResponse(for: try feedRequest("because=Madrid")))
+    }
+
+    func testFeedRequestValidation() {
+        let now = ISO8601DateFormatter().date(from: "2026-11-22T10:00:00Z")!
+        for bad in ["date=2026-11-23", "date=2014-12-31", "date=2026-13-01", "date=20261122", "sections=featured,,news", "sections=ads",
+                    "lat=52", "lat=91&lon=0", "backgroundedAt=yesterday", "lang=zz", "because="] {
+            XCTAssertThrowsError(try feedRequest(bad, now: now), bad)
+        }
+        XCTAssertNoThrow(try feedRequest("date=2015-01-01&sections=news", now: now))
+        XCTAssertEqual(try feedRequest("", now: now).date.description, "2026-11-22")
+        XCTAssertTrue(try feedRequest("", now: now).isToday)
+    }
+}
+
+final class FeedLiveTests: XCTestCase {
+    var fake: FakeUpstream!
+    var server: HTTPServer!
+    var base = ""
+
+    override func setUpWithError() throws {
+        fake = try FakeUpstream()
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
+        options.upstream = fake.template
+        options.upstreamTimeout = 2
+        options.sectionTimeout = 0.3
+        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+        try server.start()
+        base = "http://127.0.0.1:\(server.port)"
+    }
+
+    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
+
+    func raw(_ text: String) throws -> TestHTTPResponse { try TestHTTPResponse(port: server.port, request: text) }
+
+    func testHangingSectionIsAPlaceholderWithinTheDeadline() throws {
+        fake.set("related", .hang)
+        let t0 = Date()
+        let r = try raw("GET /feed?date=2026-11-20&because=Amsterdam HTTP/1.1\r\nHost: t\r\n\r\n")
+        let elapsed = Date().timeIntervalSince(t0)
+        XCTAssertEqual(r.status, 200)
+        XCTAssertLessThan(elapsed, 0.3 + 0.2, "deadline + 200 ms")
+        let s = try JSONSerialization.jsonObject(with: Data(r.body)) as! [String: Any]
+        let because = (s["sections"] as! [[String: Any]]).first { $0["kind"] as? String == "becauseYouRead" }!
+        XCTAssertEqual(because["status"] as? String, "placeholder")
+        XCTAssertEqual(r.headers["cache-control"], "private, max-age=60")
+    }
+
+    func testEverySectionFailingIsAProblem() throws {
+        fake.set("feed", .status(500, "{}")); fake.set("random", .status(503, "{}"))
+        let r = try raw("GET /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(r.status, 502)
+        XCTAssertEqual(r.headers["content-type"], "application/problem+json")
+    }
+
+    func testConcurrentColdRequestsMakeOneUpstreamCallPerSection() throws {
+        fake.set("feed", .delay(0.1))
+        let group = DispatchGroup()
+        let statuses = Locked<[Int]>([])
+        for _ in 0..<20 {
+            group.enter()
+            Thread.detachNewThread { [port = server.port] in
+                let s = (try? TestHTTPResponse(port: port, request: "GET /feed?date=2026-11-19 HTTP/1.1\r\nHost: t\r\n\r\n"))?.status ?? -1
+                statuses.mutate { $0.append(s) }
+                group.leave()
+            }
+        }
+        group.wait()
+        XCTAssertEqual(statuses.value.filter { $0 == 200 }.count, 20)
+        XCTAssertEqual(fake.requests(kind: "feed").count, 1)
+        XCTAssertEqual(fake.requests(kind: "random").count, 1)
+    }
+
+    func testMatchingIfNoneMatchGets304AndTheSameRequestGetsTheSameBytes() throws {
+        let a = try raw("GET /feed?date=2026-11-18 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let b = try raw("GET /feed?date=2026-11-18 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(a.body, b.body)
+        let tag = try XCTUnwrap(a.headers["etag"])
+        XCTAssertEqual(tag, b.headers["etag"])
+        XCTAssertEqual(a.headers["cache-control"], "public, max-age=60")
+        XCTAssertEqual(a.headers["vary"], "Accept-Encoding, Accept-Language")
+        let c = try raw("GET /feed?date=2026-11-18 HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n")
+        XCTAssertEqual(c.status, 304)
+        XCTAssertTrue(c.body.isEmpty)
+        let personal = try raw("GET /feed?date=2026-11-18&lat=52.37&lon=4.89 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let ptag = try XCTUnwrap(personal.headers["etag"])
+        XCTAssertEqual(try raw("GET /feed?date=2026-11-18&lat=52.37&lon=4.89 HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(ptag)\r\n\r\n").status, 304)
+    }
+}
+
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var v: T
+    init(_ v: T) { self.v = v }
+    var value: T { lock.withLock { v } }
+    func mutate(_ f: (inout T) -> Void) { lock.withLock { f(&v) } }
+}
+
+/// One request on a fresh connection; reads one Content-Length-framed response.
+struct TestHTTPResponse {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+
+    init(port: Int, request: String) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { throw NSError(domain: "connect", code: 1) }
+        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var headEnd: Int?
+        var length = 0
+        while true {
+            if headEnd == nil, let r = (0..<max(0, data.count - 3)).first(where: { data[$0] == 13 && data[$0 + 1] == 10 && data[$0 + 2] == 13 && data[$0 + 3] == 10 }) {
+                headEnd = r
+                let head = String(decoding: data[0..<r], as: UTF8.self)
+                length = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }.flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if head.hasPrefix("HTTP/1.1 304") { length = 0 }
+            }
+            if let h = headEnd, data.count >= h + 4 + length { break }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { throw NSError(domain: "recv", code: 2) }
+            data += chunk[0..<n]
+        }
+        let h = headEnd!
+        let lines = String(decoding: data[0..<h], as: UTF8.self).components(separatedBy: "\r\n")
+        status = Int(lines[0].split(separator: " ")[1]) ?? 0
+        var hs: [String: String] = [:]
+        for l in lines.dropFirst() { if let c = l.firstIndex(of: ":") { hs[l[..<c].lowercased()] = l[l.index(after: c)...].trimmingCharacters(in: .whitespaces) } }
+        headers = hs
+        body = Array(data[(h + 4)..<(h + 4 + length)])
+    }
+}
