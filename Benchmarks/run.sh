@@ -57,9 +57,10 @@ nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir"
 sleep 0.5
 cmp <(curl -sf "http://127.0.0.1:$nginx_port/_bench/json") "$nginx_dir/www/json"
 
-run() { # name url -> "rps p50_ms p99_ms"
-  wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$2" > "$out/$1.txt"
-  python3 - "$out/$1.txt" <<'PY'
+run() { # name url [wrk args…] -> "rps p50_ms p99_ms non2xx"
+  local name=$1 url=$2; shift 2
+  wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$@" "$url" > "$out/$name.txt"
+  python3 - "$out/$name.txt" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
 def ms(v):
@@ -84,6 +85,41 @@ for route in plaintext json; do
   printf '%-10s %-6s %12s %10s %10s %8s\n' "$route" nginx "$n_rps" "$n_p50" "$n_p99" "$n_err"
   python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$l_rps/$n_rps:.2f}x   p99 lede/nginx = {$l_p99/$n_p99:.2f}x')"
 done
+
+echo
+echo "Warm /feed (embedded default, no personal parameters) beside plaintext:"
+curl -sf "http://127.0.0.1:$lede_port/feed" -o /dev/null
+printf '%-22s %12s %10s %10s %8s\n' route req/s p50_ms p99_ms non2xx
+wrk -t1 -c16 -d2s "http://127.0.0.1:$lede_port/feed" >/dev/null
+read -r f_rps f_p50 f_p99 f_err < <(run "lede-feed" "http://127.0.0.1:$lede_port/feed")
+printf '%-22s %12s %10s %10s %8s\n' "/feed identity" "$f_rps" "$f_p50" "$f_p99" "$f_err"
+read -r g_rps g_p50 g_p99 g_err < <(run "lede-feed-gzip" "http://127.0.0.1:$lede_port/feed" -H 'Accept-Encoding: gzip')
+printf '%-22s %12s %10s %10s %8s\n' "/feed gzip" "$g_rps" "$g_p50" "$g_p99" "$g_err"
+read -r p_rps _ < <(run "lede-plaintext-again" "http://127.0.0.1:$lede_port/_bench/plaintext")
+printf '%-22s %12s\n' "plaintext (same run)" "$p_rps"
+python3 -c "print(f'warm /feed / plaintext = {$f_rps/$p_rps:.2f} (identity), {$g_rps/$p_rps:.2f} (gzip); target >= 0.85')"
+
+echo
+echo "Cold /feed with an upstream that adds 100 ms to every call (each date is a new shared part):"
+slow_port=18183; cold_port=18184
+python3 Benchmarks/slow_upstream.py $slow_port --delay 0.1 &
+slow_pid=$!
+"$bin" --host 127.0.0.1 --port $cold_port --access-log off --log-level warning --upstream "http://127.0.0.1:$slow_port/{lang}" &
+cold_pid=$!
+trap 'cleanup; kill $slow_pid $cold_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do "$bin" healthcheck --port $cold_port && break; sleep 0.1; done
+sleep 0.3
+times=()
+for d in $(seq 1 20); do
+  day=$(printf '2026-10-%02d' "$d")
+  times+=("$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$cold_port/feed?date=$day")")
+done
+python3 -c "
+import statistics, sys
+t = sorted(float(x) * 1000 for x in sys.argv[1:])
+print(f'  20 cold requests: p50 {statistics.median(t):.1f} ms, max {t[-1]:.1f} ms (target < 150 ms)')
+" "${times[@]}"
+kill $slow_pid $cold_pid 2>/dev/null || true
 
 echo
 echo "Resident memory with 10,000 idle keep-alive connections:"

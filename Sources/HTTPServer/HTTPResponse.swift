@@ -84,18 +84,45 @@ public enum Compression {
             || t.hasPrefix("application/yaml") || t.hasPrefix("application/javascript") || t.hasSuffix("+json")
     }
 
-    /// Whether `Accept-Encoding` admits gzip (a `q=0` excludes it; `*` admits it).
+    /// Whether `Accept-Encoding` admits gzip (a `q=0` excludes it; `*` admits it). Scans bytes, no allocation.
     public static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        guard headers["Accept-Encoding"] != nil else { return false }
         var gzip: Bool?
         var star = false
-        for member in headers.tokens("Accept-Encoding") {
-            let parts = member.split(separator: ";").map { $0.trimmingOWS() }
-            guard let coding = parts.first else { continue }
-            var q = 1.0
-            for p in parts.dropFirst() where p.hasPrefix("q=") { q = Double(p.dropFirst(2)) ?? 1.0 }
-            if coding == "gzip" || coding == "x-gzip" { gzip = q > 0 } else if coding == "*" { star = q > 0 }
+        for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Accept-Encoding") {
+            var value = f.value
+            value.withUTF8 { u in
+                var i = 0
+                while i < u.count {
+                    // One list member: coding *( OWS ";" OWS param )
+                    while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
+                    let codingStart = i
+                    while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+                    let coding = UnsafeBufferPointer(rebasing: u[codingStart..<i])
+                    var zero = false
+                    while i < u.count, u[i] != 44 {
+                        // q=0, q=0.0, q=0.00… means "not acceptable"
+                        if (u[i] == 113 || u[i] == 81), i + 2 < u.count, u[i + 1] == 61, u[i + 2] == 48 {
+                            var j = i + 3
+                            var allZero = true
+                            if j < u.count, u[j] == 46 { j += 1; while j < u.count, (48...57).contains(u[j]) { if u[j] != 48 { allZero = false }; j += 1 } }
+                            zero = allZero
+                            i = j
+                            continue
+                        }
+                        i += 1
+                    }
+                    if Compression.equalsIgnoringCase(coding, "gzip") || Compression.equalsIgnoringCase(coding, "x-gzip") { gzip = !zero }
+                    else if coding.count == 1, coding[0] == 42 { star = !zero }
+                }
+            }
         }
         return gzip ?? star
+    }
+
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
+        guard bytes.count == lower.utf8CodeUnitCount else { return false }
+        let l = lower.utf8Start
+        for i in 0..<bytes.count where (bytes[i] >= 65 && bytes[i] <= 90 ? bytes[i] | 0x20 : bytes[i]) != l[i] { return false }
+        return true
     }
 }

@@ -9,12 +9,13 @@ enum ResponseEncoder {
         var etag: String?
         var gzipped = false
         var varies = false
+        let acceptsGzip = request.acceptsGzip
         switch response.body {
         case .bytes(let b):
             body = b
             if b.count > Compression.threshold && response.headers["Content-Encoding"] == nil && Compression.isCompressible(contentType) {
                 varies = true
-                if request.acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
+                if acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
             }
             // A handler's strong ETag names the identity bytes; the gzip representation gets its own tag.
             if let tag = response.headers["ETag"] {
@@ -24,7 +25,7 @@ enum ResponseEncoder {
         case .prepared(let p):
             contentType = contentType ?? p.contentType
             varies = p.gzip != nil
-            if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
+            if let z = p.gzip, acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
             if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 {
                 status = 304
             }
@@ -46,7 +47,7 @@ enum ResponseEncoder {
         if status != 304, let contentType, response.headers["Content-Type"] == nil { appendField("Content-Type", contentType, to: &out) }
         if let etag { appendField("ETag", etag, to: &out) }
         if gzipped && status != 304 { out.append(contentsOf: contentEncodingGzip) }
-        if varies && !(response.headers["Vary"]?.lowercasedASCII().contains("accept-encoding") ?? false) { out.append(contentsOf: varyAcceptEncoding) }
+        if varies && !ResponseEncoder.mentionsAcceptEncoding(response.headers["Vary"]) { out.append(contentsOf: varyAcceptEncoding) }
         if status != 304 && status != 204 && status >= 200 {
             out.append(contentsOf: contentLength)
             appendInt(body.count, to: &out)
@@ -59,6 +60,20 @@ enum ResponseEncoder {
         if noBody { return 0 }
         out.append(contentsOf: body)
         return body.count
+    }
+
+    /// Whether a `Vary` value already names Accept-Encoding (byte scan; no Foundation string search).
+    static func mentionsAcceptEncoding(_ vary: String?) -> Bool {
+        guard let vary else { return false }
+        let needle = Array("accept-encoding".utf8)
+        let u = Array(vary.utf8)
+        guard u.count >= needle.count else { return false }
+        for start in 0...(u.count - needle.count) {
+            var ok = true
+            for k in 0..<needle.count where (u[start + k] >= 65 && u[start + k] <= 90 ? u[start + k] | 0x20 : u[start + k]) != needle[k] { ok = false; break }
+            if ok { return true }
+        }
+        return false
     }
 
     static func matches(ifNoneMatch: String, etag: String) -> Bool {

@@ -26,6 +26,16 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "*;q=0"]))
         XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "br"]))
         XCTAssertFalse(Compression.acceptsGzip([:]))
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "GZIP"]))
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "deflate;q=0, gzip;q=0.5"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "gzip;q=0.000, br"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "gzip ; Q=0"]))
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "gzip;q=0.001"]))
+        XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "x-gzip"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "gzipx"]))
+        XCTAssertFalse(Compression.acceptsGzip(["Accept-Encoding": "*, gzip;q=0"]))
+        XCTAssertTrue(ResponseEncoder.mentionsAcceptEncoding("Accept-Encoding, Accept-Language"))
+        XCTAssertFalse(ResponseEncoder.mentionsAcceptEncoding("Accept-Language"))
     }
 
     func testGzipRoundTrip() {

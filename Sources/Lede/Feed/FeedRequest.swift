@@ -32,17 +32,20 @@ public struct FeedRequest: Sendable, Equatable {
     public static let continueReadingAfter: TimeInterval = 24 * 3600
 
     public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
-        let lang = try LanguageCode.resolve(request)
+        // Query parameters read once (the first value of each name wins).
+        var q: [String: String] = [:]
+        for item in request.queryItems where q[item.name] == nil { q[item.name] = item.value }
+        let lang = try LanguageCode.resolve(lang: q["lang"], acceptLanguage: request.headers["Accept-Language"])
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
-        if let raw = request.queryParameter("date") {
+        if let raw = q["date"] {
             guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
             guard d <= today else { throw bad("date \(raw) is in the future.") }
             guard d >= earliest else { throw bad("The feed starts on 2015-01-01.") }
             date = d
         }
         var sections = SectionKind.allCases
-        if let raw = request.queryParameter("sections") {
+        if let raw = q["sections"] {
             let names = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard !names.isEmpty, names.count <= 20, names.allSatisfy({ !$0.isEmpty }) else { throw bad("sections is a comma list of section kinds with no empty items.") }
             var chosen = Set<SectionKind>()
@@ -54,13 +57,13 @@ public struct FeedRequest: Sendable, Equatable {
             }
             sections = SectionKind.allCases.filter(chosen.contains)
         }
-        let lat = request.queryParameter("lat"), lon = request.queryParameter("lon")
+        let lat = q["lat"], lon = q["lon"]
         var nearby: Coordinate?
         if lat != nil || lon != nil { nearby = try Coordinate.parse(lat: lat, lon: lon).get() }
-        let because = try request.queryParameter("because").map { try ContentRoutes.articleTitle($0) }
-        let cont = try request.queryParameter("continue").map { try ContentRoutes.articleTitle($0) }
+        let because = try q["because"].map { try ContentRoutes.articleTitle($0) }
+        let cont = try q["continue"].map { try ContentRoutes.articleTitle($0) }
         var backgroundedAt: Date?
-        if let raw = request.queryParameter("backgroundedAt") {
+        if let raw = q["backgroundedAt"] {
             guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
             backgroundedAt = d
         }

@@ -11,7 +11,7 @@ public final class FeedService: @unchecked Sendable {
     let sharedCache: UpstreamCache
     private let now: @Sendable () -> Date
     private let lock = NSLock()
-    private var prepared: [String: (body: PreparedBody, expires: Date)] = [:]
+    private var prepared: [PreparedKey: (body: PreparedBody, headers: HTTPHeaders, expires: Double)] = [:]
     private let maxPrepared = 512
 
     public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -115,12 +115,12 @@ public final class FeedService: @unchecked Sendable {
     /// event loop with no upstream work and no encoding.
     public func cachedResponse(for request: FeedRequest) -> HTTPResponse? {
         guard !request.isPersonal else { return nil }
-        let key = preparedKey(request)
-        let hit: PreparedBody? = lock.withLock {
-            guard let entry = prepared[key], entry.expires > now() else { return nil }
-            return entry.body
+        let key = PreparedKey(request)
+        let t = now().timeIntervalSinceReferenceDate
+        return lock.withLock {
+            guard let entry = prepared[key], entry.expires > t else { return nil }
+            return .prepared(entry.body, headers: entry.headers)
         }
-        return hit.map { .prepared($0, headers: headers(request)) }
     }
 
     public func feed(_ request: FeedRequest) async throws -> HTTPResponse {
@@ -149,12 +149,14 @@ public final class FeedService: @unchecked Sendable {
 
         if !request.isPersonal {
             let prepared = PreparedBody(contentType: "application/json", bytes: body)
-            let expires = part?.expires ?? now().addingTimeInterval(5)
+            let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
+            let h = headers(request)
+            let t = now().timeIntervalSinceReferenceDate
             lock.withLock {
-                if self.prepared.count >= maxPrepared { self.prepared = self.prepared.filter { $0.value.expires > now() } }
-                if self.prepared.count < maxPrepared { self.prepared[preparedKey(request)] = (prepared, expires) }
+                if self.prepared.count >= maxPrepared { self.prepared = self.prepared.filter { $0.value.expires > t } }
+                if self.prepared.count < maxPrepared { self.prepared[PreparedKey(request)] = (prepared, h, expires) }
             }
-            return .prepared(prepared, headers: headers(request))
+            return .prepared(prepared, headers: h)
         }
         var h = headers(request)
         h.set("ETag", "\"\(ETag.hash(body))\"")
@@ -199,8 +201,16 @@ public final class FeedService: @unchecked Sendable {
         return out
     }
 
-    private func preparedKey(_ r: FeedRequest) -> String {
-        "\(r.lang.code)|\(r.date)|\(r.isToday)|" + r.sections.map(\.rawValue).joined(separator: ",")
+    /// What a non-personal feed depends on.
+    struct PreparedKey: Hashable {
+        var lang: String
+        var day: Int
+        var isToday: Bool
+        var sections: Int
+        init(_ r: FeedRequest) {
+            lang = r.lang.code; day = r.date.dayNumber; isToday = r.isToday
+            sections = r.sections.reduce(0) { $0 | (1 << (SectionKind.allCases.firstIndex(of: $1) ?? 0)) }
+        }
     }
 
     func headers(_ r: FeedRequest) -> HTTPHeaders {

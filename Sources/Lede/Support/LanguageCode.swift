@@ -34,11 +34,15 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     /// `Accept-Language` tag (by q-value) that names a Wikipedia edition (`de-CH` → `de`); else English.
     /// An explicit `lang` that is not an edition is a 400 problem.
     public static func resolve(_ request: HTTPRequest) throws -> LanguageCode {
-        if let raw = request.queryParameter("lang") {
+        try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"), acceptLanguage: request.headers["Accept-Language"])
+    }
+
+    public static func resolve(lang raw: String?, acceptLanguage: String?) throws -> LanguageCode {
+        if let raw {
             guard let code = LanguageCode(raw) else { throw LanguageCode.unsupportedProblem(raw) }
             return code
         }
-        return fromAcceptLanguage(request.headers["Accept-Language"]) ?? .english
+        return fromAcceptLanguage(acceptLanguage) ?? .english
     }
 
     public static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
