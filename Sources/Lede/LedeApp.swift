@@ -31,6 +31,7 @@ public final class LedeApp: @unchecked Sendable {
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
         ContentRoutes.register(on: router, api: api)
         FeedRoutes.register(on: router, service: feed)
+        NotificationRoutes.register(on: router, api: api)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

@@ -131,7 +131,21 @@ enum EmbeddedNotifications {
         ("mention-summary", "mention", { a, u in "\(a) mentioned you in an edit summary on Mumbai." }, nil),
     ]
 
+    private static let cacheLock = NSLock()
+    nonisolated(unsafe) private static var built: [String: [EchoNotification]] = [:]
+
+    /// The user's notifications, newest first, with `read` set from `read`. Built once per user and language.
     static func list(for user: String, lang: String, read: Set<Int>) -> [EchoNotification] {
+        let base = cacheLock.withLock { () -> [EchoNotification] in
+            if let b = built[user + "|" + lang] { return b }
+            let b = build(for: user, lang: lang)
+            built[user + "|" + lang] = b
+            return b
+        }
+        return base.map { n in var n = n; n.read = read.contains(n.id) ? "20261121083000" : nil; return n }
+    }
+
+    private static func build(for user: String, lang: String) -> [EchoNotification] {
         let agents = user == "Alice" ? ["Bob", "Carol", "Dmitri", "Eun-ji"] : ["Alice", "Farah", "Giulia"]
         let start = 1_795_176_000  // 2026-11-20T12:00:00Z, the embedded reference date
         return ids(for: user).enumerated().map { i, id in
@@ -148,7 +162,6 @@ enum EmbeddedNotifications {
                       "icon": kind.type, "links": ["primary": ["url": "https://\(lang).wikipedia.org/wiki/User_talk:\(user)#c-\(id)", "label": "View"],
                                                     "secondary": [["url": "https://\(lang).wikipedia.org/wiki/User:\(agent)", "label": agent, "icon": "userAvatar"]]]] as [String: Any],
             ]
-            if read.contains(id) { json["read"] = "20251121083000" }
             let data = try! JSONSerialization.data(withJSONObject: json)
             return try! JSONDecoder().decode(EchoNotification.self, from: data)
         }

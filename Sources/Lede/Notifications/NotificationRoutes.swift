@@ -1,0 +1,107 @@
+import Foundation
+import HTTPServer
+
+/// `/notifications/badge`, `/notifications`, `POST /notifications/read`. Everything here is user-bound: the
+/// client's Authorization goes to upstream unchanged, nothing is cached, responses are `private, no-store`.
+enum NotificationRoutes {
+    struct ListBody: Encodable {
+        var badge: Badge
+        var notifications: [NotificationItem]
+        var `continue`: String?
+        enum CodingKeys: String, CodingKey { case badge, notifications, `continue` }
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(badge, forKey: .badge); try c.encode(notifications, forKey: .notifications); try c.encode(self.continue, forKey: .continue)
+        }
+    }
+
+    static let noStore = "private, no-store"
+
+    static func register(on router: Router, api: WikimediaAPI) {
+        router.get("/notifications/badge") { ctx in
+            let auth: String, lang: LanguageCode, feedOn: Bool
+            do {
+                auth = try BearerAuthorization.extract(ctx.request.headers)
+                lang = try LanguageCode.resolve(ctx.request)
+                feedOn = try exploreFeed(ctx.request)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let page = try await api.notifications(lang: lang, authorization: auth, filter: .unread, limit: 1, continueFrom: nil)
+                return Responses.json(Badge(unread: page.rawcount, exploreFeedOn: feedOn), cacheControl: noStore)
+            }
+        }
+
+        router.get("/notifications") { ctx in
+            let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
+            do {
+                auth = try BearerAuthorization.extract(ctx.request.headers)
+                lang = try LanguageCode.resolve(ctx.request)
+                feedOn = try exploreFeed(ctx.request)
+                let f = ctx.request.queryParameter("filter") ?? "all"
+                guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
+                filter = parsed
+                limit = try ContentRoutes.intParameter(ctx.request, "limit", default: 20, range: 1...50)
+                cont = ctx.request.queryParameter("continue")
+                if let c = cont, c.isEmpty || c.utf8.count > 100 || !c.utf8.allSatisfy({ (48...57).contains($0) || $0 == 124 }) {
+                    throw bad("continue must be the value a previous page returned.")
+                }
+                groups = try ctx.request.queryParameter("types").map(parseGroups)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let page = try await api.notifications(lang: lang, authorization: auth, filter: filter, limit: limit, continueFrom: cont)
+                var items = page.list.map(NotificationItem.init)
+                if let groups { items = items.filter { groups.contains($0.filter) } }
+                let body = ListBody(badge: Badge(unread: page.rawcount, exploreFeedOn: feedOn), notifications: items, continue: page.continue)
+                return Responses.json(body, cacheControl: noStore)
+            }
+        }
+
+        router.post("/notifications/read") { ctx in
+            let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
+            do {
+                auth = try BearerAuthorization.extract(ctx.request.headers)
+                lang = try LanguageCode.resolve(ctx.request)
+                feedOn = try exploreFeed(ctx.request)
+                let type = (ctx.request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                guard type == "application/json" else {
+                    throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
+                }
+                request = try MarkReadRequest.parse(ctx.request.body)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let token = try await api.csrfToken(lang: lang, authorization: auth)
+                switch request {
+                case .all: try await api.markRead(lang: lang, authorization: auth, ids: nil, token: token)
+                case .ids(let ids):
+                    for batch in MarkReadRequest.batches(ids) { try await api.markRead(lang: lang, authorization: auth, ids: batch, token: token) }
+                }
+                let page = try await api.notifications(lang: lang, authorization: auth, filter: .unread, limit: 1, continueFrom: nil)
+                return Responses.json(Badge(unread: page.rawcount, exploreFeedOn: feedOn), cacheControl: noStore)
+            }
+        }
+    }
+
+    /// `feed=on|off`: whether the user has the Explore feed turned on (default on).
+    static func exploreFeed(_ request: HTTPRequest) throws -> Bool {
+        switch request.queryParameter("feed") ?? "on" {
+        case "on": return true
+        case "off": return false
+        default: throw bad("feed must be on or off.")
+        }
+    }
+
+    static func parseGroups(_ raw: String) throws -> Set<FilterGroup> {
+        let names = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !names.isEmpty, names.count <= 20, names.allSatisfy({ !$0.isEmpty }) else { throw bad("types is a comma list of filter groups with no empty items.") }
+        var out = Set<FilterGroup>()
+        for n in names {
+            guard let g = FilterGroup(rawValue: n) else {
+                throw bad("Unknown type '\(n.prefix(40))'; known: \(FilterGroup.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            out.insert(g)
+        }
+        return out
+    }
+
+    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", detail: detail) }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HTTPServer
+
+/// The bell: where it lives and whether it shows its dot — the four states of the notifications spec
+/// (Explore feed on/off × unread/none) — plus the counts a client badges with.
+public struct Badge: Encodable, Equatable, Sendable {
+    public enum Placement: String, Encodable, Sendable { case explore, settings }
+    public var unreadCount: Int
+    /// `"99+"` above 99, like the app's badge.
+    public var displayCount: String
+    /// Whether the bell shows its unread indicator.
+    public var indicated: Bool
+    /// The Explore top bar when the Explore feed is on; the Settings tab when it is off.
+    public var placement: Placement
+    public var appIconBadgeCount: Int
+
+    public init(unread: Int, exploreFeedOn: Bool) {
+        let n = max(0, unread)
+        unreadCount = n
+        displayCount = n > 99 ? "99+" : String(n)
+        indicated = n > 0
+        placement = exploreFeedOn ? .explore : .settings
+        appIconBadgeCount = n
+    }
+}
+
+/// The app's notification filter groups.
+public enum FilterGroup: String, CaseIterable, Encodable, Sendable {
+    case userTalkPageMessage, mentionInTalkPage, editReverted, thanks, welcome, loginAttempts, other
+
+    /// Echo's type (and category) → the app's group.
+    public static func of(type: String, category: String?) -> FilterGroup {
+        switch type {
+        case "edit-user-talk": return .userTalkPageMessage
+        case "mention", "mention-summary", "flow-mention": return .mentionInTalkPage
+        case "reverted": return .editReverted
+        case "edit-thank", "flow-thank": return .thanks
+        case "welcome", "thank-you-edit": return .welcome
+        case "login-fail-new", "login-fail-known", "login-success": return .loginAttempts
+        default:
+            switch category {
+            case "edit-user-talk": return .userTalkPageMessage
+            case "mention": return .mentionInTalkPage
+            case "reverted": return .editReverted
+            case "edit-thank": return .thanks
+            case "login-fail", "login-success": return .loginAttempts
+            default: return .other
+            }
+        }
+    }
+}
+
+/// A notification as the client lists it.
+public struct NotificationItem: Encodable, Equatable, Sendable {
+    public var id: Int
+    public var wiki: String?
+    public var type: String
+    public var category: String?
+    public var filter: FilterGroup
+    public var timestamp: String?
+    public var read: Bool
+    public var agent: String?
+    public var title: String?
+    public var header: String?
+    public var body: String?
+    public var primaryLink: String?
+
+    public init(_ n: EchoNotification) {
+        id = n.id; wiki = n.wiki; type = n.type; category = n.category
+        filter = FilterGroup.of(type: n.type, category: n.category)
+        timestamp = n.timestamp?.utciso8601 ?? n.timestamp?.utcunix.map { Timestamp.iso8601(seconds: $0, millis: 0) }
+        read = n.isRead
+        agent = n.agent?.name
+        title = n.title?.full
+        header = n.content?.header
+        body = (n.content?.body).flatMap { $0.isEmpty ? nil : $0 }
+        primaryLink = n.content?.links?.primary?.url
+    }
+
+    enum CodingKeys: String, CodingKey { case id, wiki, type, category, filter, timestamp, read, agent, title, header, body, primaryLink }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id); try c.encode(wiki, forKey: .wiki); try c.encode(type, forKey: .type)
+        try c.encode(category, forKey: .category); try c.encode(filter, forKey: .filter); try c.encode(timestamp, forKey: .timestamp)
+        try c.encode(read, forKey: .read); try c.encode(agent, forKey: .agent); try c.encode(title, forKey: .title)
+        try c.encode(header, forKey: .header); try c.encode(body, forKey: .body); try c.encode(primaryLink, forKey: .primaryLink)
+    }
+}
+
+/// `POST /notifications/read` bodies: `{"ids":[…]}` or `{"all":true}`, strictly.
+public enum MarkReadRequest: Equatable, Sendable {
+    case ids([Int])
+    case all
+
+    public static let maxIDs = 500
+    public static let batchSize = 50
+
+    public static func parse(_ body: [UInt8]) throws -> MarkReadRequest {
+        guard !body.isEmpty else { throw bad("The body is empty; send {\"ids\":[…]} or {\"all\":true}.") }
+        let object: [String: JSONValue]
+        do { object = try JSONDecoder().decode([String: JSONValue].self, from: Data(body)) } catch {
+            throw bad("The body is not a JSON object.")
+        }
+        let unknown = object.keys.filter { $0 != "ids" && $0 != "all" }.sorted()
+        guard unknown.isEmpty else { throw bad("Unknown field(s): \(unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")).") }
+        switch (object["ids"], object["all"]) {
+        case (nil, .bool(true)?): return .all
+        case (nil, _?): throw bad("all must be true.")
+        case (.array(let values)?, nil):
+            guard !values.isEmpty else { throw bad("ids is empty.") }
+            guard values.count <= maxIDs else { throw bad("At most \(maxIDs) ids per request.") }
+            var ids: [Int] = []
+            var seen = Set<Int>()
+            for v in values {
+                let id: Int?
+                switch v {
+                case .int(let n): id = n
+                case .string(let s): id = s.utf8.count <= 18 && !s.isEmpty && s.utf8.allSatisfy { (48...57).contains($0) } ? Int(s) : nil
+                default: id = nil
+                }
+                guard let id, id > 0 else { throw bad("ids must be positive whole numbers.") }
+                if seen.insert(id).inserted { ids.append(id) }
+            }
+            return .ids(ids)
+        case (_?, nil): throw bad("ids must be an array.")
+        case (_?, _?): throw bad("Send either ids or all, not both.")
+        case (nil, nil): throw bad("Send {\"ids\":[…]} or {\"all\":true}.")
+        }
+    }
+
+    /// Upstream takes at most 50 ids a call.
+    public static func batches(_ ids: [Int]) -> [[Int]] {
+        stride(from: 0, to: ids.count, by: batchSize).map { Array(ids[$0..<min($0 + batchSize, ids.count)]) }
+    }
+
+    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-mark-read", detail: detail) }
+}
+
+/// Any JSON value, decoded strictly (a boolean never passes for a number, nor a fraction for an integer).
+public enum JSONValue: Decodable, Equatable, Sendable {
+    case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? c.decode(Int.self) { self = .int(i) }
+        else if let d = try? c.decode(Double.self) { self = .double(d) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+}
+
+/// The client's bearer credentials, checked for shape only (upstream decides whether they are valid).
+public enum BearerAuthorization {
+    public static func extract(_ headers: HTTPHeaders) throws -> String {
+        let values = headers.values("Authorization")
+        guard values.count == 1, let value = values.first else {
+            throw unauthorised(values.isEmpty ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
+        }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.") }
+        let token = parts[1]
+        // RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+        guard !token.isEmpty, token.utf8.count <= 4096,
+              token.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || "-._~+/=".utf8.contains($0) }) else {
+            throw unauthorised("The bearer token is malformed.")
+        }
+        return "Bearer " + token
+    }
+
+    static func unauthorised(_ detail: String) -> Problem {
+        Problem(status: 401, slug: "not-authorised", detail: detail, headers: ["WWW-Authenticate": "Bearer realm=\"lede\""])
+    }
+}

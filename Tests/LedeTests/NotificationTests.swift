@@ -1,0 +1,208 @@
+import Foundation
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// Seed 002 (iOS notifications spec), "Bell badging": the four states.
+final class BellBadgingTests: XCTestCase {
+    func testExploreFeedWithUnreadMessages() {
+        XCTAssertEqual(Badge(unread: 4, exploreFeedOn: true), Badge(unread: 4, exploreFeedOn: true))
+        let b = Badge(unread: 4, exploreFeedOn: true)
+        XCTAssertEqual(b.placement, .explore); XCTAssertTrue(b.indicated); XCTAssertEqual(b.displayCount, "4"); XCTAssertEqual(b.appIconBadgeCount, 4)
+    }
+    func testExploreFeedWithNoUnreadMessages() {
+        let b = Badge(unread: 0, exploreFeedOn: true)
+        XCTAssertEqual(b.placement, .explore); XCTAssertFalse(b.indicated); XCTAssertEqual(b.displayCount, "0"); XCTAssertEqual(b.appIconBadgeCount, 0)
+    }
+    func testExploreFeedOffWithUnreadMessages() {
+        let b = Badge(unread: 120, exploreFeedOn: false)
+        XCTAssertEqual(b.placement, .settings); XCTAssertTrue(b.indicated); XCTAssertEqual(b.displayCount, "99+"); XCTAssertEqual(b.unreadCount, 120)
+    }
+    func testExploreFeedOffWithNoUnreadMessages() {
+        let b = Badge(unread: 0, exploreFeedOn: false)
+        XCTAssertEqual(b.placement, .settings); XCTAssertFalse(b.indicated)
+    }
+    func testDisplayCountBoundary() {
+        XCTAssertEqual(Badge(unread: 99, exploreFeedOn: true).displayCount, "99")
+        XCTAssertEqual(Badge(unread: 100, exploreFeedOn: true).displayCount, "99+")
+        XCTAssertEqual(Badge(unread: -3, exploreFeedOn: true).unreadCount, 0)
+    }
+}
+
+final class NotificationRulesTests: XCTestCase {
+    func testFilterGroupMapping() {
+        XCTAssertEqual(FilterGroup.of(type: "edit-user-talk", category: "edit-user-talk"), .userTalkPageMessage)
+        XCTAssertEqual(FilterGroup.of(type: "mention", category: "mention"), .mentionInTalkPage)
+        XCTAssertEqual(FilterGroup.of(type: "mention-summary", category: "mention"), .mentionInTalkPage)
+        XCTAssertEqual(FilterGroup.of(type: "reverted", category: "reverted"), .editReverted)
+        XCTAssertEqual(FilterGroup.of(type: "edit-thank", category: "edit-thank"), .thanks)
+        XCTAssertEqual(FilterGroup.of(type: "welcome", category: "system"), .welcome)
+        XCTAssertEqual(FilterGroup.of(type: "login-fail-new", category: "login-fail"), .loginAttempts)
+        XCTAssertEqual(FilterGroup.of(type: "login-success", category: "login-success"), .loginAttempts)
+        XCTAssertEqual(FilterGroup.of(type: "page-linked", category: "article-linked"), .other)
+        XCTAssertEqual(FilterGroup.of(type: "something-new", category: "edit-user-talk"), .userTalkPageMessage, "category decides for unknown types")
+    }
+
+    func testMarkReadBodies() throws {
+        XCTAssertEqual(try MarkReadRequest.parse(Array("{\"all\":true}".utf8)), .all)
+        XCTAssertEqual(try MarkReadRequest.parse(Array("{\"ids\":[3,\"4\",3]}".utf8)), .ids([3, 4]))
+        let bad = ["", "[]", "{", "{\"all\":false}", "{\"all\":1}", "{\"ids\":[]}", "{\"ids\":[1],\"all\":true}", "{\"ids\":[1],\"extra\":1}",
+                   "{\"ids\":[\"abc\"]}", "{\"ids\":[1.5]}", "{\"ids\":[true]}", "{\"ids\":[-1]}", "{\"ids\":\"1,2\"}", "{}",
+                   "{\"ids\":[\(Array(repeating: "1", count: 501).joined(separator: ","))]}"]
+        for b in bad {
+            XCTAssertThrowsError(try MarkReadRequest.parse(Array(b.utf8)), b) { XCTAssertEqual(($0 as? Problem)?.status, 400, b) }
+        }
+    }
+
+    func testMarkReadIsBatchedByFifty() {
+        let b = MarkReadRequest.batches(Array(1...120))
+        XCTAssertEqual(b.map(\.count), [50, 50, 20])
+        XCTAssertEqual(b.flatMap { $0 }, Array(1...120))
+        XCTAssertEqual(MarkReadRequest.batches([7]).count, 1)
+    }
+
+    func testBearerShape() throws {
+        XCTAssertEqual(try BearerAuthorization.extract(["Authorization": "Bearer abc.DEF-123_~+/=="]), "Bearer abc.DEF-123_~+/==")
+        XCTAssertEqual(try BearerAuthorization.extract(["Authorization": "bearer abc"]), "Bearer abc")
+        for bad in ["Basic dXNlcjpwYXNz", "Bearer", "Bearer ", "Bearer a b", "Bearer a\"b", "Token abc"] {
+            XCTAssertThrowsError(try BearerAuthorization.extract(["Authorization": bad]), bad) { e in
+                let p = e as! Problem
+                XCTAssertEqual(p.status, 401)
+                XCTAssertNotNil(p.headers["WWW-Authenticate"])
+                XCTAssertFalse(p.detail.contains("dXNlcjpwYXNz"))
+            }
+        }
+        XCTAssertThrowsError(try BearerAuthorization.extract([:]))
+        XCTAssertThrowsError(try BearerAuthorization.extract(HTTPHeaders([("Authorization", "Bearer a"), ("Authorization", "Bearer b")])))
+    }
+}
+
+final class NotificationLiveTests: XCTestCase {
+    var fake: FakeUpstream!
+    var server: HTTPServer!
+
+    override func setUpWithError() throws {
+        fake = try FakeUpstream()
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
+        options.upstream = fake.template
+        options.upstreamTimeout = 0.5
+        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+        try server.start()
+    }
+    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
+
+    func call(_ method: String, _ path: String, auth: String? = "Bearer demo-alice", body: String? = nil, contentType: String = "application/json") throws -> TestHTTPResponse {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: t\r\n"
+        if let auth { text += "Authorization: \(auth)\r\n" }
+        if let body { text += "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n" }
+        text += "\r\n" + (body ?? "")
+        return try TestHTTPResponse(port: server.port, request: text)
+    }
+
+    func json(_ r: TestHTTPResponse) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:] }
+
+    func testTheClientsAuthorizationIsForwardedAndResponsesAreNeverStored() throws {
+        let r = try call("GET", "/notifications?filter=unread&limit=5")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.headers["cache-control"], "private, no-store")
+        XCTAssertEqual(fake.requests(kind: "notifications").last?.headers["Authorization"], "Bearer demo-alice")
+        let body = json(r)
+        XCTAssertEqual((body["notifications"] as? [Any])?.count, 5)
+        XCTAssertEqual((body["badge"] as? [String: Any])?["displayCount"] as? String, "99+")
+        XCTAssertNotNil(body["continue"] as? String)
+    }
+
+    func testMissingMalformedOrRefusedCredentialsAre401() throws {
+        for auth in [nil, "Basic Zm9vOmJhcg==", "Bearer", "Bearer a b"] as [String?] {
+            let r = try call("GET", "/notifications/badge", auth: auth)
+            XCTAssertEqual(r.status, 401, auth ?? "none")
+            XCTAssertTrue(r.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains("Zm9vOmJhcg"))
+        }
+        XCTAssertEqual(fake.requests(kind: "notifications").count, 0, "refused before any upstream call")
+        let refused = try call("GET", "/notifications/badge", auth: "Bearer demo-mallory")
+        XCTAssertEqual(refused.status, 401)
+        XCTAssertFalse(String(decoding: refused.body, as: UTF8.self).contains("mallory"), "the token never appears in error details")
+    }
+
+    func testTwoHundredConcurrentRequestsAlternatingUsersNeverCrossOver() throws {
+        // Generous deadline: this is about isolation under concurrency, not about speed on a 2-core CI box.
+        server.shutdown(); server.waitUntilStopped()
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
+        options.upstream = fake.template
+        options.upstreamTimeout = 10
+        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+        try server.start()
+        let group = DispatchGroup()
+        let failures = Locked<[String]>([])
+        let port = server.port
+        for i in 0..<200 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let user = i % 2 == 0 ? "demo-alice" : "demo-bob"
+                guard let r = try? TestHTTPResponse(port: port, request: "GET /notifications?filter=all&limit=50 HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(user)\r\n\r\n"),
+                      r.status == 200,
+                      let body = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any],
+                      let list = body["notifications"] as? [[String: Any]] else { failures.mutate { $0.append("\(i): no 200") }; return }
+                let ids = list.compactMap { $0["id"] as? Int }
+                let own = user == "demo-alice" ? 700_000..<800_000 : 800_000..<900_000
+                if ids.isEmpty || !ids.allSatisfy(own.contains) { failures.mutate { $0.append("\(i) \(user) got \(ids.prefix(3))") } }
+            }
+        }
+        group.wait()
+        XCTAssertEqual(failures.value, [])
+    }
+
+    func testMarkReadSendsTheTokenInBatchesOfFiftyAndReturnsTheNewBadge() throws {
+        let ids = (1...120).map { 700_000 + 10 * $0 }
+        let r = try call("POST", "/notifications/read", body: "{\"ids\":[\(ids.map(String.init).joined(separator: ","))]}")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(json(r)["unreadCount"] as? Int, 0)
+        XCTAssertEqual(json(r)["indicated"] as? Bool, false)
+        let marks = fake.requests(kind: "markread")
+        XCTAssertEqual(marks.count, 3)
+        for m in marks {
+            XCTAssertEqual(m.method, "POST")
+            XCTAssertEqual(m.headers["Authorization"], "Bearer demo-alice")
+            XCTAssertTrue(m.body.contains("token=alice"), m.body)
+            let list = m.body.split(separator: "&").first { $0.hasPrefix("list=") }!.dropFirst(5)
+            XCTAssertLessThanOrEqual(list.components(separatedBy: "%7C").count, 50)
+        }
+        XCTAssertEqual(fake.requests(kind: "token").count, 1)
+        let again = try call("POST", "/notifications/read", body: "{\"ids\":[700010]}")
+        XCTAssertEqual(again.status, 200, "idempotent")
+    }
+
+    func testInvalidMarkReadMarksNothing() throws {
+        for (body, type, status) in [("{\"ids\":[]}", "application/json", 400), ("{\"ids\":[\"x\"]}", "application/json", 400),
+                                     ("{\"all\":true,\"extra\":1}", "application/json", 400), ("not json", "application/json", 400),
+                                     ("{\"all\":true}", "text/plain", 415)] {
+            let r = try call("POST", "/notifications/read", body: body, contentType: type)
+            XCTAssertEqual(r.status, status, body)
+            XCTAssertEqual(r.headers["content-type"], "application/problem+json")
+        }
+        XCTAssertEqual(fake.requests(kind: "markread").count + fake.requests(kind: "token").count, 0)
+    }
+
+    func testUpstreamFailureIsAClearProblem() throws {
+        fake.set("notifications", .status(503, "{}"))
+        XCTAssertEqual(try call("GET", "/notifications/badge").status, 502)
+        fake.set("notifications", .delay(2))
+        let t0 = Date()
+        XCTAssertEqual(try call("GET", "/notifications").status, 504)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 1.5)
+    }
+
+    func testTypesFilterAndValidation() throws {
+        let r = try call("GET", "/notifications?filter=all&limit=50&types=thanks,welcome", auth: "Bearer demo-bob")
+        let list = json(r)["notifications"] as! [[String: Any]]
+        XCTAssertFalse(list.isEmpty)
+        XCTAssertTrue(list.allSatisfy { ["thanks", "welcome"].contains($0["filter"] as! String) })
+        for q in ["filter=new", "limit=0", "limit=51", "types=spam", "types=thanks,,welcome", "feed=maybe", "continue=abc"] {
+            XCTAssertEqual(try call("GET", "/notifications?\(q)").status, 400, q)
+        }
+    }
+}
