@@ -32,6 +32,7 @@ public final class LedeApp: @unchecked Sendable {
         ContentRoutes.register(on: router, api: api)
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
+        PlacesRoutes.register(on: router, places: options.places)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

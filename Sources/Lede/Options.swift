@@ -16,6 +16,15 @@ public struct Options: Sendable {
     /// Deadline for each feed section; a slower section becomes a placeholder.
     public var sectionTimeout: Double = 0.8
     public var cacheLimits = UpstreamCache.Limits()
+    /// `--locations FILE`; nil means the embedded list.
+    public var locationsFile: String?
+    /// The places of `/places/locations` (loaded from `locationsFile` by `loadFiles()`).
+    public var places: [Place] = LocationsLoader.embedded
+
+    /// Reads the files the flags name. Throws a message naming the file and the problem.
+    public mutating func loadFiles() throws {
+        if let path = locationsFile { places = try LocationsLoader.load(path: path) }
+    }
 
     public struct Flag: Sendable {
         public let name: String
@@ -40,6 +49,7 @@ public struct Options: Sendable {
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
+        Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
         Flag(name: "stale-if-error", placeholder: "SECONDS", help: "How long past expiry a cached answer is still served when the upstream fails (default 600; 0 turns it off)."),
@@ -128,6 +138,9 @@ public struct Options: Sendable {
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
+        case "locations":
+            guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }
+            locationsFile = value
         case "cache-max-entries": cacheLimits.maxEntries = try int(1...10_000_000)
         case "cache-max-bytes": cacheLimits.maxBytes = try int(1024...(1 << 40))
         case "stale-if-error":

@@ -7,11 +7,12 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 let healthcheck = arguments.first == "healthcheck"
 if healthcheck { arguments.removeFirst() }
 
-let options: Options
+var options: Options
 do {
     options = try Options.parse(arguments, environment: ProcessInfo.processInfo.environment)
+    if !healthcheck && !options.showHelp { try options.loadFiles() }
 } catch {
-    FileHandle.standardError.write(Data("lede: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("lede: \(error is LocationsFileError ? "--locations " : "")\(error)\n".utf8))
     exit(2)
 }
 if options.showHelp {

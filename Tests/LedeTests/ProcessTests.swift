@@ -149,3 +149,21 @@ final class ProcessTests: XCTestCase {
         XCTAssertEqual(child.process.terminationStatus, 0)
     }
 }
+
+final class LocationsFileProcessTests: XCTestCase {
+    func testABadLocationsFileStopsStartUpNamingFileAndEntry() throws {
+        let path = NSTemporaryDirectory() + "lede-bad-locations-\(getpid()).json"
+        try Data(#"[{"name":"Ok","lat":1,"long":2},{"name":"Bad","lat":95,"long":2}]"#.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let p = Process()
+        p.executableURL = ProcessTests.binary
+        p.arguments = ["--port", "0", "--locations", path]
+        let err = Pipe(); p.standardError = err; p.standardOutput = Pipe()
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 2)
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(message.contains(path), message)
+        XCTAssertTrue(message.contains("entry 1"), message)
+    }
+}
