@@ -6,14 +6,18 @@ public final class LedeApp: @unchecked Sendable {
     public let api: WikimediaClient
     public let router: Router
     public let feed: FeedService
+    public let reddit: RedditClient
 
-    public init(options: Options, transport: UpstreamTransport? = nil) {
+    public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil) {
         self.options = options
         let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
             ? EmbeddedTransport()
             : LiveTransport(template: options.upstream, contact: options.contact))
         api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), deadline: options.upstreamTimeout)
         router = Router()
+        let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
+            ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact))
+        reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout)
         register()
     }
@@ -33,6 +37,8 @@ public final class LedeApp: @unchecked Sendable {
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)
+        AnimalRoutes.register(on: router)
+        GalleryRoutes.register(on: router, reddit: reddit)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

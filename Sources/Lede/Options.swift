@@ -10,6 +10,8 @@ public struct Options: Sendable {
     public var showHelp = false
     /// `embedded`, or a base URL template with `{lang}` (`https://{lang}.wikipedia.org`).
     public var upstream = "embedded"
+    /// `embedded`, or Reddit's base URL (`https://www.reddit.com`) for the rgallery endpoints.
+    public var redditUpstream = "embedded"
     /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
     public var contact = "https://github.com/lede-bff/lede; lede@example.org"
     public var upstreamTimeout: Double = 2
@@ -46,6 +48,7 @@ public struct Options: Sendable {
         Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
         Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext and /_bench/json (default off)."),
         Flag(name: "upstream", placeholder: "embedded|URL", help: "Where Wikimedia data comes from: 'embedded' (bundled data, no network; default) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}."),
+        Flag(name: "reddit-upstream", placeholder: "embedded|URL", help: "Where /images gets Reddit listings: 'embedded' (default) or a base URL such as https://www.reddit.com."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
@@ -131,6 +134,13 @@ public struct Options: Sendable {
                 }
             }
             upstream = value
+        case "reddit-upstream":
+            if value != "embedded" {
+                guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.hasSuffix("/"), URL(string: value) != nil else {
+                    throw ParseError(description: "\(source) must be 'embedded' or an http(s) base URL without a trailing slash, not '\(value)'")
+                }
+            }
+            redditUpstream = value
         case "contact":
             guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) else {
                 throw ParseError(description: "\(source) must be printable ASCII (a URL or an e-mail address)")

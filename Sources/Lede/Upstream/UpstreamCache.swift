@@ -61,6 +61,15 @@ public final class UpstreamCache: @unchecked Sendable {
     /// `ttlFor`, when given, decides the lifetime from the fetched value (e.g. short for a partial result).
     public func value<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
                                    fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
+        try await lookup(key, ttl: ttl, ttlFor: ttlFor, fetch: fetch).0
+    }
+
+    /// How a lookup was answered.
+    public enum Source: String, Sendable { case hit, miss, coalesced, stale }
+
+    /// Like `value`, and says whether the answer came from the cache or from the upstream.
+    public func lookup<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+                                    fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
         lock.lock()
         let now = clock()
         if let node = map[key], node.expires > now {
@@ -68,12 +77,12 @@ public final class UpstreamCache: @unchecked Sendable {
             moveToFront(node)
             let v = node.value
             lock.unlock()
-            return v as! T
+            return (v as! T, .hit)
         }
         if let running = inflight[key] {
             counters.coalesced += 1
             lock.unlock()
-            return try await running.value as! T
+            return (try await running.value as! T, .coalesced)
         }
         counters.misses += 1
         let task = Task<any Sendable, Error> { [self] in
@@ -99,8 +108,11 @@ public final class UpstreamCache: @unchecked Sendable {
             }
         }
         inflight[key] = task
+        let servedStaleBefore = counters.staleServed
         lock.unlock()
-        return try await task.value as! T
+        let value = try await task.value as! T
+        let stale = lock.withLock { counters.staleServed > servedStaleBefore && map[key].map { $0.expires <= clock() } == true }
+        return (value, stale ? .stale : .miss)
     }
 
     /// Drops every entry (tests, admin).

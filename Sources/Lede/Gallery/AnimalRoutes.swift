@@ -1,0 +1,53 @@
+import HTTPServer
+
+enum AnimalRoutes {
+    struct Item: Encodable {
+        var id: Int, name: String, image: String, thumbnail: String, tags: [String], isFavorite: Bool
+        init(_ a: Animal, favorites: Set<Int>) {
+            id = a.id; name = a.name; image = a.image; thumbnail = a.thumbnail; tags = a.tags; isFavorite = favorites.contains(a.id)
+        }
+    }
+    struct ListBody: Encodable { var items: [Item]; var count: Int; var message: String? }
+    struct TagsBody: Encodable { var tags: [String] }
+
+    static func register(on router: Router) {
+        router.get("/animals") { ctx in
+            do {
+                let tags = Set(try Animals.list(ctx.request.queryParameter("tags"), name: "tags"))
+                let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
+                let only = try Animals.flag(ctx.request.queryParameter("favoritesOnly"), name: "favoritesOnly")
+                let items = Animals.filter(tags: tags, favorites: favorites, favoritesOnly: only).map { Item($0, favorites: favorites) }
+                let body = ListBody(items: items, count: items.count, message: items.isEmpty ? Animals.noAnimalsMessage : nil)
+                return .response(Responses.json(body, cacheControl: "public, max-age=300"))
+            } catch { return .response(Responses.problem(error)) }
+        }
+        let tags = Responses.json(TagsBody(tags: Animals.tags), cacheControl: "public, max-age=3600")
+        router.get("/animals/tags") { _ in .response(tags) }
+        router.get("/animals/{id}") { ctx in
+            do {
+                let animal = try find(ctx.parameter("id"))
+                let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
+                return .response(Responses.json(Item(animal, favorites: favorites), cacheControl: "public, max-age=300"))
+            } catch { return .response(Responses.problem(error)) }
+        }
+        router.get("/animals/{id}/image.svg") { ctx in
+            do {
+                let animal = try find(ctx.parameter("id"))
+                let size = try ContentRoutes.intParameter(ctx.request, "size", default: 640, range: 16...2048)
+                var h = HTTPHeaders()
+                h.set("Cache-Control", "public, max-age=86400")
+                return .response(HTTPResponse(status: 200, contentType: "image/svg+xml; charset=utf-8", bytes: Array(animal.svg(size: size).utf8), headers: h))
+            } catch { return .response(Responses.problem(error)) }
+        }
+    }
+
+    static func find(_ raw: String?) throws -> Animal {
+        guard let raw, raw.utf8.count <= 9, raw.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(raw) else {
+            throw Problem(status: 400, slug: "invalid-gallery-request", detail: "The animal id is a number.")
+        }
+        guard let a = Animals.all.first(where: { $0.id == id }) else {
+            throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(id).")
+        }
+        return a
+    }
+}

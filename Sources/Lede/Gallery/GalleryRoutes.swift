@@ -1,0 +1,59 @@
+import HTTPServer
+
+enum GalleryRoutes {
+    struct ListBody: Encodable {
+        var query: String
+        var source: String
+        var items: [GalleryImage]
+        var message: String?
+    }
+    struct DetailBody: Encodable { var image: GalleryImage; var related: [GalleryImage] }
+
+    static func register(on router: Router, reddit: RedditClient) {
+        router.get("/images") { ctx in
+            let q: String
+            do { q = try keyword(ctx.request) } catch { return .response(Responses.problem(error)) }
+            let acceptLanguage = ctx.request.headers["Accept-Language"]
+            return Responses.async {
+                let (items, source) = try await reddit.images(q)
+                let fromCache = source == .hit || source == .stale
+                let body = ListBody(query: q, source: fromCache ? "cache" : "api", items: items,
+                                    message: items.isEmpty ? RedditRules.noResultsMessage(acceptLanguage: acceptLanguage) : nil)
+                var response = Responses.json(body, cacheControl: "public, max-age=60", headers: ["Vary": "Accept-Encoding, Accept-Language"])
+                response.headers.set("X-Cache", fromCache ? "HIT" : "MISS")
+                return response
+            }
+        }
+        router.get("/images/{id}") { ctx in
+            let q: String, id: String, exclude: Set<String>
+            do {
+                q = try keyword(ctx.request)
+                id = ctx.parameter("id") ?? ""
+                guard isPostID(id) else { throw bad("The image id is a Reddit post id (letters and digits).") }
+                let items = try Animals.list(ctx.request.queryParameter("exclude"), name: "exclude")
+                guard items.allSatisfy(isPostID) else { throw bad("exclude is a comma list of image ids.") }
+                exclude = Set(items)
+            } catch { return .response(Responses.problem(error)) }
+            return Responses.async {
+                let (items, source) = try await reddit.images(q)
+                guard let image = items.first(where: { $0.id == id }) else {
+                    throw Problem(status: 404, slug: "not-found", detail: "No image \(id) in the results for \(q).")
+                }
+                var response = Responses.json(DetailBody(image: image, related: RedditRules.related(items, selected: id, exclude: exclude)), cacheControl: "public, max-age=60")
+                response.headers.set("X-Cache", source == .hit || source == .stale ? "HIT" : "MISS")
+                return response
+            }
+        }
+    }
+
+    static func keyword(_ r: HTTPRequest) throws -> String {
+        guard let q = r.queryParameter("q"), RedditRules.isValidKeyword(q) else {
+            throw bad("q must be a subreddit name: 2 to 21 letters, digits or underscores.")
+        }
+        return q
+    }
+
+    static func isPostID(_ s: String) -> Bool { (1...20).contains(s.utf8.count) && s.utf8.allSatisfy { (48...57).contains($0) || (97...122).contains($0) || (65...90).contains($0) } }
+
+    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", detail: detail) }
+}

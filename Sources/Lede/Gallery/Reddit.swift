@@ -1,0 +1,124 @@
+import Foundation
+import HTTPServer
+
+/// `GET https://www.reddit.com/r/{KEYWORD}/top.json` — the parts rgallery reads.
+public struct RedditListing: Codable, Sendable, Equatable {
+    public struct Image: Codable, Sendable, Equatable { public var url: String; public var width: Int?; public var height: Int? }
+    public struct PreviewImage: Codable, Sendable, Equatable { public var source: Image?; public var resolutions: [Image]? }
+    public struct Preview: Codable, Sendable, Equatable { public var images: [PreviewImage]? }
+    public struct Post: Codable, Sendable, Equatable {
+        public var id: String
+        public var title: String?
+        public var author: String?
+        public var permalink: String?
+        public var url: String?
+        public var over18: Bool?
+        public var postHint: String?
+        public var isVideo: Bool?
+        public var isSelf: Bool?
+        public var preview: Preview?
+        enum CodingKeys: String, CodingKey {
+            case id, title, author, permalink, url, over18 = "over_18", postHint = "post_hint", isVideo = "is_video", isSelf = "is_self", preview
+        }
+    }
+    public struct Child: Codable, Sendable, Equatable { public var kind: String?; public var data: Post }
+    public struct Data: Codable, Sendable, Equatable { public var children: [Child] }
+    public var kind: String?
+    public var data: Data
+}
+
+/// An image of the grid.
+public struct GalleryImage: Encodable, Sendable, Equatable {
+    public struct Ref: Encodable, Sendable, Equatable { public var url: String; public var width: Int?; public var height: Int? }
+    public var id: String
+    public var title: String
+    public var thumbnail: Ref
+    public var image: Ref
+    public var author: String?
+    public var permalink: String?
+}
+
+public enum RedditRules {
+    /// Subreddit names: letters, digits, underscore, 2–21 characters.
+    public static func isValidKeyword(_ s: String) -> Bool {
+        (2...21).contains(s.utf8.count) && s.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 95 }
+    }
+
+    /// Reddit escapes `&` in preview URLs as `&amp;`.
+    public static func unescape(_ url: String) -> String { url.replacingOccurrences(of: "&amp;", with: "&") }
+
+    /// Image posts only (a preview image, an image hint or an image URL; never video or text), never NSFW.
+    public static func images(_ listing: RedditListing) -> [GalleryImage] {
+        var seen = Set<String>()
+        return listing.data.children.compactMap { child -> GalleryImage? in
+            let p = child.data
+            guard p.over18 != true, p.isVideo != true, p.isSelf != true, let first = p.preview?.images?.first, let source = first.source else { return nil }
+            let lower = (p.url ?? "").lowercased()
+            let looksLikeImage = p.postHint == "image" || [".jpg", ".jpeg", ".png", ".gif", ".webp"].contains { lower.hasSuffix($0) }
+            guard looksLikeImage, seen.insert(p.id).inserted else { return nil }
+            // The thumbnail: the preview resolution closest to 320 px wide, else the source.
+            let thumb = (first.resolutions ?? []).min { abs(($0.width ?? 0) - 320) < abs(($1.width ?? 0) - 320) } ?? source
+            return GalleryImage(id: p.id, title: p.title ?? "", thumbnail: .init(url: unescape(thumb.url), width: thumb.width, height: thumb.height),
+                                image: .init(url: unescape(source.url), width: source.width, height: source.height),
+                                author: p.author, permalink: p.permalink.map { $0.hasPrefix("/") ? "https://www.reddit.com" + $0 : $0 })
+        }
+    }
+
+    /// The detail page's related grid: the other images of the search, never the selected one nor any excluded.
+    public static func related(_ images: [GalleryImage], selected: String, exclude: Set<String>) -> [GalleryImage] {
+        images.filter { $0.id != selected && !exclude.contains($0.id) }
+    }
+
+    /// `No results` in the app's two languages (English, Italian) from Accept-Language.
+    public static func noResultsMessage(acceptLanguage: String?) -> String {
+        LanguageCode.fromAcceptLanguage(acceptLanguage)?.code == "it" ? "Nessun risultato" : "No results"
+    }
+}
+
+/// Top posts of a subreddit, cached per keyword through the shared cache machinery.
+public final class RedditClient: @unchecked Sendable {
+    public let transport: UpstreamTransport
+    public let cache: UpstreamCache
+    public let metrics: UpstreamMetrics
+    public let deadline: Double
+    public let ttl: Double = 300
+
+    public init(transport: UpstreamTransport, cache: UpstreamCache = UpstreamCache(), metrics: UpstreamMetrics = UpstreamMetrics(), deadline: Double = 2) {
+        self.transport = transport; self.cache = cache; self.metrics = metrics; self.deadline = deadline
+    }
+
+    public static func request(_ keyword: String) -> UpstreamRequest {
+        UpstreamRequest(lang: "reddit", path: "/r/\(keyword)/top.json", kind: "reddit")
+    }
+
+    /// The grid for `keyword` (already validated), and whether it came from the cache.
+    public func images(_ keyword: String) async throws -> ([GalleryImage], UpstreamCache.Source) {
+        let key = "reddit:" + keyword.lowercased()
+        return try await cache.lookup(key, ttl: ttl) { [self] in
+            let req = Self.request(keyword)
+            let start = Date()
+            let response: UpstreamResponse
+            do { response = try await transport.send(req, deadline: deadline) } catch let e as UpstreamError {
+                metrics.record(kind: "reddit", outcome: e.outcome, seconds: Date().timeIntervalSince(start)); throw e
+            } catch {
+                metrics.record(kind: "reddit", outcome: "unavailable", seconds: Date().timeIntervalSince(start)); throw UpstreamError.unavailable(status: 0)
+            }
+            let elapsed = Date().timeIntervalSince(start)
+            switch response.status {
+            case 200..<300: break
+            case 403, 404:  // a private, banned or missing subreddit: no results, not an error
+                metrics.record(kind: "reddit", outcome: "not_found", seconds: elapsed)
+                return ([], 16)
+            default:
+                metrics.record(kind: "reddit", outcome: "unavailable", seconds: elapsed)
+                throw UpstreamError.unavailable(status: response.status)
+            }
+            guard let listing = try? JSONDecoder().decode(RedditListing.self, from: Foundation.Data(response.body)) else {
+                metrics.record(kind: "reddit", outcome: "malformed", seconds: elapsed)
+                throw UpstreamError.malformed("reddit: the answer is not a listing")
+            }
+            metrics.record(kind: "reddit", outcome: "ok", seconds: elapsed)
+            return (RedditRules.images(listing), response.body.count)
+        }
+    }
+}
