@@ -75,15 +75,8 @@ public final class ServerMetrics: @unchecked Sendable {
             let label = route == -1 ? "unmatched" : (route == -2 ? "invalid" : (route < routeLabels.count ? routeLabels[route] : "?"))
             out += "lede_http_requests_total{route=\(JSONText.quote(label)),status=\"\(status)\"} \(count)\n"
         }
-        out += "# HELP lede_http_request_duration_seconds Time from a complete request to its response being queued.\n# TYPE lede_http_request_duration_seconds histogram\n"
-        var cumulative = 0
-        for (i, bound) in ServerMetrics.latencyBuckets.enumerated() {
-            cumulative += buckets[i]
-            out += "lede_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        cumulative += buckets[ServerMetrics.latencyBuckets.count]
-        out += "lede_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "lede_http_request_duration_seconds_sum \(sum)\nlede_http_request_duration_seconds_count \(cumulative)\n"
+        out += PrometheusText.histogram(name: "lede_http_request_duration_seconds", help: "Time from a complete request to its response being queued.",
+                                        bounds: ServerMetrics.latencyBuckets, counts: buckets, sum: sum)
         out += "# HELP lede_http_open_connections Connections open now.\n# TYPE lede_http_open_connections gauge\nlede_http_open_connections \(lede_atomic_load(counters))\n"
         out += "# HELP lede_http_connections_total Connections accepted.\n# TYPE lede_http_connections_total counter\nlede_http_connections_total \(lede_atomic_load(counters + 1))\n"
         out += "# HELP lede_http_connections_rejected_total Connections refused with 503 past --max-connections or on descriptor exhaustion.\n# TYPE lede_http_connections_rejected_total counter\nlede_http_connections_rejected_total \(lede_atomic_load(counters + 2))\n"
@@ -92,6 +85,22 @@ public final class ServerMetrics: @unchecked Sendable {
         let extra = collectors
         pthread_mutex_unlock(&collectorLock)
         for c in extra { out += c() }
+        return out
+    }
+}
+
+/// Prometheus text exposition helpers shared by every metrics source.
+public enum PrometheusText {
+    /// A histogram from per-bucket counts (`counts` has one more entry than `bounds`: the overflow).
+    public static func histogram(name: String, help: String, bounds: [Double], counts: [Int], sum: Double) -> String {
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        var cumulative = 0
+        for (i, bound) in bounds.enumerated() {
+            cumulative += counts[i]
+            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += counts[bounds.count]
+        out += "\(name)_bucket{le=\"+Inf\"} \(cumulative)\n\(name)_sum \(sum)\n\(name)_count \(cumulative)\n"
         return out
     }
 }

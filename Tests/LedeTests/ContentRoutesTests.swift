@@ -14,14 +14,11 @@ final class ContentRoutesTests: XCTestCase {
 
     override func setUpWithError() throws {
         fake = try FakeUpstream()
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        options.upstream = fake.template
-        options.upstreamTimeout = 0.5
-        options.cacheLimits.staleIfError = 0
-        let app = LedeApp(options: options)
-        server = app.makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede { [fake] in
+            $0.upstream = fake!.template
+            $0.upstreamTimeout = 0.5
+            $0.cacheLimits.staleIfError = 0
+        }
         base = "http://127.0.0.1:\(server.port)"
     }
 

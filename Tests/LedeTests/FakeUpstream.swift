@@ -103,3 +103,13 @@ final class FakeUpstream: @unchecked Sendable {
         return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body)
     }
 }
+
+/// Starts Lede on an ephemeral loopback port with test-friendly options (no access log, quiet logs).
+func startLede(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in }) throws -> HTTPServer {
+    var options = Options()
+    options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = loops; options.server.accessLog = false
+    configure(&options)
+    let server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+    try server.start()
+    return server
+}

@@ -175,13 +175,11 @@ final class FeedLiveTests: XCTestCase {
 
     override func setUpWithError() throws {
         fake = try FakeUpstream()
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
-        options.upstream = fake.template
-        options.upstreamTimeout = 2
-        options.sectionTimeout = 0.3
-        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede(loops: 2) { [fake] in
+            $0.upstream = fake!.template
+            $0.upstreamTimeout = 2
+            $0.sectionTimeout = 0.3
+        }
         base = "http://127.0.0.1:\(server.port)"
     }
 

@@ -123,12 +123,10 @@ final class RGalleryLiveTests: XCTestCase {
 
     override func setUpWithError() throws {
         reddit = try FakeReddit()
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        options.redditUpstream = reddit.base
-        options.upstreamTimeout = 0.4
-        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede { [reddit] in
+            $0.redditUpstream = reddit!.base
+            $0.upstreamTimeout = 0.4
+        }
     }
     override func tearDown() { server.shutdown(); server.waitUntilStopped(); reddit.stop() }
 

@@ -83,12 +83,10 @@ final class NotificationLiveTests: XCTestCase {
 
     override func setUpWithError() throws {
         fake = try FakeUpstream()
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
-        options.upstream = fake.template
-        options.upstreamTimeout = 0.5
-        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede(loops: 2) { [fake] in
+            $0.upstream = fake!.template
+            $0.upstreamTimeout = 0.5
+        }
     }
     override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
 
@@ -129,12 +127,10 @@ final class NotificationLiveTests: XCTestCase {
     func testTwoHundredConcurrentRequestsAlternatingUsersNeverCrossOver() throws {
         // Generous deadline: this is about isolation under concurrency, not about speed on a 2-core CI box.
         server.shutdown(); server.waitUntilStopped()
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 2; options.server.accessLog = false
-        options.upstream = fake.template
-        options.upstreamTimeout = 10
-        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede(loops: 2) { [fake] in
+            $0.upstream = fake!.template
+            $0.upstreamTimeout = 10
+        }
         let group = DispatchGroup()
         let failures = Locked<[String]>([])
         let port = server.port

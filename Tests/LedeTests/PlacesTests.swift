@@ -83,10 +83,7 @@ final class DeepLinkTests: XCTestCase {
 final class PlacesLiveTests: XCTestCase {
     var server: HTTPServer!
     override func setUpWithError() throws {
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
-        try server.start()
+        server = try startLede()
     }
     override func tearDown() { server.shutdown(); server.waitUntilStopped() }
 

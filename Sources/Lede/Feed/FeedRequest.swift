@@ -46,15 +46,7 @@ public struct FeedRequest: Sendable, Equatable {
         }
         var sections = SectionKind.allCases
         if let raw = q["sections"] {
-            let names = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !names.isEmpty, names.count <= 20, names.allSatisfy({ !$0.isEmpty }) else { throw bad("sections is a comma list of section kinds with no empty items.") }
-            var chosen = Set<SectionKind>()
-            for n in names {
-                guard let k = SectionKind(rawValue: n) else {
-                    throw bad("Unknown section '\(n.prefix(40))'; known: \(SectionKind.allCases.map(\.rawValue).joined(separator: ", ")).")
-                }
-                chosen.insert(k)
-            }
+            let chosen = Set(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
             sections = SectionKind.allCases.filter(chosen.contains)
         }
         let lat = q["lat"], lon = q["lon"]

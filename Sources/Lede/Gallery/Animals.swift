@@ -54,10 +54,7 @@ public enum Animals {
     /// A comma list: no empty items, at most 100.
     static func list(_ raw: String?, name: String) throws -> [String] {
         guard let raw else { return [] }
-        let items = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard items.allSatisfy({ !$0.isEmpty && $0.count <= 64 }) else { throw bad("\(name) is a comma list with no empty items.") }
-        guard items.count <= 100 else { throw bad("\(name) holds at most 100 entries.") }
-        return items
+        return try QueryList.items(raw, name: name, slug: "invalid-gallery-request")
     }
 
     static func favorites(_ raw: String?) throws -> Set<Int> {

@@ -91,16 +91,7 @@ enum NotificationRoutes {
     }
 
     static func parseGroups(_ raw: String) throws -> Set<FilterGroup> {
-        let names = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard !names.isEmpty, names.count <= 20, names.allSatisfy({ !$0.isEmpty }) else { throw bad("types is a comma list of filter groups with no empty items.") }
-        var out = Set<FilterGroup>()
-        for n in names {
-            guard let g = FilterGroup(rawValue: n) else {
-                throw bad("Unknown type '\(n.prefix(40))'; known: \(FilterGroup.allCases.map(\.rawValue).joined(separator: ", ")).")
-            }
-            out.insert(g)
-        }
-        return out
+        Set(try QueryList.cases(raw, of: FilterGroup.self, name: "types", slug: "invalid-notifications-request"))
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", detail: detail) }

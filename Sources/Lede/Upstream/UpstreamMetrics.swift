@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// Upstream calls by kind and outcome, and their latency, rendered into `/metrics` with the cache counters.
 public final class UpstreamMetrics: @unchecked Sendable {
@@ -39,14 +40,7 @@ public final class UpstreamMetrics: @unchecked Sendable {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "lede_upstream_calls_total{kind=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(n)\n"
         }
-        out += "# HELP lede_upstream_duration_seconds Upstream call latency.\n# TYPE lede_upstream_duration_seconds histogram\n"
-        var cumulative = 0
-        for (i, b) in UpstreamMetrics.buckets.enumerated() {
-            cumulative += h[i]
-            out += "lede_upstream_duration_seconds_bucket{le=\"\(b)\"} \(cumulative)\n"
-        }
-        cumulative += h[UpstreamMetrics.buckets.count]
-        out += "lede_upstream_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\nlede_upstream_duration_seconds_sum \(s)\nlede_upstream_duration_seconds_count \(cumulative)\n"
+        out += PrometheusText.histogram(name: "lede_upstream_duration_seconds", help: "Upstream call latency.", bounds: UpstreamMetrics.buckets, counts: h, sum: s)
         out += "# HELP lede_cache_hits_total Cache lookups answered from a fresh entry.\n# TYPE lede_cache_hits_total counter\nlede_cache_hits_total \(cache.hits)\n"
         out += "# HELP lede_cache_misses_total Cache lookups that started an upstream fetch.\n# TYPE lede_cache_misses_total counter\nlede_cache_misses_total \(cache.misses)\n"
         out += "# HELP lede_cache_coalesced_total Lookups that joined a fetch already under way for the same key.\n# TYPE lede_cache_coalesced_total counter\nlede_cache_coalesced_total \(cache.coalesced)\n"
