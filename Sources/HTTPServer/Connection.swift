@@ -7,8 +7,14 @@ final class Connection {
     unowned let loop: EventLoop
     private var parser: RequestParser
     private var machine: ConnectionStateMachine
+    /// Head bytes and small bodies, written in one send.
     private var out: [UInt8] = []
     private var outStart = 0
+    /// Earlier output than `out`: chunks that include large shared bodies, sent without copying them
+    /// (head and body in one `sendmsg` with two iovecs).
+    private var queue: [[UInt8]] = []
+    private var queueOffset = 0
+    private var hasPendingOutput: Bool { !queue.isEmpty || outStart < out.count }
     private var interestRead = true
     private var interestWrite = false
     private var inFlight = false
@@ -81,7 +87,7 @@ final class Connection {
         }
         process()
         if isClosed { return }
-        if peerClosed && !inFlight && outStart == out.count { close(); return }
+        if peerClosed && !inFlight && !hasPendingOutput { close(); return }
         updateInterest()
     }
 
@@ -161,7 +167,7 @@ final class Connection {
         respond(response)
         process()
         if isClosed { return }
-        if peerClosed && outStart == out.count && !closeAfterFlush { close(); return }
+        if peerClosed && !hasPendingOutput && !closeAfterFlush { close(); return }
         updateInterest()
     }
 
@@ -173,8 +179,15 @@ final class Connection {
         var keepAlive = p.keepAlive && !closeAfterFlush
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
         let start = out.count
-        let bodyBytes = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: loop.dateBytes)
-        let total = out.count - start
+        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: loop.dateBytes)
+        let total = out.count - start + (largeBody?.count ?? 0)
+        if let largeBody {
+            // Keep the order: everything pending, then this head, then the body (shared, not copied).
+            queue.append(outStart == 0 ? out : Array(out[outStart...]))
+            queue.append(largeBody)
+            out.removeAll(keepingCapacity: true)
+            outStart = 0
+        }
         let now = Syscall.monotonicNanos()
         let seconds = Double(now &- p.started) / 1e9
         loop.core.metrics.record(loop: loop.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
@@ -190,6 +203,30 @@ final class Connection {
 
     private func flush() {
         if isClosed { return }
+        while !queue.isEmpty {
+            let r: Syscall.IOResult
+            if queue.count >= 2 {
+                r = queue[0].withUnsafeBytes { a in
+                    queue[1].withUnsafeBytes { b in
+                        Syscall.send2(fd, a.baseAddress! + queueOffset, a.count - queueOffset, b.baseAddress!, b.count)
+                    }
+                }
+            } else {
+                r = queue[0].withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + queueOffset, $0.count - queueOffset) }
+            }
+            switch r {
+            case .bytes(var n):
+                machine.writeProgressed(now: Syscall.monotonicNanos())
+                while n > 0, !queue.isEmpty {
+                    let remaining = queue[0].count - queueOffset
+                    if n < remaining { queueOffset += n; n = 0 } else { n -= remaining; queue.removeFirst(); queueOffset = 0 }
+                }
+            case .wouldBlock:
+                updateInterest(); return
+            case .endOfFile, .failed:
+                close(); return
+            }
+        }
         while outStart < out.count {
             let r = out.withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + outStart, $0.count - outStart) }
             switch r {
@@ -219,7 +256,7 @@ final class Connection {
 
     private func updateInterest() {
         if isClosed { return }
-        let wantWrite = outStart < out.count
+        let wantWrite = hasPendingOutput
         let wantRead = !peerClosed && (lingerDeadline != nil || (!closeAfterFlush && parser.bufferedByteCount < pauseThreshold))
         if wantRead != interestRead || wantWrite != interestWrite {
             interestRead = wantRead; interestWrite = wantWrite
@@ -252,7 +289,7 @@ final class Connection {
 
     func shutdownRequested() {
         if isClosed { return }
-        if machine.shutdownRequested() == .close && outStart == out.count && parser.isIdle && !inFlight {
+        if machine.shutdownRequested() == .close && !hasPendingOutput && parser.isIdle && !inFlight {
             close()
         }
     }

@@ -1,8 +1,12 @@
 /// Serialises a response head and body into bytes, adding the server's own fields and choosing the
 /// representation (gzip or identity, 304 for a matching ETag).
 enum ResponseEncoder {
-    /// Appends the response to `out`; returns the number of body bytes written.
-    static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> Int {
+    /// Bodies at least this large are sent from their own storage instead of being copied after the head.
+    static let separateBodyThreshold = 4096
+
+    /// Appends the response head (and a small body) to `out`. Returns the body size, and the body itself when it
+    /// is large enough to be sent separately (it is then not appended).
+    static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
         var status = response.status
         var body: [UInt8]
         var contentType: String? = response.headers["Content-Type"]
@@ -57,9 +61,10 @@ enum ResponseEncoder {
         if !keepAlive { out.append(contentsOf: connectionClose) }
         else if request.versionMinor == 0 { out.append(contentsOf: connectionKeepAlive) }
         out.append(contentsOf: crlf)
-        if noBody { return 0 }
+        if noBody { return (0, nil) }
+        if body.count >= separateBodyThreshold { return (body.count, body) }
         out.append(contentsOf: body)
-        return body.count
+        return (body.count, nil)
     }
 
     /// Whether a `Vary` value already names Accept-Encoding (byte scan; no Foundation string search).

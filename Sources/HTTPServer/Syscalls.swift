@@ -37,6 +37,28 @@ enum Syscall {
         }
     }
 
+    /// Two buffers in one `sendmsg` (gathered like writev, but with MSG_NOSIGNAL).
+    @inline(never)
+    static func send2(_ fd: Int32, _ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> IOResult {
+        var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: a), iov_len: aCount),
+                   iovec(iov_base: UnsafeMutableRawPointer(mutating: b), iov_len: bCount))
+        return withUnsafeMutablePointer(to: &iov) { p in
+            p.withMemoryRebound(to: iovec.self, capacity: 2) { vec in
+                var msg = msghdr()
+                msg.msg_iov = vec
+                msg.msg_iovlen = 2
+                while true {
+                    let n = sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
+                    if n >= 0 { return .bytes(n) }
+                    let e = errno
+                    if e == EINTR { continue }
+                    if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+                    return .failed(e)
+                }
+            }
+        }
+    }
+
     struct BindError: Error, CustomStringConvertible {
         var description: String
     }

@@ -227,6 +227,29 @@ final class LiveServerTests: XCTestCase {
         XCTAssertEqual(c.readResponse()?.status, 200)
     }
 
+    static let largeBytes: [UInt8] = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+
+    func testLargeBodiesPipelinedWithSmallOnesArriveIntactAndInOrderToASlowReader() throws {
+        let c = try client()
+        c.send("GET /large HTTP/1.1\r\nHost: t\r\n\r\nGET /items/a HTTP/1.1\r\nHost: t\r\n\r\nGET /large?shared=1 HTTP/1.1\r\nHost: t\r\n\r\nHEAD /large HTTP/1.1\r\nHost: t\r\n\r\nGET /items/b HTTP/1.1\r\nHost: t\r\n\r\n")
+        // Let the socket buffers fill so the server sees partial writes and EAGAIN mid-body.
+        Thread.sleep(forTimeInterval: 0.3)
+        let first = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(first.body.count, 300_000)
+        XCTAssertTrue(first.body == Self.largeBytes, "byte-exact")
+        XCTAssertEqual(c.readResponse()?.text, "item a")
+        let shared = try XCTUnwrap(c.readResponse())
+        XCTAssertTrue(shared.body == Self.largeBytes)
+        XCTAssertNotNil(shared.header("ETag"))
+        let head = try XCTUnwrap(c.readResponse(head: true))
+        XCTAssertEqual(head.header("Content-Length"), "300000")
+        XCTAssertEqual(c.readResponse()?.text, "item b")
+        c.send("GET /large?shared=1 HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        let gz = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(gz.header("Content-Encoding"), nil, "application/octet-stream is not a compressible type")
+        XCTAssertEqual(gz.body.count, 300_000)
+    }
+
     func testConcurrentAsyncRequestsDoNotBlockTheLoop() throws {
         let slow = try client()
         slow.send("GET /slow?ms=500 HTTP/1.1\r\nHost: t\r\n\r\n")

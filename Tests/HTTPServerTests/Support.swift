@@ -126,6 +126,12 @@ func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }
     let cached = PreparedBody(contentType: "application/json", bytes: Array(("{\"list\":[" + (0..<300).map { "\($0)" }.joined(separator: ",") + "]}").utf8))
     router.get("/cached") { _ in .response(.prepared(cached)) }
     router.get("/items/{id}") { ctx in .response(.text("item \(ctx.parameter("id") ?? "")")) }
+    // Large bodies (sent from their own storage): 300 KB of a repeating, position-dependent pattern.
+    let largeBytes: [UInt8] = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+    let largePrepared = PreparedBody(contentType: "application/octet-stream", bytes: largeBytes)
+    router.get("/large") { ctx in
+        ctx.request.queryParameter("shared") == "1" ? .response(.prepared(largePrepared)) : .response(HTTPResponse(status: 200, contentType: "application/octet-stream", bytes: largeBytes))
+    }
     let server = HTTPServer(configuration: config, router: router, logger: Logger(level: ProcessInfo.processInfo.environment["LEDE_TEST_LOG"] == nil ? .off : .debug))
     try server.start()
     return server
