@@ -73,16 +73,23 @@ print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0}")
 PY
 }
 
-echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $(date -u +%F)"
-printf '%-10s %-6s %12s %10s %10s %8s\n' route server req/s p50_ms p99_ms non2xx
+rounds=${ROUNDS:-3}
+echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $(date -u +%F); $rounds rounds alternating Lede and nginx, medians"
+median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
+printf '%-10s %-6s %12s %10s %10s %8s   %s\n' route server req/s p50_ms p99_ms non2xx "req/s per round"
 for route in plaintext json; do
-  # Warm both, then measure: Lede, nginx.
+  # Warm both, then measure in alternating rounds so drifts in machine load hit both servers alike.
   wrk -t1 -c16 -d2s "http://127.0.0.1:$lede_port/_bench/$route" >/dev/null
   wrk -t1 -c16 -d2s "http://127.0.0.1:$nginx_port/_bench/$route" >/dev/null
-  read -r l_rps l_p50 l_p99 l_err < <(run "lede-$route" "http://127.0.0.1:$lede_port/_bench/$route")
-  read -r n_rps n_p50 n_p99 n_err < <(run "nginx-$route" "http://127.0.0.1:$nginx_port/_bench/$route")
-  printf '%-10s %-6s %12s %10s %10s %8s\n' "$route" lede "$l_rps" "$l_p50" "$l_p99" "$l_err"
-  printf '%-10s %-6s %12s %10s %10s %8s\n' "$route" nginx "$n_rps" "$n_p50" "$n_p99" "$n_err"
+  l_r=(); l_5=(); l_9=(); n_r=(); n_5=(); n_9=(); l_e=0; n_e=0
+  for i in $(seq 1 "$rounds"); do
+    read -r a b c d < <(run "lede-$route-$i" "http://127.0.0.1:$lede_port/_bench/$route"); l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d))
+    read -r a b c d < <(run "nginx-$route-$i" "http://127.0.0.1:$nginx_port/_bench/$route"); n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d))
+  done
+  l_rps=$(median "${l_r[@]}"); l_p50=$(median "${l_5[@]}"); l_p99=$(median "${l_9[@]}")
+  n_rps=$(median "${n_r[@]}"); n_p50=$(median "${n_5[@]}"); n_p99=$(median "${n_9[@]}")
+  printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" lede "$l_rps" "$l_p50" "$l_p99" "$l_e" "${l_r[*]}"
+  printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" nginx "$n_rps" "$n_p50" "$n_p99" "$n_e" "${n_r[*]}"
   python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$l_rps/$n_rps:.2f}x   p99 lede/nginx = {$l_p99/$n_p99:.2f}x')"
 done
 

@@ -137,7 +137,7 @@ final class Connection {
         if let requestID, Connection.isValidRequestID(requestID) { current.requestID = requestID }
         else { current.requestID = loop.nextRequestID() }
 
-        switch loop.core.router.match(method: request.method, segments: request.pathSegments) {
+        switch loop.core.router.match(method: request.method, segments: request.pathSegments, rawPath: request.path) {
         case .found(let route, let params):
             current.route = route.index
             let context = RequestContext(request: request, parameters: params, requestID: current.requestID, route: route.pattern)

@@ -52,18 +52,30 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
     }
 }
 
-extension StringProtocol {
+extension String {
+    /// ASCII case-insensitive equality over contiguous UTF-8 (header names are ASCII).
     func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
-        let a = self.utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-            if lx != ly { return false }
+        if self == other { return true }
+        guard self.utf8.count == other.utf8.count else { return false }
+        var a = self, b = other
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for i in 0..<x.count where x[i] != y[i] {
+                    let lx = (x[i] >= 65 && x[i] <= 90) ? x[i] | 0x20 : x[i]
+                    let ly = (y[i] >= 65 && y[i] <= 90) ? y[i] | 0x20 : y[i]
+                    if lx != ly { return false }
+                }
+                return true
+            }
         }
-        return true
     }
+}
 
+extension Substring {
+    func asciiCaseInsensitiveEquals(_ other: String) -> Bool { String(self).asciiCaseInsensitiveEquals(other) }
+}
+
+extension StringProtocol {
     func lowercasedASCII() -> String {
         String(decoding: self.utf8.map { ($0 >= 65 && $0 <= 90) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }

@@ -300,7 +300,7 @@ public struct RequestParser {
         for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Host") { hostCount += 1; host = f.value }
         if hostCount > 1 { throw ParseError(400, "More than one Host field.") }
         if http11 && hostCount == 0 { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
-        if let host, !host.utf8.allSatisfy(RequestParser.isHostChar) {
+        if var host, !host.withUTF8({ $0.allSatisfy(RequestParser.isHostChar) }) {
             throw ParseError(400, "The Host field is not a valid host[:port].")
         }
         try validateTarget()

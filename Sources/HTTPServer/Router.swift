@@ -70,9 +70,13 @@ public final class Router: @unchecked Sendable {
     public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
 
-    public func match(method: String, segments: [String]) -> Match {
+    /// `rawPath`, when given and free of percent-escapes, finds literal routes without joining the segments.
+    public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {
         let wanted = method == "HEAD" ? "GET" : method
-        let exactRoutes = exact[segments.count == 1 ? segments[0] : segments.joined(separator: "/")]
+        let key: String
+        if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) { key = String(rawPath.dropFirst()) }
+        else { key = segments.count == 1 ? segments[0] : segments.joined(separator: "/") }
+        let exactRoutes = exact[key]
         // Fast path: a literal route with this method.
         if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
         var candidates: [(Route, [String: String])] = exactRoutes?.map { ($0, [:]) } ?? []
