@@ -9,7 +9,20 @@ enum ResponseEncoder {
     static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
         var status = response.status
         var body: [UInt8]
-        var contentType: String? = response.headers["Content-Type"]
+        // One pass over the handler's fields: the few the encoder reads, and which ones it writes itself.
+        var contentType: String?, contentEncoding: String?, handlerETag: String?, vary: String?
+        var ownFields = 0   // bit i set: field i is written by the encoder, not copied
+        for (i, f) in response.headers.fields.enumerated() {
+            switch FieldName.classify(f.name) {
+            case .contentType: contentType = contentType ?? f.value
+            case .contentEncoding: contentEncoding = contentEncoding ?? f.value
+            case .etag: handlerETag = handlerETag ?? f.value; if i < 64 { ownFields |= 1 << i }
+            case .vary: vary = vary ?? f.value
+            case .serverOwned: if i < 64 { ownFields |= 1 << i }
+            case .other: break
+            }
+        }
+        let handlerContentType = contentType
         var etag: String?
         var gzipped = false
         var varies = false
@@ -17,12 +30,12 @@ enum ResponseEncoder {
         switch response.body {
         case .bytes(let b):
             body = b
-            if b.count > Compression.threshold && response.headers["Content-Encoding"] == nil && Compression.isCompressible(contentType) {
+            if b.count > Compression.threshold && contentEncoding == nil && Compression.isCompressible(contentType) {
                 varies = true
                 if acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
             }
             // A handler's strong ETag names the identity bytes; the gzip representation gets its own tag.
-            if let tag = response.headers["ETag"] {
+            if let tag = handlerETag {
                 etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
                 if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 { status = 304 }
             }
@@ -43,15 +56,15 @@ enum ResponseEncoder {
         out.append(contentsOf: serverAndDate)
         out.append(contentsOf: date)
         out.append(contentsOf: crlf)
-        for (name, value) in response.headers {
-            if skipped(name) { continue }
-            if status == 304 && name.asciiCaseInsensitiveEquals("Content-Type") { continue }
-            appendField(name, value, to: &out)
+        for (i, f) in response.headers.fields.enumerated() {
+            if i < 64 ? ownFields & (1 << i) != 0 : FieldName.classify(f.name) == .serverOwned { continue }
+            if status == 304 && f.value == handlerContentType && FieldName.classify(f.name) == .contentType { continue }
+            appendField(f.name, f.value, to: &out)
         }
-        if status != 304, let contentType, response.headers["Content-Type"] == nil { appendField("Content-Type", contentType, to: &out) }
+        if status != 304, let contentType, handlerContentType == nil { appendField("Content-Type", contentType, to: &out) }
         if let etag { appendField("ETag", etag, to: &out) }
         if gzipped && status != 304 { out.append(contentsOf: contentEncodingGzip) }
-        if varies && !ResponseEncoder.mentionsAcceptEncoding(response.headers["Vary"]) { out.append(contentsOf: varyAcceptEncoding) }
+        if varies && !ResponseEncoder.mentionsAcceptEncoding(vary) { out.append(contentsOf: varyAcceptEncoding) }
         if status != 304 && status != 204 && status >= 200 {
             out.append(contentsOf: contentLength)
             appendInt(body.count, to: &out)
@@ -91,10 +104,28 @@ enum ResponseEncoder {
         return false
     }
 
-    private static func skipped(_ name: String) -> Bool {
-        name.asciiCaseInsensitiveEquals("Content-Length") || name.asciiCaseInsensitiveEquals("ETag") || name.asciiCaseInsensitiveEquals("Connection")
-            || name.asciiCaseInsensitiveEquals("Date") || name.asciiCaseInsensitiveEquals("Server")
-            || name.asciiCaseInsensitiveEquals("Transfer-Encoding") || name.asciiCaseInsensitiveEquals("X-Request-ID")
+    /// The response fields the encoder cares about, recognised by length first, then by name.
+    enum FieldName: Equatable {
+        case contentType, contentEncoding, etag, vary, serverOwned, other
+
+        static func classify(_ name: String) -> FieldName {
+            switch name.utf8.count {
+            case 4:
+                if name.asciiCaseInsensitiveEquals("ETag") { return .etag }
+                if name.asciiCaseInsensitiveEquals("Vary") { return .vary }
+                if name.asciiCaseInsensitiveEquals("Date") { return .serverOwned }
+            case 6: if name.asciiCaseInsensitiveEquals("Server") { return .serverOwned }
+            case 10: if name.asciiCaseInsensitiveEquals("Connection") { return .serverOwned }
+            case 12:
+                if name.asciiCaseInsensitiveEquals("Content-Type") { return .contentType }
+                if name.asciiCaseInsensitiveEquals("X-Request-ID") { return .serverOwned }
+            case 14: if name.asciiCaseInsensitiveEquals("Content-Length") { return .serverOwned }
+            case 16: if name.asciiCaseInsensitiveEquals("Content-Encoding") { return .contentEncoding }
+            case 17: if name.asciiCaseInsensitiveEquals("Transfer-Encoding") { return .serverOwned }
+            default: break
+            }
+            return .other
+        }
     }
 
     @inline(__always)

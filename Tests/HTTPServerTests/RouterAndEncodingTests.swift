@@ -81,6 +81,22 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertFalse(text.contains("\r\nSet-Cookie"))
     }
 
+    func testServerOwnedFieldsFromAHandlerAreNeverCopied() {
+        var out: [UInt8] = []
+        let h = HTTPHeaders([("content-length", "999"), ("SERVER", "evil"), ("date", "x"), ("Connection", "upgrade"), ("X-Request-Id", "spoof"),
+                             ("transfer-encoding", "chunked"), ("Cache-Control", "no-store"), ("vary", "Accept-Encoding"), ("Content-Type", "application/json")])
+        let body = Array(String(repeating: "{\"k\":1}", count: 300).utf8)
+        var p = Connection.Pending(); p.requestID = "rid"
+        _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes(body)), into: &out, request: p, keepAlive: true, date: Array("d".utf8))
+        let head = String(decoding: out, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
+        XCTAssertFalse(head.contains("999")); XCTAssertFalse(head.contains("evil")); XCTAssertFalse(head.contains("upgrade"))
+        XCTAssertFalse(head.contains("spoof")); XCTAssertFalse(head.lowercased().contains("transfer-encoding"))
+        XCTAssertTrue(head.contains("Content-Length: \(body.count)")); XCTAssertTrue(head.contains("X-Request-ID: rid"))
+        XCTAssertTrue(head.contains("Cache-Control: no-store"))
+        XCTAssertEqual(head.lowercased().components(separatedBy: "vary:").count - 1, 1, "one Vary, not two")
+        XCTAssertEqual(head.components(separatedBy: "Content-Type:").count - 1, 1)
+    }
+
     func testHTTPDate() {
         XCTAssertEqual(Timestamp.httpDate(seconds: 784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
         XCTAssertEqual(Timestamp.iso8601(seconds: 0, millis: 5), "1970-01-01T00:00:00.005Z")
