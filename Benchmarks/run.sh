@@ -2,12 +2,15 @@
 # Lede vs nginx on loopback, same bytes, same wrk settings.
 #   Benchmarks/run.sh [duration-seconds]   (default 15)
 # Needs: wrk and nginx (apt-get install -y wrk nginx-light), python3. Not part of CI.
+# Env: ROUNDS (3), SERVER_THREADS (Lede --loops = nginx worker_processes; default: cores), WRK_CONNECTIONS (64).
 # Prints requests/s, p50/p99 latency and Lede/nginx ratios for a plaintext and a ~10 KB JSON route, then the
 # resident memory of Lede holding 10,000 idle keep-alive connections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-15}
 threads=${WRK_THREADS:-1}
+# Server threads: Lede's --loops and nginx's worker_processes, the same for both (default: number of cores).
+server_threads=${SERVER_THREADS:-$(nproc)}
 conns=${WRK_CONNECTIONS:-64}
 out=Benchmarks/out
 mkdir -p "$out"
@@ -21,7 +24,7 @@ swift build -c release --product lede >/dev/null
 bin="$(swift build -c release --show-bin-path)/lede"
 lede_port=18181; nginx_port=18182
 
-"$bin" --host 127.0.0.1 --port $lede_port --access-log off --log-level warning --bench-routes on &
+"$bin" --host 127.0.0.1 --port $lede_port --loops "$server_threads" --access-log off --log-level warning --bench-routes on &
 lede_pid=$!
 nginx_dir=$(mktemp -d)
 cleanup() { kill "$lede_pid" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
@@ -33,7 +36,7 @@ mkdir -p "$nginx_dir/www"
 curl -sf "http://127.0.0.1:$lede_port/_bench/plaintext" -o "$nginx_dir/www/plaintext"
 curl -sf "http://127.0.0.1:$lede_port/_bench/json" -o "$nginx_dir/www/json"
 cat > "$nginx_dir/nginx.conf" <<CONF
-worker_processes auto;
+worker_processes $server_threads;
 pid $nginx_dir/nginx.pid;
 error_log $nginx_dir/error.log warn;
 events { worker_connections 16384; }
@@ -74,7 +77,7 @@ PY
 }
 
 rounds=${ROUNDS:-3}
-echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $(date -u +%F); $rounds rounds alternating Lede and nginx, medians"
+echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $server_threads server thread(s) each, $(date -u +%F); $rounds rounds alternating Lede and nginx, medians"
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
 printf '%-10s %-6s %12s %10s %10s %8s   %s\n' route server req/s p50_ms p99_ms non2xx "req/s per round"
 for route in plaintext json; do

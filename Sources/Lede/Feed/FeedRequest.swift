@@ -5,6 +5,24 @@ import HTTPServer
 public enum SectionKind: String, CaseIterable, Sendable, Encodable {
     case featured, mostRead, pictureOfTheDay, news, onThisDay, random, becauseYouRead, nearby, continueReading
 
+    /// Every kind in screen order (one array, not a fresh `allCases` per call).
+    public static let ordered: [SectionKind] = allCases
+
+    /// A fixed bit per kind, for compact cache keys.
+    public var bit: Int {
+        switch self {
+        case .featured: return 1
+        case .mostRead: return 2
+        case .pictureOfTheDay: return 4
+        case .news: return 8
+        case .onThisDay: return 16
+        case .random: return 32
+        case .becauseYouRead: return 64
+        case .nearby: return 128
+        case .continueReading: return 256
+        }
+    }
+
     /// The same for every user of a language and date.
     public var isShared: Bool {
         switch self {
@@ -44,10 +62,10 @@ public struct FeedRequest: Sendable, Equatable {
             guard d >= earliest else { throw bad("The feed starts on 2015-01-01.") }
             date = d
         }
-        var sections = SectionKind.allCases
+        var sections = SectionKind.ordered
         if let raw = q["sections"] {
             let chosen = Set(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
-            sections = SectionKind.allCases.filter(chosen.contains)
+            sections = SectionKind.ordered.filter(chosen.contains)
         }
         let lat = q["lat"], lon = q["lon"]
         var nearby: Coordinate?

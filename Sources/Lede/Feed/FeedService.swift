@@ -209,7 +209,7 @@ public final class FeedService: @unchecked Sendable {
         var sections: Int
         init(_ r: FeedRequest) {
             lang = r.lang.code; day = r.date.dayNumber; isToday = r.isToday
-            sections = r.sections.reduce(0) { $0 | (1 << (SectionKind.allCases.firstIndex(of: $1) ?? 0)) }
+            sections = r.sections.reduce(0) { $0 | $1.bit }
         }
     }
 
