@@ -66,8 +66,9 @@ public final class PreparedBody: Sendable {
     }
 }
 
-enum FNV1a {
-    static func hash(_ bytes: [UInt8]) -> String {
+/// 64-bit FNV-1a as 16 hex digits: the strong ETag of a representation.
+public enum FNV1a {
+    public static func hash(_ bytes: [UInt8]) -> String {
         var h: UInt64 = 0xcbf29ce484222325
         for b in bytes { h ^= UInt64(b); h = h &* 0x100000001b3 }
         let s = String(h, radix: 16)

@@ -46,29 +46,12 @@ final class ProcessTests: XCTestCase {
         throw NSError(domain: "lede did not start: \(String(decoding: buffer, as: UTF8.self))", code: 1)
     }
 
-    func request(_ port: Int, _ text: String) -> String? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { return nil }
-        _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var data = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            data += chunk[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
+    /// The status of one request on a fresh connection, or nil when nothing answered.
+    func status(_ port: Int, _ text: String) -> Int? { (try? TestHTTPResponse(port: port, request: text))?.status }
 
     func testSIGTERMDrainsAndExitsZero() throws {
         let child = try launch([])
-        XCTAssertEqual(request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")?.hasPrefix("HTTP/1.1 200"), true)
+        XCTAssertEqual(status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 200)
         kill(child.process.processIdentifier, SIGTERM)
         child.process.waitUntilExit()
         XCTAssertEqual(child.process.terminationStatus, 0)
@@ -79,8 +62,8 @@ final class ProcessTests: XCTestCase {
 
     func testAccessLogIsOneJSONLinePerRequestWithoutQueryOrAuthorization() throws {
         let child = try launch([])
-        _ = request(child.port, "GET /healthz?token=s3cret HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer hunter2\r\nX-Request-ID: qa-1\r\nConnection: close\r\n\r\n")
-        _ = request(child.port, "GET /missing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        _ = status(child.port, "GET /healthz?token=s3cret HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer hunter2\r\nX-Request-ID: qa-1\r\nConnection: close\r\n\r\n")
+        _ = status(child.port, "GET /missing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         kill(child.process.processIdentifier, SIGTERM)
         child.process.waitUntilExit()
         let out = String(decoding: child.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -100,7 +83,7 @@ final class ProcessTests: XCTestCase {
 
     func testAccessLogOffWritesNothing() throws {
         let child = try launch(["--access-log", "off"])
-        _ = request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        _ = status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         kill(child.process.processIdentifier, SIGINT)
         child.process.waitUntilExit()
         XCTAssertEqual(child.process.terminationStatus, 0)
@@ -143,7 +126,7 @@ final class ProcessTests: XCTestCase {
         XCTAssertLessThan(cpuTicks() - before, 30, "the loop must not spin at the descriptor limit")
         for fd in held { close(fd) }
         Thread.sleep(forTimeInterval: 0.3)
-        XCTAssertEqual(request(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")?.hasPrefix("HTTP/1.1 200"), true)
+        XCTAssertEqual(status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 200)
         kill(pid, SIGTERM)
         child.process.waitUntilExit()
         XCTAssertEqual(child.process.terminationStatus, 0)

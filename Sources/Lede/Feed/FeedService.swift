@@ -159,7 +159,7 @@ public final class FeedService: @unchecked Sendable {
             return .prepared(prepared, headers: h)
         }
         var h = headers(request)
-        h.set("ETag", "\"\(ETag.hash(body))\"")
+        h.set("ETag", "\"\(FNV1a.hash(body))\"")
         return .json(body, headers: h)
     }
 

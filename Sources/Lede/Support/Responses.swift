@@ -14,7 +14,7 @@ public enum Responses {
         let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
         var h = headers
         h.set("Cache-Control", cacheControl)
-        h.set("ETag", "\"\(ETag.hash(bytes))\"")
+        h.set("ETag", "\"\(FNV1a.hash(bytes))\"")
         return .json(bytes, status: status, headers: h)
     }
 
@@ -30,16 +30,6 @@ public enum Responses {
         .async {
             do { return try await work() } catch { return problem(error) }
         }
-    }
-}
-
-public enum ETag {
-    /// 64-bit FNV-1a of the bytes, as 16 hex digits.
-    public static func hash(_ bytes: [UInt8]) -> String {
-        var h: UInt64 = 0xcbf29ce484222325
-        for b in bytes { h ^= UInt64(b); h = h &* 0x100000001b3 }
-        let s = String(h, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
     }
 }
 

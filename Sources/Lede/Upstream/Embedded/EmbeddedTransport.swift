@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// The embedded default: answers the live client's requests from bundled data, as JSON bytes in the real
 /// Wikimedia shapes, so they go through the very same decoding path. No network.
@@ -49,7 +50,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         if q["action"] == "echomarkread" { return markRead(request, q) }
         if q["meta"] == "tokens" {
             guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
-            return raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\(JSONTextEscape.quote(EmbeddedNotifications.token(for: user)))}}}")
+            return raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\(JSONText.quote(EmbeddedNotifications.token(for: user)))}}}")
         }
         if q["meta"] == "notifications" { return notifications(request, q) }
         switch q["generator"] {
@@ -123,7 +124,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
     static func queryPage(_ a: EmbeddedArticle, index: Int, dist: Double? = nil) -> QueryPage {
         QueryPage(pageid: a.pageid, ns: a.ns, title: a.title, index: index,
                   pageprops: a.isDisambiguation ? ["disambiguation": ""] : nil, thumbnail: thumbnail(a.image),
-                  description: a.description ?? (a.isDisambiguation ? nil : nil), extract: a.ns == 0 ? a.extract : nil,
+                  description: a.description, extract: a.ns == 0 ? a.extract : nil,
                   coordinates: a.lat.map { [QueryPage.Coordinate(lat: $0, lon: a.lon ?? 0, dist: dist, primary: true)] }, missing: nil)
     }
 
@@ -160,21 +161,17 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         }
         let radius = Double(q["ggsradius"] ?? "10000") ?? 10_000
         var hits: [(EmbeddedArticle, Double)] = []
+        guard let centre = Coordinate(latitude: lat, longitude: lon) else {
+            return raw("{\"error\":{\"code\":\"invalid-coord\",\"info\":\"Invalid coordinate provided.\"}}")
+        }
         for a in articles where a.ns == 0 {
-            guard let alat = a.lat, let alon = a.lon else { continue }
-            let d = EmbeddedTransport.haversine(lat, lon, alat, alon)
+            guard let alat = a.lat, let alon = a.lon, let point = Coordinate(latitude: alat, longitude: alon) else { continue }
+            let d = Geo.distance(centre, point)
             if d <= radius { hits.append((a, (d * 10).rounded() / 10)) }
         }
         hits.sort { $0.1 < $1.1 }
         hits = Array(hits.prefix(Int(q["ggslimit"] ?? "20") ?? 20))
         return pages(hits.map(\.0), lang: lang, distances: hits.map(\.1))
-    }
-
-    static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let r = 6_371_008.8, rad = Double.pi / 180
-        let dlat = (lat2 - lat1) * rad, dlon = (lon2 - lon1) * rad
-        let h = sin(dlat / 2) * sin(dlat / 2) + cos(lat1 * rad) * cos(lat2 * rad) * sin(dlon / 2) * sin(dlon / 2)
-        return 2 * r * asin(min(1, sqrt(h)))
     }
 
     // MARK: - Notifications
@@ -235,18 +232,11 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
     private func raw(_ text: String) -> UpstreamResponse { UpstreamResponse(status: 200, body: Array(text.utf8)) }
 
     private func notFound(_ detail: String) -> UpstreamResponse {
-        let body = "{\"type\":\"https://mediawiki.org/wiki/HyperSwitch/errors/not_found\",\"title\":\"Not found.\",\"method\":\"get\",\"detail\":\(JSONTextEscape.quote(detail))}"
+        let body = "{\"type\":\"https://mediawiki.org/wiki/HyperSwitch/errors/not_found\",\"title\":\"Not found.\",\"method\":\"get\",\"detail\":\(JSONText.quote(detail))}"
         return UpstreamResponse(status: 404, body: Array(body.utf8))
     }
 
     private func invalidAuthorization() -> UpstreamResponse {
         raw("{\"error\":{\"code\":\"mwoauth-invalid-authorization-invalid-user\",\"info\":\"The authorization headers in your request are for a user that does not exist here\"}}")
-    }
-}
-
-enum JSONTextEscape {
-    static func quote(_ s: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [s])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 }
