@@ -7,6 +7,8 @@ public final class LedeApp: @unchecked Sendable {
     public let router: Router
     public let feed: FeedService
     public let reddit: RedditClient
+    /// Encoded answers of the public content routes (compressed once, not per request).
+    public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
     public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil) {
         self.options = options
@@ -33,7 +35,7 @@ public final class LedeApp: @unchecked Sendable {
     private func register() {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
-        ContentRoutes.register(on: router, api: api)
+        ContentRoutes.register(on: router, api: api, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)

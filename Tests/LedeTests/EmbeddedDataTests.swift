@@ -158,3 +158,22 @@ final class AppRoutesTests: XCTestCase {
         XCTAssertTrue(text.contains("lede_cache_misses_total 1"))
     }
 }
+
+final class PreparedResponsesTests: XCTestCase {
+    func testCacheableContentIsEncodedAndCompressedOnce() throws {
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
+        let app = LedeApp(options: options)
+        let server = app.makeServer(logger: Logger(level: .off))
+        try server.start()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let request = "GET /related/Amsterdam?limit=10 HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n"   // ~6 KB: above the 1 KiB gzip threshold
+        let a = try TestHTTPResponse(port: server.port, request: request)
+        let b = try TestHTTPResponse(port: server.port, request: request)
+        XCTAssertEqual(a.headers["content-encoding"], "gzip")
+        XCTAssertEqual(a.headers["etag"], b.headers["etag"])
+        XCTAssertEqual(a.body, b.body)
+        XCTAssertEqual(app.responses.snapshot.misses, 1)
+        XCTAssertEqual(app.responses.snapshot.hits, 1, "the second answer is the prepared body, not a new encoding")
+    }
+}

@@ -9,13 +9,16 @@ enum ContentRoutes {
     struct NearbyBody: Encodable { var latitude: Double; var longitude: Double; var radius: Int; var lang: String; var items: [Card] }
     struct SearchBody: Encodable { var query: String; var lang: String; var items: [Card] }
 
-    static func register(on router: Router, api: WikimediaAPI) {
+    /// `responses` keeps encoded answers of the public, cacheable routes (summary, related, nearby, search).
+    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache) {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let summary = try await api.summary(lang: lang, title: title)
-                return Responses.json(Card(summary: summary, lang: lang), cacheControl: "public, max-age=300", headers: ["Content-Language": lang.code])
+                try await Responses.prepared(responses, key: "summary:\(lang.code):\(ArticleTitle.normalise(title))", ttl: 300,
+                                             cacheControl: "public, max-age=300", headers: ["Content-Language": lang.code]) {
+                    Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
+                }
             }
         }
 
@@ -27,10 +30,11 @@ enum ContentRoutes {
                 limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let result = try await api.related(lang: lang, title: title)
-                let body = RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
+                try await Responses.prepared(responses, key: "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)", ttl: 600, cacheControl: "public, max-age=600") {
+                    let result = try await api.related(lang: lang, title: title)
+                    return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
                                        items: ContentRules.related(result, source: title, lang: lang, limit: limit))
-                return Responses.json(body, cacheControl: "public, max-age=600")
+                }
             }
         }
 
@@ -51,10 +55,12 @@ enum ContentRoutes {
                 radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
-                let body = NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
+                let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
+                return try await Responses.prepared(responses, key: key, ttl: 300, cacheControl: "public, max-age=300") {
+                    let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
+                    return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
                                       items: ContentRules.nearby(result, from: point, lang: lang))
-                return Responses.json(body, cacheControl: "public, max-age=300")
+                }
             }
         }
 
@@ -67,10 +73,11 @@ enum ContentRoutes {
                 guard q.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let prefix = try await api.prefixSearch(lang: lang, query: q)
-                let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
-                let body = SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
-                return Responses.json(body, cacheControl: "public, max-age=120")
+                try await Responses.prepared(responses, key: "search:\(lang.code):\(q)", ttl: 120, cacheControl: "public, max-age=120") {
+                    let prefix = try await api.prefixSearch(lang: lang, query: q)
+                    let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
+                    return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
+                }
             }
         }
     }

@@ -18,6 +18,21 @@ public enum Responses {
         return .json(bytes, status: status, headers: h)
     }
 
+    /// A public JSON answer encoded once and kept as a prepared body (gzip compressed once, strong ETag per
+    /// representation) for `ttl` seconds; concurrent requests for one key share one build. Errors are not kept.
+    public static func prepared<T: Encodable>(_ cache: UpstreamCache, key: String, ttl: Double, cacheControl: String,
+                                              headers: HTTPHeaders = HTTPHeaders(), make: @escaping @Sendable () async throws -> T) async throws -> HTTPResponse {
+        let body: PreparedBody = try await cache.value(key, ttl: ttl) {
+            let value = try await make()   // upstream errors propagate (and are never kept)
+            let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
+            let prepared = PreparedBody(contentType: "application/json", bytes: bytes)
+            return (prepared, bytes.count + (prepared.gzip?.count ?? 0))
+        }
+        var h = headers
+        h.set("Cache-Control", cacheControl)
+        return .prepared(body, headers: h)
+    }
+
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
     public static func problem(_ error: Error) -> HTTPResponse {
         if let p = error as? Problem { return p.response }
