@@ -139,11 +139,7 @@ final class LanguageCodeTests: XCTestCase {
 
 final class AppRoutesTests: XCTestCase {
     func testLanguagesRouteAndUpstreamMetricsOverHTTP() async throws {
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        let app = LedeApp(options: options)
-        let server = app.makeServer(logger: Logger(level: .off))
-        try server.start()
+        let (app, server) = try startLedeApp()
         defer { server.shutdown(); server.waitUntilStopped() }
         _ = try await app.api.summary(lang: .english, title: "Amsterdam")
         let base = "http://127.0.0.1:\(server.port)"
@@ -161,11 +157,7 @@ final class AppRoutesTests: XCTestCase {
 
 final class PreparedResponsesTests: XCTestCase {
     func testCacheableContentIsEncodedAndCompressedOnce() throws {
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        let app = LedeApp(options: options)
-        let server = app.makeServer(logger: Logger(level: .off))
-        try server.start()
+        let (app, server) = try startLedeApp()
         defer { server.shutdown(); server.waitUntilStopped() }
         let request = "GET /related/Amsterdam?limit=10 HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n"   // ~6 KB: above the 1 KiB gzip threshold
         let a = try TestHTTPResponse(port: server.port, request: request)

@@ -106,10 +106,16 @@ final class FakeUpstream: @unchecked Sendable {
 
 /// Starts Lede on an ephemeral loopback port with test-friendly options (no access log, quiet logs).
 func startLede(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in }) throws -> HTTPServer {
+    try startLedeApp(loops: loops, configure).server
+}
+
+/// Like `startLede`, and also hands back the app (its client and caches) for tests that look inside.
+func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in }) throws -> (app: LedeApp, server: HTTPServer) {
     var options = Options()
     options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = loops; options.server.accessLog = false
     configure(&options)
-    let server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+    let app = LedeApp(options: options)
+    let server = app.makeServer(logger: Logger(level: .off))
     try server.start()
-    return server
+    return (app, server)
 }
