@@ -61,7 +61,7 @@ public final class Router: @unchecked Sendable {
         let route = Route(method: method, pattern: pattern, index: routes.count, segments: segments, handler: handler)
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
-            exact[segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/"), default: []].append(route)
+            exact["/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/"), default: []].append(route)
         } else {
             patterned.append(route)
         }
@@ -74,8 +74,8 @@ public final class Router: @unchecked Sendable {
     public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {
         let wanted = method == "HEAD" ? "GET" : method
         let key: String
-        if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) { key = String(rawPath.dropFirst()) }
-        else { key = segments.count == 1 ? segments[0] : segments.joined(separator: "/") }
+        if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) { key = rawPath }
+        else { key = "/" + segments.joined(separator: "/") }
         let exactRoutes = exact[key]
         // Fast path: a literal route with this method.
         if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
