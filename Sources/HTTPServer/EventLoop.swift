@@ -27,7 +27,7 @@ final class EventLoop: @unchecked Sendable {
     private(set) var dateBytes: [UInt8] = []
     var logBuffer: [UInt8] = []
     private var requestCounter: UInt64 = 0
-    private let requestIDPrefix: String
+    private let requestIDPrefixBytes: [UInt8]
 
     init(id: Int, core: ServerCore) throws {
         self.id = id
@@ -42,7 +42,7 @@ final class EventLoop: @unchecked Sendable {
         tickNanos = UInt64(max(0.01, core.configuration.tickInterval) * 1e9)
         // 6 random hex digits + the loop + a counter: unique per process, and short enough (≤ 15 bytes) to
         // stay a small string with no allocation.
-        requestIDPrefix = String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)
+        requestIDPrefixBytes = Array((String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)).utf8)
         refreshDate()
     }
 
@@ -204,8 +204,21 @@ final class EventLoop: @unchecked Sendable {
 
     func nextRequestID() -> String {
         requestCounter &+= 1
-        return requestIDPrefix + String(requestCounter & 0xFFFF_FFFF, radix: 16)
+        var n = requestCounter & 0xFFFF_FFFF
+        var digits = 1
+        while n >> (4 * UInt64(digits)) != 0 { digits += 1 }
+        // Written in place: at most 15 bytes, so the result is a small string (no allocation).
+        return String(unsafeUninitializedCapacity: requestIDPrefixBytes.count + digits) { buffer in
+            var i = 0
+            for b in requestIDPrefixBytes { buffer[i] = b; i += 1 }
+            var k = i + digits
+            let end = k
+            while k > i { k -= 1; buffer[k] = EventLoop.hexDigits[Int(n & 0xF)]; n >>= 4 }
+            return end
+        }
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private func flushLog() {
         guard !logBuffer.isEmpty else { return }

@@ -43,26 +43,46 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// An immutable body encoded once: identity bytes, their gzip form (when worth it), and a strong ETag for
-/// each representation. Safe to share between event loops.
+/// An immutable body encoded once: identity bytes, their gzip form (when worth it), a strong ETag for each
+/// representation, and the fields that always travel with it (`Cache-Control`, `Vary`…). The response fields
+/// of both representations are rendered here, once, so answering with it copies bytes and nothing else.
+/// Safe to share between event loops.
 public final class PreparedBody: Sendable {
     public let contentType: String
     public let identity: [UInt8]
     public let gzip: [UInt8]?
     public let etag: String
     public let gzipETag: String
+    public let headers: HTTPHeaders
+    /// The fields from after `Date` through `Content-Length`, per representation.
+    let identityHead: [UInt8]
+    let gzipHead: [UInt8]
 
-    public init(contentType: String, bytes: [UInt8]) {
+    public init(contentType: String, bytes: [UInt8], headers: HTTPHeaders = HTTPHeaders()) {
         self.contentType = contentType
         self.identity = bytes
+        self.headers = headers
         let hash = FNV1a.hash(bytes)
-        self.etag = "\"\(hash)\""
-        self.gzipETag = "\"\(hash)-gz\""
+        let etag = "\"\(hash)\"", gzipETag = "\"\(hash)-gz\""
+        self.etag = etag
+        self.gzipETag = gzipETag
+        let gzip: [UInt8]?
         if bytes.count > Compression.threshold, Compression.isCompressible(contentType), let z = Gzip.compress(bytes), z.count < bytes.count {
-            self.gzip = z
+            gzip = z
         } else {
-            self.gzip = nil
+            gzip = nil
         }
+        self.gzip = gzip
+        var head: [UInt8] = []
+        ResponseEncoder.appendFields(headers.fields, status: 200, contentType: contentType, etag: etag, gzipped: false,
+                                     varies: gzip != nil, bodyCount: bytes.count, to: &head)
+        identityHead = head
+        head = []
+        if let gzip {
+            ResponseEncoder.appendFields(headers.fields, status: 200, contentType: contentType, etag: gzipETag, gzipped: true,
+                                         varies: true, bodyCount: gzip.count, to: &head)
+        }
+        gzipHead = head
     }
 }
 

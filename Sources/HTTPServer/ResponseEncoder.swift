@@ -7,77 +7,128 @@ enum ResponseEncoder {
     /// Appends the response head (and a small body) to `out`. Returns the body size, and the body itself when it
     /// is large enough to be sent separately (it is then not appended).
     static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
-        var status = response.status
-        var body: [UInt8]
-        // One pass over the handler's fields: the few the encoder reads, and which ones it writes itself.
-        var contentType: String?, contentEncoding: String?, handlerETag: String?, vary: String?
-        var ownFields = 0   // bit i set: field i is written by the encoder, not copied
-        for (i, f) in response.headers.fields.enumerated() {
-            switch FieldName.classify(f.name) {
-            case .contentType: contentType = contentType ?? f.value
-            case .contentEncoding: contentEncoding = contentEncoding ?? f.value
-            case .etag: handlerETag = handlerETag ?? f.value; if i < 64 { ownFields |= 1 << i }
-            case .vary: vary = vary ?? f.value
-            case .serverOwned: if i < 64 { ownFields |= 1 << i }
-            case .other: break
+        if case .prepared(let p) = response.body, response.headers.fields.isEmpty {
+            // Fast path: a prepared body's fields were rendered once, per representation.
+            let status = response.status
+            let gzipped = p.gzip != nil && request.acceptsGzip
+            let notModified = status == 200 && request.ifNoneMatch.map { matches(ifNoneMatch: $0, etag: gzipped ? p.gzipETag : p.etag) } == true
+            if !notModified && status >= 200 && status != 204 {
+                appendStatusLine(status, date: date, to: &out)
+                out.append(contentsOf: gzipped ? p.gzipHead : p.identityHead)
+                appendTail(request, keepAlive: keepAlive, to: &out)
+                if request.method == "HEAD" { return (0, nil) }
+                return finish(gzipped ? p.gzip! : p.identity, into: &out)
             }
         }
-        let handlerContentType = contentType
+        var status = response.status
+        var body: [UInt8]
+        var fields = response.headers.fields
+        var contentType: String?
         var etag: String?
         var gzipped = false
         var varies = false
-        let acceptsGzip = request.acceptsGzip
         switch response.body {
         case .bytes(let b):
+            let summary = FieldSummary(fields)
+            contentType = summary.contentType
             body = b
-            if b.count > Compression.threshold && contentEncoding == nil && Compression.isCompressible(contentType) {
+            if b.count > Compression.threshold && summary.contentEncoding == nil && Compression.isCompressible(contentType) {
                 varies = true
-                if acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
+                if request.acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
             }
             // A handler's strong ETag names the identity bytes; the gzip representation gets its own tag.
-            if let tag = handlerETag {
+            if let tag = summary.etag {
                 etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
-                if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 { status = 304 }
             }
         case .prepared(let p):
-            contentType = contentType ?? p.contentType
+            if !p.headers.fields.isEmpty { fields = p.headers.fields + fields }
+            contentType = FieldSummary(fields).contentType ?? p.contentType
             varies = p.gzip != nil
-            if let z = p.gzip, acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
-            if let inm = request.ifNoneMatch, let etag, ResponseEncoder.matches(ifNoneMatch: inm, etag: etag), status == 200 {
-                status = 304
+            if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
+        }
+        if status == 200, let inm = request.ifNoneMatch, let etag, matches(ifNoneMatch: inm, etag: etag) { status = 304 }
+        appendStatusLine(status, date: date, to: &out)
+        appendFields(fields, status: status, contentType: contentType, etag: etag, gzipped: gzipped, varies: varies,
+                     bodyCount: body.count, to: &out)
+        appendTail(request, keepAlive: keepAlive, to: &out)
+        if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
+        return finish(body, into: &out)
+    }
+
+    @inline(__always)
+    private static func finish(_ body: [UInt8], into out: inout [UInt8]) -> (Int, [UInt8]?) {
+        if body.count >= separateBodyThreshold { return (body.count, body) }
+        out.append(contentsOf: body)
+        return (body.count, nil)
+    }
+
+    /// The fields of a response that the encoder reads or owns, found in one pass.
+    struct FieldSummary {
+        var contentType: String?, contentEncoding: String?, etag: String?, vary: String?
+        /// Bit i set: field i is written by the encoder, not copied (for the first 64 fields).
+        var ownFields: UInt64 = 0
+
+        init(_ fields: [(name: String, value: String)]) {
+            for (i, f) in fields.enumerated() {
+                switch FieldName.classify(f.name) {
+                case .contentType: contentType = contentType ?? f.value
+                case .contentEncoding: contentEncoding = contentEncoding ?? f.value
+                case .etag: etag = etag ?? f.value; if i < 64 { ownFields |= 1 << UInt64(i) }
+                case .vary: vary = vary ?? f.value
+                case .serverOwned: if i < 64 { ownFields |= 1 << UInt64(i) }
+                case .other: break
+                }
             }
         }
-        let noBody = request.method == "HEAD" || status == 304 || status == 204 || status < 200
 
-        out.append(contentsOf: http11)
-        appendInt(status, to: &out)
-        out.append(32)
-        out.append(contentsOf: HTTPStatus.reason(status).utf8)
-        out.append(contentsOf: serverAndDate)
-        out.append(contentsOf: date)
-        out.append(contentsOf: crlf)
-        for (i, f) in response.headers.fields.enumerated() {
-            if i < 64 ? ownFields & (1 << i) != 0 : FieldName.classify(f.name) == .serverOwned { continue }
-            if status == 304 && f.value == handlerContentType && FieldName.classify(f.name) == .contentType { continue }
+        func isOwn(_ i: Int, _ name: String) -> Bool {
+            i < 64 ? ownFields & (1 << UInt64(i)) != 0 : FieldName.classify(name) == .serverOwned || FieldName.classify(name) == .etag
+        }
+    }
+
+    /// The representation's fields, after `Date`: the handler's (less the server's own), then Content-Type,
+    /// ETag, Content-Encoding, Vary and Content-Length. Also renders a prepared body's fields once.
+    static func appendFields(_ fields: [(name: String, value: String)], status: Int, contentType: String?, etag: String?,
+                             gzipped: Bool, varies: Bool, bodyCount: Int, to out: inout [UInt8]) {
+        let summary = FieldSummary(fields)
+        for (i, f) in fields.enumerated() {
+            if summary.isOwn(i, f.name) { continue }
+            if status == 304 && f.value == summary.contentType && FieldName.classify(f.name) == .contentType { continue }
             appendField(f.name, f.value, to: &out)
         }
-        if status != 304, let contentType, handlerContentType == nil { appendField("Content-Type", contentType, to: &out) }
+        if status != 304, let contentType, summary.contentType == nil { appendField("Content-Type", contentType, to: &out) }
         if let etag { appendField("ETag", etag, to: &out) }
         if gzipped && status != 304 { out.append(contentsOf: contentEncodingGzip) }
-        if varies && !ResponseEncoder.mentionsAcceptEncoding(vary) { out.append(contentsOf: varyAcceptEncoding) }
+        if varies && !mentionsAcceptEncoding(summary.vary) { out.append(contentsOf: varyAcceptEncoding) }
         if status != 304 && status != 204 && status >= 200 {
             out.append(contentsOf: contentLength)
-            appendInt(body.count, to: &out)
+            appendInt(bodyCount, to: &out)
             out.append(contentsOf: crlf)
         }
+    }
+
+    @inline(__always)
+    private static func appendStatusLine(_ status: Int, date: [UInt8], to out: inout [UInt8]) {
+        if status == 200 {
+            out.append(contentsOf: ok200)
+        } else {
+            out.append(contentsOf: http11)
+            appendInt(status, to: &out)
+            out.append(32)
+            var reason = HTTPStatus.reason(status)
+            reason.withUTF8 { out.append(contentsOf: $0) }
+            out.append(contentsOf: serverAndDate)
+        }
+        out.append(contentsOf: date)
+        out.append(contentsOf: crlf)
+    }
+
+    @inline(__always)
+    private static func appendTail(_ request: Connection.Pending, keepAlive: Bool, to out: inout [UInt8]) {
         appendField("X-Request-ID", request.requestID, to: &out)
         if !keepAlive { out.append(contentsOf: connectionClose) }
         else if request.versionMinor == 0 { out.append(contentsOf: connectionKeepAlive) }
         out.append(contentsOf: crlf)
-        if noBody { return (0, nil) }
-        if body.count >= separateBodyThreshold { return (body.count, body) }
-        out.append(contentsOf: body)
-        return (body.count, nil)
     }
 
     /// Whether a `Vary` value already names Accept-Encoding (byte scan; no Foundation string search).
@@ -129,11 +180,18 @@ enum ResponseEncoder {
     }
 
     @inline(__always)
-    private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
-        out.append(contentsOf: name.utf8)
+    static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
+        var name = name, value = value
+        name.withUTF8 { out.append(contentsOf: $0) }
         out.append(58); out.append(32)
-        // Never let a value break the head: CR and LF become spaces.
-        for b in value.utf8 { out.append(b == 13 || b == 10 || b == 0 ? 32 : b) }
+        value.withUTF8 { v in
+            // Never let a value break the head: CR, LF and NUL become spaces.
+            if v.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+                for b in v { out.append(b == 13 || b == 10 || b == 0 ? 32 : b) }
+            } else {
+                out.append(contentsOf: v)
+            }
+        }
         out.append(contentsOf: crlf)
     }
 
@@ -150,6 +208,7 @@ enum ResponseEncoder {
     }
 
     static let http11 = Array("HTTP/1.1 ".utf8)
+    static let ok200 = Array("HTTP/1.1 200 OK\r\nServer: lede\r\nDate: ".utf8)
     static let serverAndDate = Array("\r\nServer: lede\r\nDate: ".utf8)
     static let crlf: [UInt8] = [13, 10]
     static let contentLength = Array("Content-Length: ".utf8)

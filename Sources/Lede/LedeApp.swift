@@ -34,7 +34,7 @@ public final class LedeApp: @unchecked Sendable {
 
     private func register() {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
-        router.get("/languages") { _ in .response(.prepared(LedeApp.languages, headers: ["Cache-Control": "public, max-age=86400"])) }
+        router.get("/languages") { _ in .response(.prepared(LedeApp.languages)) }
         ContentRoutes.register(on: router, api: api, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
@@ -51,6 +51,7 @@ public final class LedeApp: @unchecked Sendable {
     static let languages: PreparedBody = {
         let codes = LanguageCode.all.sorted().map { "\"\($0)\"" }.joined(separator: ",")
         let embedded = EmbeddedTransport.languages.map { "\"\($0)\"" }.joined(separator: ",")
-        return PreparedBody(contentType: "application/json", bytes: Array("{\"count\":\(LanguageCode.all.count),\"languages\":[\(codes)],\"embedded\":[\(embedded)]}".utf8))
+        return PreparedBody(contentType: "application/json", bytes: Array("{\"count\":\(LanguageCode.all.count),\"languages\":[\(codes)],\"embedded\":[\(embedded)]}".utf8),
+                            headers: ["Cache-Control": "public, max-age=86400"])
     }()
 }

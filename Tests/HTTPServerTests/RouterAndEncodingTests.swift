@@ -55,6 +55,39 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertNil(small.gzip)
     }
 
+    /// A prepared body's fields are rendered once at creation; the bytes must be exactly those the general
+    /// path writes for the same body and fields, for both representations, GET and HEAD.
+    func testPreparedBodyRenderedOnceEncodesLikeTheGeneralPath() {
+        let bytes = Array(String(repeating: "{\"a\":1}", count: 400).utf8)
+        let fields: HTTPHeaders = ["Cache-Control": "public, max-age=60", "Vary": "Accept-Language"]
+        let rendered = PreparedBody(contentType: "application/json", bytes: bytes, headers: fields)
+        let plain = PreparedBody(contentType: "application/json", bytes: bytes)
+        for gzip in [false, true] {
+            for method in ["GET", "HEAD"] {
+                var pending = Connection.Pending()
+                pending.method = method
+                pending.requestID = "r1"
+                if gzip { pending.headers = ["Accept-Encoding": "gzip"] }
+                var fast: [UInt8] = [], general: [UInt8] = []
+                let a = ResponseEncoder.encode(.prepared(rendered), into: &fast, request: pending, keepAlive: true, date: Array("D".utf8))
+                let b = ResponseEncoder.encode(.prepared(plain, headers: fields), into: &general, request: pending, keepAlive: true, date: Array("D".utf8))
+                XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: general, as: UTF8.self), "gzip \(gzip) \(method)")
+                XCTAssertEqual(a.0, b.0); XCTAssertEqual(a.1, b.1)
+                XCTAssertEqual(String(decoding: fast, as: UTF8.self).contains("Content-Encoding: gzip"), gzip)
+            }
+        }
+        // A matching If-None-Match leaves the fast path for a 304 without a body.
+        var pending = Connection.Pending()
+        pending.ifNoneMatch = rendered.etag
+        var out: [UInt8] = []
+        let r = ResponseEncoder.encode(.prepared(rendered), into: &out, request: pending, keepAlive: true, date: Array("D".utf8))
+        let text = String(decoding: out, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), text)
+        XCTAssertTrue(text.contains("Cache-Control: public, max-age=60\r\n"), text)
+        XCTAssertFalse(text.contains("Content-Length"), text)
+        XCTAssertEqual(r.0, 0); XCTAssertNil(r.1)
+    }
+
     func testIfNoneMatch() {
         XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "\"x\", \"y\"", etag: "\"y\""))
         XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "W/\"y\"", etag: "\"y\""))

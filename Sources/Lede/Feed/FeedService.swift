@@ -11,7 +11,7 @@ public final class FeedService: @unchecked Sendable {
     let sharedCache: UpstreamCache
     private let now: @Sendable () -> Date
     private let lock = NSLock()
-    private var prepared: [PreparedKey: (body: PreparedBody, headers: HTTPHeaders, expires: Double)] = [:]
+    private var prepared: [PreparedKey: (body: PreparedBody, expires: Double)] = [:]
     private let maxPrepared = 512
 
     public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -119,7 +119,7 @@ public final class FeedService: @unchecked Sendable {
         let t = now().timeIntervalSinceReferenceDate
         return lock.withLock {
             guard let entry = prepared[key], entry.expires > t else { return nil }
-            return .prepared(entry.body, headers: entry.headers)
+            return .prepared(entry.body)
         }
     }
 
@@ -148,15 +148,14 @@ public final class FeedService: @unchecked Sendable {
         body.append(contentsOf: Array("]}".utf8))
 
         if !request.isPersonal {
-            let prepared = PreparedBody(contentType: "application/json", bytes: body)
+            let prepared = PreparedBody(contentType: "application/json", bytes: body, headers: headers(request))
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
-            let h = headers(request)
             let t = now().timeIntervalSinceReferenceDate
             lock.withLock {
                 if self.prepared.count >= maxPrepared { self.prepared = self.prepared.filter { $0.value.expires > t } }
-                if self.prepared.count < maxPrepared { self.prepared[PreparedKey(request)] = (prepared, h, expires) }
+                if self.prepared.count < maxPrepared { self.prepared[PreparedKey(request)] = (prepared, expires) }
             }
-            return .prepared(prepared, headers: h)
+            return .prepared(prepared)
         }
         var h = headers(request)
         h.set("ETag", "\"\(FNV1a.hash(body))\"")

@@ -28,8 +28,8 @@ enum PlacesRoutes {
     }
 
     static func register(on router: Router, places: [Place]) {
-        let list = PreparedBody(contentType: "application/json", bytes: locationsJSON(places))
-        router.get("/places/locations") { _ in .response(.prepared(list, headers: ["Cache-Control": "public, max-age=300"])) }
+        let list = PreparedBody(contentType: "application/json", bytes: locationsJSON(places), headers: ["Cache-Control": "public, max-age=300"])
+        router.get("/places/locations") { _ in .response(.prepared(list)) }
 
         router.get("/places/deeplink") { ctx in
             do { return .response(response(try link(ctx.request).json, cacheControl: "public, max-age=86400")) }

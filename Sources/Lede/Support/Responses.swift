@@ -22,15 +22,16 @@ public enum Responses {
     /// representation) for `ttl` seconds; concurrent requests for one key share one build. Errors are not kept.
     public static func prepared<T: Encodable>(_ cache: UpstreamCache, key: String, ttl: Double, cacheControl: String,
                                               headers: HTTPHeaders = HTTPHeaders(), make: @escaping @Sendable () async throws -> T) async throws -> HTTPResponse {
+        var h = headers
+        h.set("Cache-Control", cacheControl)
+        let fields = h
         let body: PreparedBody = try await cache.value(key, ttl: ttl) {
             let value = try await make()   // upstream errors propagate (and are never kept)
             let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
-            let prepared = PreparedBody(contentType: "application/json", bytes: bytes)
+            let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: fields)
             return (prepared, bytes.count + (prepared.gzip?.count ?? 0))
         }
-        var h = headers
-        h.set("Cache-Control", cacheControl)
-        return .prepared(body, headers: h)
+        return .prepared(body)
     }
 
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
