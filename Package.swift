@@ -14,7 +14,11 @@ let package = Package(
         // epoll, eventfd and accept4 are not exported by Swift's Glibc module; this header includes them.
         .target(name: "CLinux"),
         .systemLibrary(name: "CZlib", pkgConfig: nil, providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib"]),
+        // The event loop's state lives in final classes owned by one thread each. Release builds skip the
+        // run-time exclusivity checks on it (about a sixth of the per-request instructions); debug builds, which
+        // the tests run, keep them, and the compile-time checks stay on everywhere.
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .target(name: "Lede", dependencies: ["HTTPServer"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),

@@ -26,6 +26,13 @@ public func fuzzRequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
             case .request(let r):
                 precondition(!r.method.isEmpty && (r.path == "*" || r.path.hasPrefix("/")), "invalid request accepted")
                 precondition(r.body.count <= 8192, "body over the limit")
+                // Segments are decoded lazily; every accepted path must decode.
+                if r.path != "*" {
+                    for seg in Array(r.path.utf8).split(separator: 47, omittingEmptySubsequences: false).dropFirst() {
+                        _ = try! RequestParser.decodeSegment(Array(seg))
+                    }
+                    _ = r.pathSegments
+                }
             case .error(let e):
                 precondition(allowedErrors.contains(e.status), "unexpected status \(e.status)")
                 if case .error = parser.next() {} else { fatalError("parser recovered after an error") }

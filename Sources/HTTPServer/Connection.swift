@@ -32,7 +32,8 @@ final class Connection {
         var keepAlive = true
         /// The request's headers, kept for decisions made only when the response needs them (gzip).
         var headers = HTTPHeaders()
-        var acceptsGzip: Bool { Compression.acceptsGzip(headers) }
+        var mayAcceptGzip = false
+        var acceptsGzip: Bool { mayAcceptGzip && Compression.acceptsGzip(headers) }
         var ifNoneMatch: String?
         var requestID = "-"
         var route = -1
@@ -127,17 +128,12 @@ final class Connection {
         current.versionMinor = request.versionMinor
         current.keepAlive = request.keepAlive
         current.headers = request.headers
-        var requestID: String?
-        var ifNoneMatch: String?
-        for f in request.headers.fields {
-            if f.name.asciiCaseInsensitiveEquals("X-Request-ID") { requestID = f.value }
-            else if f.name.asciiCaseInsensitiveEquals("If-None-Match") { ifNoneMatch = f.value }
-        }
-        current.ifNoneMatch = ifNoneMatch
-        if let requestID, Connection.isValidRequestID(requestID) { current.requestID = requestID }
+        current.mayAcceptGzip = request.mayAcceptGzip
+        current.ifNoneMatch = request.ifNoneMatch
+        if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = requestID }
         else { current.requestID = loop.nextRequestID() }
 
-        switch loop.core.router.match(method: request.method, segments: request.pathSegments, rawPath: request.path) {
+        switch loop.core.router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
             current.route = route.index
             let context = RequestContext(request: request, parameters: params, requestID: current.requestID, route: route.pattern)

@@ -23,6 +23,8 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
+    mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
+
     /// Replaces every field called `name` by one with `value`.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)

@@ -6,7 +6,7 @@ public struct HTTPRequest: Sendable {
     /// The path part of the target, still percent-encoded (validated).
     public var path: String
     /// The path's segments, percent-decoded (each valid UTF-8). `/a/b%2Fc` → `["a", "b/c"]`.
-    public var pathSegments: [String]
+    public var pathSegments: [String] { HTTPRequest.segments(ofPath: path) }
     /// The raw query string without `?`, or nil.
     public var query: String?
     public var versionMajor: Int
@@ -16,12 +16,42 @@ public struct HTTPRequest: Sendable {
     /// Whether the connection may stay open after the response.
     public var keepAlive: Bool
 
-    public init(method: String, target: String, path: String, pathSegments: [String], query: String?,
+    // Noted by the parser while it read the fields (the first of each), for the response.
+    var ifNoneMatch: String?
+    var requestIDField: String?
+    var mayAcceptGzip = true
+
+    public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], keepAlive: Bool = true) {
-        self.method = method; self.target = target; self.path = path; self.pathSegments = pathSegments
+        self.method = method; self.target = target; self.path = path
         self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
         self.headers = headers; self.body = body; self.keepAlive = keepAlive
+        ifNoneMatch = headers["If-None-Match"]
+        requestIDField = headers["X-Request-ID"]
+    }
+
+    /// The parser's: the fields it noted while reading them.
+    init(method: String, target: String, path: String, query: String?, versionMajor: Int, versionMinor: Int,
+         headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
+        self.method = method; self.target = target; self.path = path
+        self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
+        self.headers = headers; self.body = body; self.keepAlive = keepAlive
+        self.ifNoneMatch = ifNoneMatch; self.requestIDField = requestIDField; self.mayAcceptGzip = mayAcceptGzip
+    }
+
+    /// A validated path's segments, percent-decoded: `/` → `[""]`, `*` → `[]`.
+    static func segments(ofPath path: String) -> [String] {
+        if path == "*" { return [] }
+        var segments: [String] = []
+        let u = Array(path.utf8)
+        var segStart = 1
+        for i in 1...max(1, u.count) where i == u.count || u[i] == 47 {
+            let seg = u[min(segStart, u.count)..<i]
+            segments.append((try? RequestParser.decodeSegment(seg)) ?? String(decoding: seg, as: UTF8.self))
+            segStart = i + 1
+        }
+        return segments
     }
 
     /// Query parameters in order, `+` read as space, percent-decoded. Pairs that fail to decode are dropped

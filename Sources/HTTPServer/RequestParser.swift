@@ -45,13 +45,28 @@ public struct RequestParser {
     private var headBytes = 0
     private var method = ""
     private var target = ""
-    private var targetBytes: [UInt8] = []
+    private var path = ""
+    private var query: String?
+    private var known = KnownFields()
     private var versionMajor = 1
     private var versionMinor = 1
     private var headers = HTTPHeaders()
     private var body: [UInt8] = []
     private var chunked = false
     private var continuePending = false
+
+    /// The fields that decide framing and the response, noted as each line is parsed (by length, then bytes),
+    /// so finishing the head never searches the field list by name.
+    private struct KnownFields {
+        var hostCount = 0
+        var hostValid = true
+        var framing = false          // Content-Length or Transfer-Encoding present
+        var expect = false
+        var connection = false
+        var acceptEncoding = false
+        var ifNoneMatch: String?
+        var requestID: String?
+    }
 
     private enum State {
         case requestLine
@@ -115,6 +130,7 @@ public struct RequestParser {
                         if let event = try finishHead() { return event }
                     } else {
                         let (name, value) = try parseFieldLine(lineStart, lineEnd, trailer: false)
+                        if headers.count == 0 { headers.reserveCapacity(12) }
                         headers.add(name, value)
                     }
                 case .body(let remaining):
@@ -229,65 +245,142 @@ public struct RequestParser {
 
     private mutating func parseRequestLine(_ ls: Int, _ le: Int) throws {
         headBytes = le + 2 - ls
-        let line = buffer[ls..<le]
-        guard let sp1 = line.firstIndex(of: 32) else { throw ParseError(400, "The request line must be: method SP target SP version.") }
-        guard let sp2 = line[(sp1 + 1)...].firstIndex(of: 32) else {
-            throw ParseError(400, "The request line must be: method SP target SP version.")
+        try buffer.withUnsafeBufferPointer { b in
+            var sp1 = ls
+            while sp1 < le, b[sp1] != 32 { sp1 += 1 }
+            var sp2 = sp1 + 1
+            while sp2 < le, b[sp2] != 32 { sp2 += 1 }
+            guard sp1 < le, sp2 < le else { throw ParseError(400, "The request line must be: method SP target SP version.") }
+            guard sp1 > ls, (ls..<sp1).allSatisfy({ RequestParser.isTokenChar(b[$0]) }) else {
+                throw ParseError(400, "The method is not a valid token.")
+            }
+            guard sp2 > sp1 + 1 else { throw ParseError(400, "The request target is empty.") }
+            // Version: exactly HTTP/DIGIT.DIGIT.
+            let v = sp2 + 1
+            guard le - v == 8, b[v] == 72, b[v + 1] == 84, b[v + 2] == 84, b[v + 3] == 80, b[v + 4] == 47,
+                  (48...57).contains(b[v + 5]), b[v + 6] == 46, (48...57).contains(b[v + 7]) else {
+                throw ParseError(400, "The HTTP version is not valid (expected HTTP/1.1).")
+            }
+            versionMajor = Int(b[v + 5] - 48); versionMinor = Int(b[v + 7] - 48)
+            guard versionMajor == 1 else { throw ParseError(505, "Only HTTP/1.x is supported.") }
+            for i in (sp1 + 1)..<sp2 where b[i] <= 32 || b[i] >= 127 || b[i] == 35 {  // CTL, SP, non-ASCII, '#'
+                throw ParseError(400, "The request target contains a character that must be percent-encoded.")
+            }
+            if sp1 - ls == 3 && b[ls] == 71 && b[ls + 1] == 69 && b[ls + 2] == 84 { method = "GET" }
+            else { method = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<sp1]), as: UTF8.self) }
+            target = String(decoding: UnsafeBufferPointer(rebasing: b[(sp1 + 1)..<sp2]), as: UTF8.self)
+            try splitTarget(b, sp1 + 1, sp2)
         }
-        let methodBytes = line[ls..<sp1]
-        let targetBytes = line[(sp1 + 1)..<sp2]
-        let versionBytes = line[(sp2 + 1)..<le]
-        guard !methodBytes.isEmpty, methodBytes.allSatisfy(RequestParser.isTokenChar) else {
-            throw ParseError(400, "The method is not a valid token.")
+    }
+
+    /// Splits and checks the target over bytes: origin-form, absolute-form (`http[s]://authority/path`), or
+    /// `*` for OPTIONS. The path's escapes are checked segment by segment (each must decode to UTF-8 without
+    /// NUL); the segments themselves are decoded only when a route asks for them.
+    private mutating func splitTarget(_ t: UnsafeBufferPointer<UInt8>, _ ts: Int, _ te: Int) throws {
+        if te - ts == 1 && t[ts] == 42 {
+            guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
+            path = "*"; query = nil
+            return
         }
-        guard !targetBytes.isEmpty else { throw ParseError(400, "The request target is empty.") }
-        // Version: exactly HTTP/DIGIT.DIGIT.
-        let v = Array(versionBytes)
-        guard v.count == 8, v[0] == 72, v[1] == 84, v[2] == 84, v[3] == 80, v[4] == 47,
-              (48...57).contains(v[5]), v[6] == 46, (48...57).contains(v[7]) else {
-            throw ParseError(400, "The HTTP version is not valid (expected HTTP/1.1).")
+        var pathStart = ts
+        if t[ts] != 47 {
+            func lower(_ b: UInt8) -> UInt8 { (b >= 65 && b <= 90) ? b | 0x20 : b }
+            let http: StaticString = "http://", https: StaticString = "https://"
+            if te - ts >= 7 && (0..<7).allSatisfy({ lower(t[ts + $0]) == http.utf8Start[$0] }) { pathStart = ts + 7 }
+            else if te - ts >= 8 && (0..<8).allSatisfy({ lower(t[ts + $0]) == https.utf8Start[$0] }) { pathStart = ts + 8 }
+            else { throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).") }
+            let authorityStart = pathStart
+            while pathStart < te, t[pathStart] != 47, t[pathStart] != 63 { pathStart += 1 }
+            let authority = t[authorityStart..<pathStart]
+            if authority.isEmpty || authority.contains(64) || !authority.allSatisfy(RequestParser.isHostChar) {
+                throw ParseError(400, "The absolute-form target has an invalid authority.")
+            }
         }
-        versionMajor = Int(v[5] - 48); versionMinor = Int(v[7] - 48)
-        guard versionMajor == 1 else { throw ParseError(505, "Only HTTP/1.x is supported.") }
-        for b in targetBytes where b <= 32 || b >= 127 || b == 35 {  // CTL, SP, non-ASCII, '#'
-            throw ParseError(400, "The request target contains a character that must be percent-encoded.")
+        var q = pathStart
+        var escaped = false
+        while q < te, t[q] != 63 { if t[q] == 37 { escaped = true }; q += 1 }
+        if q > pathStart {
+            if escaped {
+                var segStart = pathStart + 1
+                for i in segStart...q where i == q || t[i] == 47 {
+                    _ = try RequestParser.decodeSegment(t[segStart..<i])
+                    segStart = i + 1
+                }
+            }
+            path = pathStart == ts && q == te ? target : String(decoding: UnsafeBufferPointer(rebasing: t[pathStart..<q]), as: UTF8.self)
+        } else {
+            path = "/"
         }
-        method = String(decoding: methodBytes, as: UTF8.self)
-        self.targetBytes = Array(targetBytes)
-        target = String(decoding: targetBytes, as: UTF8.self)
+        if q < te {
+            let rest = t[(q + 1)..<te]
+            try RequestParser.checkPercentEncoding(rest)
+            query = String(decoding: UnsafeBufferPointer(rebasing: rest), as: UTF8.self)
+        } else {
+            query = nil
+        }
     }
 
     // MARK: - Fields
 
-    private func parseFieldLine(_ ls: Int, _ le: Int, trailer: Bool) throws -> (String, String) {
-        let first = buffer[ls]
-        if first == 32 || first == 9 {
-            throw ParseError(400, "Obsolete line folding (a field line starting with whitespace) is not allowed.")
-        }
+    private mutating func parseFieldLine(_ ls: Int, _ le: Int, trailer: Bool) throws -> (String, String) {
         if !trailer && headers.count >= limits.maxHeaderCount {
             throw ParseError(431, "More than \(limits.maxHeaderCount) header fields.")
         }
-        var colon = -1
-        var i = ls
-        while i < le {
-            let b = buffer[i]
-            if b == 58 { colon = i; break }
-            if b == 32 || b == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
-            if !RequestParser.isTokenChar(b) { throw ParseError(400, "A field name contains an invalid character.") }
-            i += 1
+        return try buffer.withUnsafeBufferPointer { b in
+            let first = b[ls]
+            if first == 32 || first == 9 {
+                throw ParseError(400, "Obsolete line folding (a field line starting with whitespace) is not allowed.")
+            }
+            var colon = -1
+            var i = ls
+            while i < le {
+                let c = b[i]
+                if c == 58 { colon = i; break }
+                if c == 32 || c == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
+                if !RequestParser.isTokenChar(c) { throw ParseError(400, "A field name contains an invalid character.") }
+                i += 1
+            }
+            guard colon > ls else { throw ParseError(400, colon == ls ? "A field name is empty." : "A field line has no colon.") }
+            var vs = colon + 1, ve = le
+            while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
+            while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
+            for j in vs..<ve {
+                let c = b[j]
+                if c == 0 { throw ParseError(400, "A field value contains NUL.") }
+                if (c < 32 && c != 9) || c == 127 { throw ParseError(400, "A field value contains a control character.") }
+            }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<colon]), as: UTF8.self)
+            let value = String(decoding: UnsafeBufferPointer(rebasing: b[vs..<ve]), as: UTF8.self)
+            if !trailer { note(UnsafeBufferPointer(rebasing: b[ls..<colon]), value, b, vs, ve) }
+            return (name, value)
         }
-        guard colon > ls else { throw ParseError(400, colon == ls ? "A field name is empty." : "A field line has no colon.") }
-        var vs = colon + 1, ve = le
-        while vs < ve, buffer[vs] == 32 || buffer[vs] == 9 { vs += 1 }
-        while ve > vs, buffer[ve - 1] == 32 || buffer[ve - 1] == 9 { ve -= 1 }
-        var j = vs
-        while j < ve {
-            let b = buffer[j]
-            if b == 0 { throw ParseError(400, "A field value contains NUL.") }
-            if (b < 32 && b != 9) || b == 127 { throw ParseError(400, "A field value contains a control character.") }
-            j += 1
+    }
+
+    /// Records what finishing the head and answering need from a field, recognised by its name's bytes.
+    private mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ value: String, _ b: UnsafeBufferPointer<UInt8>, _ vs: Int, _ ve: Int) {
+        switch name.count {
+        case 4:
+            if RequestParser.equalsLowercase(name, "host") {
+                known.hostCount += 1
+                if !(vs..<ve).allSatisfy({ RequestParser.isHostChar(b[$0]) }) { known.hostValid = false }
+            }
+        case 6: if RequestParser.equalsLowercase(name, "expect") { known.expect = true }
+        case 10: if RequestParser.equalsLowercase(name, "connection") { known.connection = true }
+        case 12: if known.requestID == nil, RequestParser.equalsLowercase(name, "x-request-id") { known.requestID = value }
+        case 13: if known.ifNoneMatch == nil, RequestParser.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value }
+        case 14: if RequestParser.equalsLowercase(name, "content-length") { known.framing = true }
+        case 15: if RequestParser.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
+        case 17: if RequestParser.equalsLowercase(name, "transfer-encoding") { known.framing = true }
+        default: break
         }
-        return (String(decoding: buffer[ls..<colon], as: UTF8.self), String(decoding: buffer[vs..<ve], as: UTF8.self))
+    }
+
+    @inline(__always)
+    static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
+        guard bytes.count == lower.utf8CodeUnitCount else { return false }
+        let l = lower.utf8Start
+        for i in 0..<bytes.count where bytes[i] | 0x20 != l[i] { return false }
+        return true
     }
 
     // MARK: - Head complete: framing
@@ -295,20 +388,16 @@ public struct RequestParser {
     private mutating func finishHead() throws -> ParseEvent? {
         let http11 = versionMinor >= 1
         // Host
-        var hostCount = 0
-        var host: String?
-        for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Host") { hostCount += 1; host = f.value }
-        if hostCount > 1 { throw ParseError(400, "More than one Host field.") }
-        if http11 && hostCount == 0 { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
-        if var host, !host.withUTF8({ $0.allSatisfy(RequestParser.isHostChar) }) {
-            throw ParseError(400, "The Host field is not a valid host[:port].")
-        }
-        try validateTarget()
+        if known.hostCount > 1 { throw ParseError(400, "More than one Host field.") }
+        if http11 && known.hostCount == 0 { throw ParseError(400, "HTTP/1.1 requests must carry a Host field.") }
+        if !known.hostValid { throw ParseError(400, "The Host field is not a valid host[:port].") }
 
         var te: [String] = [], cl: [String] = []
-        for f in headers.fields {
-            if f.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { te.append(f.value) }
-            else if f.name.asciiCaseInsensitiveEquals("Content-Length") { cl.append(f.value) }
+        if known.framing {
+            for f in headers.fields {
+                if f.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { te.append(f.value) }
+                else if f.name.asciiCaseInsensitiveEquals("Content-Length") { cl.append(f.value) }
+            }
         }
         chunked = false
         var length = 0
@@ -341,7 +430,7 @@ public struct RequestParser {
         }
 
         let hasBody = chunked || length > 0
-        if let expect = headers["Expect"] {
+        if known.expect, let expect = headers["Expect"] {
             guard expect.lowercasedASCII() == "100-continue" else {
                 throw ParseError(417, "Only the expectation 100-continue is supported.")
             }
@@ -359,62 +448,8 @@ public struct RequestParser {
         return nil
     }
 
-    private var parsedPath = ""
-    private var parsedSegments: [String] = []
-    private var parsedQuery: String?
-
-    /// Splits and checks the target over bytes: origin-form, absolute-form (`http[s]://authority/path`), or
-    /// `*` for OPTIONS. Path segments are percent-decoded one by one (so `%2F` stays inside its segment).
-    private mutating func validateTarget() throws {
-        let t = targetBytes
-        if t == [42] {
-            guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
-            parsedPath = "*"; parsedSegments = []; parsedQuery = nil
-            return
-        }
-        var pathStart = 0
-        if t[0] != 47 {
-            func lower(_ b: UInt8) -> UInt8 { (b >= 65 && b <= 90) ? b | 0x20 : b }
-            let http: [UInt8] = Array("http://".utf8), https: [UInt8] = Array("https://".utf8)
-            if t.count >= 7 && (0..<7).allSatisfy({ lower(t[$0]) == http[$0] }) { pathStart = 7 }
-            else if t.count >= 8 && (0..<8).allSatisfy({ lower(t[$0]) == https[$0] }) { pathStart = 8 }
-            else { throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).") }
-            let authorityStart = pathStart
-            while pathStart < t.count, t[pathStart] != 47, t[pathStart] != 63 { pathStart += 1 }
-            let authority = t[authorityStart..<pathStart]
-            if authority.isEmpty || authority.contains(64) || !authority.allSatisfy(RequestParser.isHostChar) {
-                throw ParseError(400, "The absolute-form target has an invalid authority.")
-            }
-        }
-        var q = pathStart
-        while q < t.count, t[q] != 63 { q += 1 }
-        var segments: [String] = []
-        if q > pathStart {
-            var segStart = pathStart + 1
-            var i = segStart
-            while i <= q {
-                if i == q || t[i] == 47 {
-                    segments.append(try RequestParser.decodeSegment(t[segStart..<i]))
-                    segStart = i + 1
-                }
-                i += 1
-            }
-        } else {
-            segments = [""]
-        }
-        parsedPath = q > pathStart ? String(decoding: t[pathStart..<q], as: UTF8.self) : "/"
-        parsedSegments = segments
-        if q < t.count {
-            let query = t[(q + 1)...]
-            try RequestParser.checkPercentEncoding(query)
-            parsedQuery = String(decoding: query, as: UTF8.self)
-        } else {
-            parsedQuery = nil
-        }
-    }
-
     /// A path segment, percent-decoded; must be valid UTF-8 without NUL. (The target is ASCII already.)
-    static func decodeSegment(_ seg: ArraySlice<UInt8>) throws -> String {
+    static func decodeSegment<C: Collection>(_ seg: C) throws -> String where C.Element == UInt8, C.Index == Int {
         guard seg.contains(37) else { return String(decoding: seg, as: UTF8.self) }
         var out = [UInt8](); out.reserveCapacity(seg.count)
         var i = seg.startIndex
@@ -432,7 +467,7 @@ public struct RequestParser {
         return s
     }
 
-    static func checkPercentEncoding(_ u: ArraySlice<UInt8>) throws {
+    static func checkPercentEncoding<C: Collection>(_ u: C) throws where C.Element == UInt8, C.Index == Int {
         var i = u.startIndex
         while i < u.endIndex {
             if u[i] == 37 {
@@ -473,16 +508,16 @@ public struct RequestParser {
 
     private mutating func completeRequest() -> HTTPRequest {
         var close = false, keep = false
-        if let connection = headers["Connection"] {
+        if known.connection {
             for token in headers.tokens("Connection") { if token == "close" { close = true } else if token == "keep-alive" { keep = true } }
-            _ = connection
         }
         let keepAlive = versionMinor >= 1 ? !close : (keep && !close)
-        let request = HTTPRequest(method: method, target: target, path: parsedPath, pathSegments: parsedSegments,
-                                  query: parsedQuery, versionMajor: versionMajor, versionMinor: versionMinor,
-                                  headers: headers, body: body, keepAlive: keepAlive)
+        let request = HTTPRequest(method: method, target: target, path: path, query: query, versionMajor: versionMajor,
+                                  versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
+                                  ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding)
         // Reset for the next request on this connection.
         state = .requestLine
+        known = KnownFields()
         headers = HTTPHeaders()
         body = []
         headBytes = 0

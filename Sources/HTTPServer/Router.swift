@@ -70,6 +70,16 @@ public final class Router: @unchecked Sendable {
     public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
 
+    /// Matches a request's (validated, still percent-encoded) path; its segments are decoded only when no
+    /// literal route has it.
+    public func match(method: String, path: String) -> Match {
+        if !path.utf8.contains(37), let exactRoutes = exact[path] {
+            let wanted = method == "HEAD" ? "GET" : method
+            for route in exactRoutes where route.method == wanted { return .found(route, [:]) }
+        }
+        return match(method: method, segments: HTTPRequest.segments(ofPath: path), rawPath: path)
+    }
+
     /// `rawPath`, when given and free of percent-escapes, finds literal routes without joining the segments.
     public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {
         let wanted = method == "HEAD" ? "GET" : method

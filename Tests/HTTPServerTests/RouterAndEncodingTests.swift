@@ -67,7 +67,7 @@ final class RouterAndEncodingTests: XCTestCase {
                 var pending = Connection.Pending()
                 pending.method = method
                 pending.requestID = "r1"
-                if gzip { pending.headers = ["Accept-Encoding": "gzip"] }
+                if gzip { pending.headers = ["Accept-Encoding": "gzip"]; pending.mayAcceptGzip = true }
                 var fast: [UInt8] = [], general: [UInt8] = []
                 let a = ResponseEncoder.encode(.prepared(rendered), into: &fast, request: pending, keepAlive: true, date: Array("D".utf8))
                 let b = ResponseEncoder.encode(.prepared(plain, headers: fields), into: &general, request: pending, keepAlive: true, date: Array("D".utf8))
