@@ -10,11 +10,11 @@ final class Connection {
     /// Head bytes and small bodies, written in one send.
     private var out: [UInt8] = []
     private var outStart = 0
-    /// Earlier output than `out`: chunks that include large shared bodies, sent without copying them
-    /// (head and body in one `sendmsg` with two iovecs).
-    private var queue: [[UInt8]] = []
-    private var queueOffset = 0
-    private var hasPendingOutput: Bool { !queue.isEmpty || outStart < out.count }
+    /// Large shared bodies, each to be sent right after `out[..<at]`, from their own storage (head and body
+    /// in one `sendmsg` with two iovecs; never copied).
+    private var bodies: [(at: Int, bytes: [UInt8])] = []
+    private var bodySent = 0
+    private var hasPendingOutput: Bool { !bodies.isEmpty || outStart < out.count }
     private var interestRead = true
     private var interestWrite = false
     private var inFlight = false
@@ -177,13 +177,7 @@ final class Connection {
         let start = out.count
         let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: loop.dateBytes)
         let total = out.count - start + (largeBody?.count ?? 0)
-        if let largeBody {
-            // Keep the order: everything pending, then this head, then the body (shared, not copied).
-            queue.append(outStart == 0 ? out : Array(out[outStart...]))
-            queue.append(largeBody)
-            out.removeAll(keepingCapacity: true)
-            outStart = 0
-        }
+        if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
         let now = Syscall.monotonicNanos()
         let seconds = Double(now &- p.started) / 1e9
         loop.core.metrics.record(loop: loop.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
@@ -199,36 +193,38 @@ final class Connection {
 
     private func flush() {
         if isClosed { return }
-        while !queue.isEmpty {
+        while !bodies.isEmpty || outStart < out.count {
             let r: Syscall.IOResult
-            if queue.count >= 2 {
-                r = queue[0].withUnsafeBytes { a in
-                    queue[1].withUnsafeBytes { b in
-                        Syscall.send2(fd, a.baseAddress! + queueOffset, a.count - queueOffset, b.baseAddress!, b.count)
+            if let body = bodies.first {
+                let headEnd = body.at
+                r = out.withUnsafeBytes { o in
+                    body.bytes.withUnsafeBytes { b in
+                        if outStart < headEnd {
+                            return Syscall.send2(fd, o.baseAddress! + outStart, headEnd - outStart, b.baseAddress!, b.count)
+                        }
+                        return Syscall.send(fd, b.baseAddress! + bodySent, b.count - bodySent)
                     }
                 }
             } else {
-                r = queue[0].withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + queueOffset, $0.count - queueOffset) }
+                r = out.withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + outStart, $0.count - outStart) }
             }
             switch r {
             case .bytes(var n):
                 machine.writeProgressed(now: Syscall.monotonicNanos())
-                while n > 0, !queue.isEmpty {
-                    let remaining = queue[0].count - queueOffset
-                    if n < remaining { queueOffset += n; n = 0 } else { n -= remaining; queue.removeFirst(); queueOffset = 0 }
+                // Head bytes first, then the body that follows them.
+                while n > 0 {
+                    let headEnd = bodies.first?.at ?? out.count
+                    if outStart < headEnd {
+                        let k = min(n, headEnd - outStart)
+                        outStart += k; n -= k
+                    } else if let body = bodies.first {
+                        let k = min(n, body.bytes.count - bodySent)
+                        bodySent += k; n -= k
+                        if bodySent == body.bytes.count { bodies.removeFirst(); bodySent = 0 }
+                    } else {
+                        break
+                    }
                 }
-            case .wouldBlock:
-                updateInterest(); return
-            case .endOfFile, .failed:
-                close(); return
-            }
-        }
-        while outStart < out.count {
-            let r = out.withUnsafeBytes { Syscall.send(fd, $0.baseAddress! + outStart, $0.count - outStart) }
-            switch r {
-            case .bytes(let n):
-                outStart += n
-                machine.writeProgressed(now: Syscall.monotonicNanos())
             case .wouldBlock:
                 updateInterest(); return
             case .endOfFile, .failed:

@@ -46,6 +46,9 @@ public final class Router: @unchecked Sendable {
 
     public private(set) var routes: [Route] = []
     private var exact: [String: [Route]] = [:]
+    /// The literal routes again, by the byte length of their path: a request's path is compared only with
+    /// the few of its length (no hashing).
+    private var exactByLength: [[(path: String, routes: [Route])]] = []
     private var patterned: [Route] = []
 
     public init() {}
@@ -61,7 +64,12 @@ public final class Router: @unchecked Sendable {
         let route = Route(method: method, pattern: pattern, index: routes.count, segments: segments, handler: handler)
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
-            exact["/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/"), default: []].append(route)
+            let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")
+            exact[path, default: []].append(route)
+            let n = path.utf8.count
+            if exactByLength.count <= n { exactByLength.append(contentsOf: repeatElement([], count: n + 1 - exactByLength.count)) }
+            if let i = exactByLength[n].firstIndex(where: { $0.path == path }) { exactByLength[n][i].routes.append(route) }
+            else { exactByLength[n].append((path: path, routes: [route])) }
         } else {
             patterned.append(route)
         }
@@ -73,9 +81,13 @@ public final class Router: @unchecked Sendable {
     /// Matches a request's (validated, still percent-encoded) path; its segments are decoded only when no
     /// literal route has it.
     public func match(method: String, path: String) -> Match {
-        if !path.utf8.contains(37), let exactRoutes = exact[path] {
+        let n = path.utf8.count
+        if n < exactByLength.count {
             let wanted = method == "HEAD" ? "GET" : method
-            for route in exactRoutes where route.method == wanted { return .found(route, [:]) }
+            for entry in exactByLength[n] where entry.path == path {
+                for route in entry.routes where route.method == wanted { return .found(route, [:]) }
+                break
+            }
         }
         return match(method: method, segments: HTTPRequest.segments(ofPath: path), rawPath: path)
     }
