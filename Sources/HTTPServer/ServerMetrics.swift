@@ -10,7 +10,7 @@ public final class ServerMetrics: @unchecked Sendable {
 
     final class Shard {
         var lock = pthread_mutex_t()
-        var requests: [Int: Int] = [:]     // (route index + 2) << 10 | status
+        var requests = CounterTable()      // (route index + 2) << 10 | status
         var buckets = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
         var durationSum: Double = 0
         var bytesOut = 0
@@ -44,7 +44,7 @@ public final class ServerMetrics: @unchecked Sendable {
         var bucket = ServerMetrics.latencyBuckets.count
         for (i, bound) in ServerMetrics.latencyBuckets.enumerated() where seconds <= bound { bucket = i; break }
         pthread_mutex_lock(&s.lock)
-        s.requests[key, default: 0] += 1
+        s.requests.increment(key)
         s.buckets[bucket] += 1
         s.durationSum += seconds
         s.bytesOut += bytes
@@ -64,7 +64,7 @@ public final class ServerMetrics: @unchecked Sendable {
         var sum = 0.0, bytes = 0
         for s in shards {
             pthread_mutex_lock(&s.lock)
-            for (k, v) in s.requests { requests[k, default: 0] += v }
+            for (k, v) in s.requests.entries { requests[k, default: 0] += v }
             for i in buckets.indices { buckets[i] += s.buckets[i] }
             sum += s.durationSum; bytes += s.bytesOut
             pthread_mutex_unlock(&s.lock)
@@ -86,6 +86,40 @@ public final class ServerMetrics: @unchecked Sendable {
         pthread_mutex_unlock(&collectorLock)
         for c in extra { out += c() }
         return out
+    }
+}
+
+/// Counts by non-negative integer key in an open-addressing table: a multiplicative hash and linear probing,
+/// so counting a request costs a few instructions (a `Dictionary` hashes with SipHash every time).
+struct CounterTable {
+    private var keys = [Int](repeating: -1, count: 64)
+    private var counts = [Int](repeating: 0, count: 64)
+    private var used = 0
+
+    mutating func increment(_ key: Int) { add(key, 1) }
+
+    mutating func add(_ key: Int, _ n: Int) {
+        let mask = keys.count - 1
+        var i = Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while true {
+            if keys[i] == key { counts[i] += n; return }
+            if keys[i] == -1 { break }
+            i = (i + 1) & mask
+        }
+        if (used + 1) * 2 > keys.count { grow(); add(key, n); return }
+        keys[i] = key; counts[i] = n; used += 1
+    }
+
+    var entries: [(key: Int, count: Int)] {
+        keys.indices.compactMap { keys[$0] == -1 ? nil : (key: keys[$0], count: counts[$0]) }
+    }
+
+    private mutating func grow() {
+        let old = entries
+        keys = [Int](repeating: -1, count: keys.count * 2)
+        counts = [Int](repeating: 0, count: keys.count)
+        used = 0
+        for e in old { add(e.key, e.count) }
     }
 }
 

@@ -88,6 +88,19 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertEqual(r.0, 0); XCTAssertNil(r.1)
     }
 
+    func testCounterTableCountsEveryKeyAcrossGrowth() {
+        var table = CounterTable()
+        var expected: [Int: Int] = [:]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let key = (Int.random(in: 0..<300, using: &rng) + 2) << 10 | Int.random(in: 100..<600, using: &rng) % 7
+            table.increment(key)
+            expected[key, default: 0] += 1
+        }
+        let got = Dictionary(uniqueKeysWithValues: table.entries.map { ($0.key, $0.count) })
+        XCTAssertEqual(got, expected)
+    }
+
     func testIfNoneMatch() {
         XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "\"x\", \"y\"", etag: "\"y\""))
         XCTAssertTrue(ResponseEncoder.matches(ifNoneMatch: "W/\"y\"", etag: "\"y\""))
