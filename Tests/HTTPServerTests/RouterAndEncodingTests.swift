@@ -19,6 +19,26 @@ final class RouterAndEncodingTests: XCTestCase {
         guard case .notFound = r.match(method: "GET", segments: ["b"]) else { return XCTFail() }
     }
 
+    func testRouterMatchesARawPathWithoutDecodingLiteralsAndDecodesForParameters() {
+        let r = Router()
+        r.get("/feed") { _ in .response(.text("f")) }
+        r.post("/feed") { _ in .response(.text("p")) }
+        r.get("/summary/{title}") { _ in .response(.text("s")) }
+        guard case .found(let get, _) = r.match(method: "GET", path: "/feed"), get.method == "GET" else { return XCTFail() }
+        guard case .found(let post, _) = r.match(method: "POST", path: "/feed"), post.method == "POST" else { return XCTFail() }
+        guard case .found(let head, _) = r.match(method: "HEAD", path: "/feed"), head.method == "GET" else { return XCTFail() }
+        guard case .methodNotAllowed(let allow) = r.match(method: "PUT", path: "/feed") else { return XCTFail() }
+        XCTAssertEqual(allow, ["GET", "HEAD", "POST"])
+        guard case .found(_, let params) = r.match(method: "GET", path: "/summary/Caf%C3%A9%2Fx") else { return XCTFail() }
+        XCTAssertEqual(params["title"], "Café/x")
+        guard case .found = r.match(method: "GET", path: "/fe%65d") else { return XCTFail("an escaped literal path still matches") }
+        guard case .notFound = r.match(method: "GET", path: "/feeds") else { return XCTFail() }
+        guard case .notFound = r.match(method: "GET", path: "/") else { return XCTFail() }
+        XCTAssertEqual(HTTPRequest.segments(ofPath: "/"), [""])
+        XCTAssertEqual(HTTPRequest.segments(ofPath: "/a//b/"), ["a", "", "b", ""])
+        XCTAssertEqual(HTTPRequest.segments(ofPath: "*"), [])
+    }
+
     func testAcceptEncoding() {
         XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "gzip, deflate, br"]))
         XCTAssertTrue(Compression.acceptsGzip(["Accept-Encoding": "*"]))
