@@ -189,6 +189,8 @@ final class Connection {
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
             closeAfterFlush = true
         }
+        // An idle keep-alive connection keeps nothing of the request it answered.
+        current.headers = HTTPHeaders()
     }
 
     private func flush() {

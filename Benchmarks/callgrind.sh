@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Instructions per request for one route, user space only, counted by callgrind (repeatable whatever else the
+# machine is doing).
+#   Benchmarks/callgrind.sh PATH [wrk options…]     e.g.  Benchmarks/callgrind.sh /feed -H 'Accept-Encoding: gzip'
+# One event loop under valgrind; the counters are zeroed once the server is up, wrk -c8 runs for 6 s, and the
+# total is divided by the requests wrk reports. Needs valgrind and wrk. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+path=${1:-/_bench/json}; shift || true
+port=18190
+out=Benchmarks/out; mkdir -p "$out"
+swift build -c release --product lede >/dev/null
+bin="$(swift build -c release --show-bin-path)/lede"
+profile="$out/callgrind.out"
+rm -f "$profile"
+valgrind --tool=callgrind --callgrind-out-file="$profile" "$bin" --host 127.0.0.1 --port $port --loops 1 \
+  --access-log off --log-level warning --bench-routes on > "$out/callgrind.log" 2>&1 &
+for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
+curl -s -o /dev/null "$@" "http://127.0.0.1:$port$path"
+callgrind_control -z >/dev/null 2>&1
+wrk -t1 -c8 -d6s "$@" "http://127.0.0.1:$port$path" > "$out/callgrind-wrk.txt"
+requests=$(awk '/requests in/ {print $1}' "$out/callgrind-wrk.txt")
+pkill -INT -f "callgrind.*--port $port" || true
+for _ in $(seq 1 50); do pgrep -f "callgrind.*--port $port" >/dev/null || break; sleep 0.2; done
+total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "$path: $requests requests, $((total / requests)) instructions/request (profile: $profile; callgrind_annotate --inclusive=yes $profile)"
