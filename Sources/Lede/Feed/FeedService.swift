@@ -10,7 +10,7 @@ public final class FeedService: @unchecked Sendable {
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
     let sharedCache: UpstreamCache
     private let now: @Sendable () -> Date
-    private let lock = NSLock()
+    private let lock = ReadWriteLock()
     private var prepared: [PreparedKey: (body: PreparedBody, expires: Double)] = [:]
     private let maxPrepared = 512
 
@@ -117,7 +117,7 @@ public final class FeedService: @unchecked Sendable {
         guard !request.isPersonal else { return nil }
         let key = PreparedKey(request)
         let t = now().timeIntervalSinceReferenceDate
-        return lock.withLock {
+        return lock.withReadLock {
             guard let entry = prepared[key], entry.expires > t else { return nil }
             return .prepared(entry.body)
         }
@@ -151,7 +151,7 @@ public final class FeedService: @unchecked Sendable {
             let prepared = PreparedBody(contentType: "application/json", bytes: body, headers: headers(request))
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
             let t = now().timeIntervalSinceReferenceDate
-            lock.withLock {
+            lock.withWriteLock {
                 if self.prepared.count >= maxPrepared { self.prepared = self.prepared.filter { $0.value.expires > t } }
                 if self.prepared.count < maxPrepared { self.prepared[PreparedKey(request)] = (prepared, expires) }
             }
