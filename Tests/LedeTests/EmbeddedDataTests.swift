@@ -124,6 +124,22 @@ final class LanguageCodeTests: XCTestCase {
         XCTAssertEqual(try LanguageCode.resolve(request("/feed")).code, "en")
     }
 
+    func testAcceptLanguageQValuesTiesAndCase() {
+        func lang(_ h: String) -> String? { LanguageCode.fromAcceptLanguage(h)?.code }
+        XCTAssertEqual(lang("de;q=0, en;q=0.1"), "en")                 // q=0: not acceptable
+        XCTAssertEqual(lang("fr;Q=0.8, it ; q=0.9"), "it")             // parameter names are case-insensitive
+        XCTAssertEqual(lang("es-419;q=0.7, xx"), "es")                 // primary subtag
+        XCTAssertEqual(lang("nl;q=0.5, sv;q=0.5"), "nl")               // a tie goes to the first
+        XCTAssertEqual(lang("EN-gb,en;q=0.9"), "en")
+        XCTAssertEqual(lang("ZH-YUE"), "zh-yue")
+        XCTAssertEqual(lang("de;q=abc, fr;q=0.2"), "fr")               // a malformed q counts as 0
+        XCTAssertEqual(lang("de;q=0.0001, fr;q=0.2"), "fr")            // more than three decimals: malformed
+        XCTAssertNil(lang("*"))
+        XCTAssertNil(lang(" , ;q=1,"))
+        XCTAssertNil(lang("xx-yy, qq"))
+        XCTAssertNil(lang(String(repeating: "a", count: 5000)))
+    }
+
     func testUnsupportedLangIsA400ThatSaysWhereTheListIs() {
         XCTAssertThrowsError(try LanguageCode.resolve(request("/feed?lang=pt-br"))) { error in
             let p = error as! Problem

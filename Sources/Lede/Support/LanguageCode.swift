@@ -11,6 +11,8 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         code = c
     }
 
+    private init(verified code: String) { self.code = code }
+
     public static let english = LanguageCode("en")!
 
     /// Every Wikipedia language edition's subdomain (the list at meta.wikimedia.org/wiki/List_of_Wikipedias),
@@ -45,21 +47,66 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         return fromAcceptLanguage(acceptLanguage) ?? .english
     }
 
+    /// The best `Accept-Language` tag (highest q, then first) that names an edition, by itself or by its primary
+    /// subtag. Every mobile request carries this header, so it is read over bytes: no Foundation, no sorting.
     public static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
-        guard let header else { return nil }
-        var tags: [(String, Double, Int)] = []
-        for (i, member) in header.split(separator: ",").enumerated() {
-            let parts = member.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let tag = parts.first, !tag.isEmpty, tag != "*" else { continue }
-            var q = 1.0
-            for p in parts.dropFirst() where p.hasPrefix("q=") { q = Double(p.dropFirst(2)) ?? 0 }
-            if q > 0 { tags.append((tag.lowercased(), q, i)) }
+        guard var header else { return nil }
+        return header.withUTF8 { u -> LanguageCode? in
+            var best: (code: LanguageCode, q: Int)?
+            var i = 0
+            while i < u.count {
+                // One member: OWS tag OWS *( ";" OWS param ) OWS
+                while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
+                let tagStart = i
+                while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+                let tagEnd = i
+                var q = 1000
+                while i < u.count, u[i] != 44 {
+                    if u[i] == 59 {
+                        i += 1
+                        while i < u.count, u[i] == 32 || u[i] == 9 { i += 1 }
+                        if i + 1 < u.count, u[i] | 0x20 == 113, u[i + 1] == 61 {   // q=
+                            i += 2
+                            let start = i
+                            while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+                            q = qValue(UnsafeBufferPointer(rebasing: u[start..<i]))
+                        }
+                        continue
+                    }
+                    i += 1
+                }
+                guard tagEnd > tagStart, q > 0, q > (best?.q ?? 0) else { continue }
+                let tag = UnsafeBufferPointer(rebasing: u[tagStart..<tagEnd])
+                if tag.count == 1 && tag[0] == 42 { continue }   // "*"
+                if let code = edition(tag) { best = (code, q); if q == 1000 { break } }
+            }
+            return best?.code
         }
-        for (tag, _, _) in tags.sorted(by: { ($0.1, -$0.2) > ($1.1, -$1.2) }) {
-            if let code = LanguageCode(tag) { return code }
-            if let primary = tag.split(separator: "-").first, let code = LanguageCode(String(primary)) { return code }
+    }
+
+    /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`).
+    private static func edition(_ tag: UnsafeBufferPointer<UInt8>) -> LanguageCode? {
+        guard tag.count <= 35 else { return nil }
+        let lower = String(decoding: tag.lazy.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        if all.contains(lower) { return LanguageCode(verified: lower) }
+        guard let dash = tag.firstIndex(of: 45), dash > 0 else { return nil }
+        let primary = String(lower.utf8.prefix(dash))!
+        return all.contains(primary) ? LanguageCode(verified: primary) : nil
+    }
+
+    /// RFC 9110 qvalue as thousandths: `0`, `0.5`, `1.000`; anything else counts as 0 (not acceptable).
+    private static func qValue(_ v: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let first = v.first, first == 48 || first == 49 else { return 0 }
+        var value = Int(first - 48) * 1000
+        if v.count == 1 { return value }
+        guard v[1] == 46, v.count <= 5 else { return 0 }
+        var scale = 100
+        for d in v.dropFirst(2) {
+            guard d >= 48 && d <= 57 else { return 0 }
+            value += Int(d - 48) * scale
+            scale /= 10
         }
-        return nil
+        return min(value, 1000)
     }
 
     public static func unsupportedProblem(_ raw: String) -> Problem {
