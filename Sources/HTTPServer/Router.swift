@@ -89,16 +89,27 @@ public final class Router: @unchecked Sendable {
                 break
             }
         }
-        return match(method: method, segments: HTTPRequest.segments(ofPath: path), rawPath: path)
+        return match(method: method, segments: HTTPRequest.segments(ofPath: path), rawPath: path, literalsChecked: !path.utf8.contains(37))
     }
 
     /// `rawPath`, when given and free of percent-escapes, finds literal routes without joining the segments.
     public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {
+        match(method: method, segments: segments, rawPath: rawPath, literalsChecked: false)
+    }
+
+    /// `literalsChecked`: the raw path (free of escapes) has already been looked up among the literal routes,
+    /// without a match for the method.
+    private func match(method: String, segments: [String], rawPath: String?, literalsChecked: Bool) -> Match {
         let wanted = method == "HEAD" ? "GET" : method
-        let key: String
-        if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) { key = rawPath }
-        else { key = "/" + segments.joined(separator: "/") }
-        let exactRoutes = exact[key]
+        let exactRoutes: [Route]?
+        if literalsChecked {
+            let n = rawPath?.utf8.count ?? 0
+            exactRoutes = n < exactByLength.count ? exactByLength[n].first(where: { $0.path == rawPath })?.routes : nil
+        } else if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) {
+            exactRoutes = exact[rawPath]
+        } else {
+            exactRoutes = exact["/" + segments.joined(separator: "/")]
+        }
         // Fast path: a literal route with this method.
         if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
         var candidates: [(Route, [String: String])] = exactRoutes?.map { ($0, [:]) } ?? []

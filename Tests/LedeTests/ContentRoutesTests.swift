@@ -48,6 +48,21 @@ final class ContentRoutesTests: XCTestCase {
         XCTAssertFalse((de["extract"] as? String ?? "").contains("ⓘ"))
     }
 
+    /// A warm answer is served from the prepared cache on the event loop: the same bytes and fields, no upstream call.
+    func testWarmSummaryIsServedFromThePreparedAnswerWithTheSameBytes() throws {
+        let request = "GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n"
+        let cold = try TestHTTPResponse(port: server.port, request: request)
+        let upstreamCalls = fake.requests.count
+        let warm = try TestHTTPResponse(port: server.port, request: request)
+        XCTAssertEqual(fake.requests.count, upstreamCalls, "a warm summary makes no upstream call")
+        XCTAssertEqual(warm.status, 200)
+        XCTAssertEqual(warm.body, cold.body)
+        for field in ["etag", "cache-control", "content-language", "content-encoding", "vary", "content-type"] {
+            XCTAssertEqual(warm.headers[field], cold.headers[field], field)
+        }
+        XCTAssertEqual(warm.headers["cache-control"], "public, max-age=300")
+    }
+
     func testSummaryETagRevalidatesWith304PerRepresentation() async throws {
         func get(_ extra: String = "") throws -> TestHTTPResponse {
             try TestHTTPResponse(port: server.port, request: "GET /summary/Nyhavn HTTP/1.1\r\nHost: t\r\n\(extra)\r\n")

@@ -97,3 +97,23 @@ final class ContentRulesTests: XCTestCase {
         XCTAssertEqual(card.title, "Albert Einstein")
     }
 }
+
+final class ArticleTitleTests: XCTestCase {
+    /// The byte path for ASCII titles must give exactly what the general (Foundation) path gives.
+    func testASCIINormalisationMatchesTheGeneralRules() {
+        let titles = ["albert Einstein", "  Albert   Einstein \t", "Albert__Einstein", "_leading", "trailing_ ", "a", "", " ",
+                      "iPhone", "1984 (novel)", "\tTab\tinside", "x  _ y", "Talk:Foo bar", "ABC", "zebra crossing"]
+        for t in titles {
+            XCTAssertEqual(ArticleTitle.normaliseASCII(t), ArticleTitle.normaliseUnicode(t), "'\(t)'")
+        }
+        XCTAssertNil(ArticleTitle.normaliseASCII("Café"))
+        XCTAssertEqual(ArticleTitle.normalise("éclair au chocolat"), "Éclair_au_chocolat")
+        XCTAssertEqual(ArticleTitle.normalise("São Paulo"), "São_Paulo")
+    }
+
+    func testTrimmingSpacesMatchesFoundationWhitespaces() {
+        for s in ["", " ", "a", " a ", "\ta\t", "\u{00A0}Café\u{2003}", "a b", "\u{3000}東京\u{3000}", "\n x \n"] {
+            XCTAssertEqual(ArticleTitle.trimmingSpaces(s), s.trimmingCharacters(in: .whitespaces), "'\(s)'")
+        }
+    }
+}

@@ -14,8 +14,10 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
+            let key = "summary:\(lang.code):\(ArticleTitle.normalise(title))"
+            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
             return Responses.async {
-                try await Responses.prepared(responses, key: "summary:\(lang.code):\(ArticleTitle.normalise(title))", ttl: 300,
+                try await Responses.prepared(responses, key: key, ttl: 300,
                                              cacheControl: "public, max-age=300", headers: ["Content-Language": lang.code]) {
                     Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
                 }
@@ -29,8 +31,10 @@ enum ContentRoutes {
                 title = try articleTitle(ctx.parameter("title"))
                 limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
             } catch { return .response(Responses.problem(error)) }
+            let key = "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)"
+            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
             return Responses.async {
-                try await Responses.prepared(responses, key: "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)", ttl: 600, cacheControl: "public, max-age=600") {
+                try await Responses.prepared(responses, key: key, ttl: 600, cacheControl: "public, max-age=600") {
                     let result = try await api.related(lang: lang, title: title)
                     return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
                                        items: ContentRules.related(result, source: title, lang: lang, limit: limit))
@@ -54,9 +58,10 @@ enum ContentRoutes {
                 point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
                 radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
             } catch { return .response(Responses.problem(error)) }
+            let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
+            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
             return Responses.async {
-                let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
-                return try await Responses.prepared(responses, key: key, ttl: 300, cacheControl: "public, max-age=300") {
+                try await Responses.prepared(responses, key: key, ttl: 300, cacheControl: "public, max-age=300") {
                     let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
                     return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
                                       items: ContentRules.nearby(result, from: point, lang: lang))
@@ -72,8 +77,10 @@ enum ContentRoutes {
                 guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required.") }
                 guard q.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
             } catch { return .response(Responses.problem(error)) }
+            let key = "search:\(lang.code):\(q)"
+            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
             return Responses.async {
-                try await Responses.prepared(responses, key: "search:\(lang.code):\(q)", ttl: 120, cacheControl: "public, max-age=120") {
+                try await Responses.prepared(responses, key: key, ttl: 120, cacheControl: "public, max-age=120") {
                     let prefix = try await api.prefixSearch(lang: lang, query: q)
                     let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
                     return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
@@ -93,8 +100,14 @@ enum ContentRoutes {
     }
 
     static func articleTitle(_ raw: String?) throws -> String {
-        let t = (raw ?? "").trimmingCharacters(in: .whitespaces)
-        guard !t.isEmpty, t.count <= 255, !t.unicodeScalars.contains(where: { $0.value < 32 || "#<>[]{}|".unicodeScalars.contains($0) }) else {
+        let t = ArticleTitle.trimmingSpaces(raw ?? "")
+        func forbidden(_ c: Unicode.Scalar) -> Bool {
+            switch c.value {
+            case 0..<32, 35, 60, 62, 91, 93, 123, 124, 125: return true   // controls # < > [ ] { |  }
+            default: return false
+            }
+        }
+        guard !t.isEmpty, t.utf8.count <= 255 || t.count <= 255, !t.unicodeScalars.contains(where: forbidden) else {
             throw Problem(status: 400, slug: "invalid-title", detail: "The title is empty, too long, or holds characters Wikipedia titles cannot (# < > [ ] { } |).")
         }
         return t

@@ -3,12 +3,48 @@
 public enum ArticleTitle {
     /// The database form: `Albert_Einstein`.
     public static func normalise(_ title: String) -> String {
+        normaliseASCII(title) ?? normaliseUnicode(title)
+    }
+
+    static func normaliseUnicode(_ title: String) -> String {
         var t = title.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "_")
         while t.contains("__") { t = t.replacingOccurrences(of: "__", with: "_") }
         if let first = t.first, first.isLowercase {
             t = first.uppercased() + t.dropFirst()
         }
         return t
+    }
+
+    /// The same rules over bytes for an ASCII title (nearly every title in a URL, and every request for a cached
+    /// answer computes this key): nil when the title holds anything else.
+    static func normaliseASCII(_ title: String) -> String? {
+        var title = title
+        return title.withUTF8 { u -> String? in
+            var start = 0, end = u.count
+            if u.contains(where: { $0 >= 128 }) { return nil }
+            while start < end, u[start] == 32 || u[start] == 9 { start += 1 }
+            while end > start, u[end - 1] == 32 || u[end - 1] == 9 { end -= 1 }
+            var out = [UInt8](); out.reserveCapacity(end - start)
+            for i in start..<end {
+                let b = u[i] == 32 ? 95 : u[i]
+                if b == 95, out.last == 95 { continue }
+                out.append(b)
+            }
+            if let first = out.first, first >= 97, first <= 122 { out[0] = first - 32 }
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// Drops leading and trailing spaces and tabs, Unicode space separators included (Foundation's
+    /// `.whitespaces`), without Foundation; the string itself when there is nothing to drop.
+    static func trimmingSpaces(_ s: String) -> String {
+        func isSpace(_ c: Unicode.Scalar) -> Bool { c == "\t" || c == " " || (c.value >= 128 && c.properties.generalCategory == .spaceSeparator) }
+        let scalars = s.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last, isSpace(first) || isSpace(last) else { return s }
+        var a = scalars.startIndex, b = scalars.endIndex
+        while a < b, isSpace(scalars[a]) { a = scalars.index(after: a) }
+        while b > a, isSpace(scalars[scalars.index(before: b)]) { b = scalars.index(before: b) }
+        return String(scalars[a..<b])
     }
 
     /// The display form: `Albert Einstein`.

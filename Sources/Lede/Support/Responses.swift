@@ -34,6 +34,11 @@ public enum Responses {
         return .prepared(body)
     }
 
+    /// The answer `prepared` keeps under `key`, if it is fresh: served on the event loop, with no task.
+    public static func cachedPrepared(_ cache: UpstreamCache, key: String) -> HTTPResponse? {
+        cache.cachedValue(key, as: PreparedBody.self).map { .prepared($0) }
+    }
+
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
     public static func problem(_ error: Error) -> HTTPResponse {
         if let p = error as? Problem { return p.response }

@@ -64,6 +64,16 @@ public final class UpstreamCache: @unchecked Sendable {
         try await lookup(key, ttl: ttl, ttlFor: ttlFor, fetch: fetch).0
     }
 
+    /// The fresh value for `key` if one is cached, without fetching: lets a handler answer on the event loop
+    /// when the answer is at hand, and go off the loop only when it is not.
+    public func cachedValue<T>(_ key: String, as type: T.Type = T.self) -> T? {
+        lock.lock(); defer { lock.unlock() }
+        guard let node = map[key], node.expires > clock(), let value = node.value as? T else { return nil }
+        counters.hits += 1
+        moveToFront(node)
+        return value
+    }
+
     /// How a lookup was answered.
     public enum Source: String, Sendable { case hit, miss, coalesced, stale }
 
