@@ -155,6 +155,24 @@ final class UpstreamClientTests: XCTestCase {
         await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") }
     }
 
+    /// A missing page is remembered briefly: a popular dead link does not send every request upstream.
+    func testNotFoundIsRememberedForItsTTLThenAskedAgain() async throws {
+        final class Clock: @unchecked Sendable { var now = 1000.0 }
+        let clock = Clock()
+        let cache = UpstreamCache(limits: .init(notFoundTTL: 60), clock: { clock.now })
+        let client = live(cache: cache)
+        fake.set("summary", .status(404, "{}"))
+        for _ in 0..<5 { await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") } }
+        XCTAssertEqual(fake.requests(kind: "summary").count, 1)
+        fake.set("summary", .embedded)   // the page is created
+        clock.now += 59
+        await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+        clock.now += 2
+        let page = try await client.summary(lang: en, title: "Madrid")
+        XCTAssertEqual(page.title, "Madrid")
+        XCTAssertEqual(fake.requests(kind: "summary").count, 2)
+    }
+
     func testMetricsTextCarriesUpstreamAndCacheCounters() async throws {
         let client = live()
         _ = try await client.summary(lang: en, title: "Nyhavn")

@@ -5,15 +5,19 @@ import Foundation
 /// - bounded by entries and bytes, least recently used evicted first;
 /// - concurrent misses for one key share one fetch (coalescing);
 /// - stale-if-error: when a refresh fails with a transient error, the last good value is served for up to
-///   `staleIfError` seconds past its expiry, then the error goes through.
+///   `staleIfError` seconds past its expiry, then the error goes through;
+/// - a page that does not exist is remembered for `notFoundTTL` seconds, so a popular missing title does not send
+///   every request upstream.
 public final class UpstreamCache: @unchecked Sendable {
     public struct Limits: Sendable {
         public var maxEntries: Int = 10_000
         public var maxBytes: Int = 64 << 20
         /// Seconds past expiry a value may still be served when the upstream fails.
         public var staleIfError: Double = 600
-        public init(maxEntries: Int = 10_000, maxBytes: Int = 64 << 20, staleIfError: Double = 600) {
-            self.maxEntries = maxEntries; self.maxBytes = maxBytes; self.staleIfError = staleIfError
+        /// Seconds a `notFound` answer is kept (0: not kept).
+        public var notFoundTTL: Double = 60
+        public init(maxEntries: Int = 10_000, maxBytes: Int = 64 << 20, staleIfError: Double = 600, notFoundTTL: Double = 60) {
+            self.maxEntries = maxEntries; self.maxBytes = maxBytes; self.staleIfError = staleIfError; self.notFoundTTL = notFoundTTL
         }
     }
 
@@ -21,6 +25,9 @@ public final class UpstreamCache: @unchecked Sendable {
         public var hits = 0, misses = 0, coalesced = 0, staleServed = 0, evictions = 0
         public var entries = 0, bytes = 0
     }
+
+    /// What is kept for a page that does not exist.
+    private struct Missing: Sendable { let error: UpstreamError }
 
     private final class Node {
         let key: String
@@ -87,6 +94,7 @@ public final class UpstreamCache: @unchecked Sendable {
             moveToFront(node)
             let v = node.value
             lock.unlock()
+            if let missing = v as? Missing { throw missing.error }
             return (v as! T, .hit)
         }
         if let running = inflight[key] {
@@ -106,6 +114,9 @@ public final class UpstreamCache: @unchecked Sendable {
             } catch {
                 lock.lock()
                 inflight[key] = nil
+                if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
+                    store(key, Missing(error: error as! UpstreamError), cost: 64, expires: clock() + limits.notFoundTTL)
+                }
                 if let e = error as? UpstreamError, e.allowsStale, let node = map[key], node.expires + limits.staleIfError > clock() {
                     counters.staleServed += 1
                     moveToFront(node)
