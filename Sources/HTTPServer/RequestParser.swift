@@ -62,7 +62,8 @@ public struct RequestParser {
         var hostValid = true
         var framing = false          // Content-Length or Transfer-Encoding present
         var expect = false
-        var connection = false
+        var connectionClose = false
+        var connectionKeepAlive = false
         var acceptEncoding = false
         var ifNoneMatch: String?
         var requestID: String?
@@ -349,7 +350,8 @@ public struct RequestParser {
                 if c == 0 { throw ParseError(400, "A field value contains NUL.") }
                 if (c < 32 && c != 9) || c == 127 { throw ParseError(400, "A field value contains a control character.") }
             }
-            let name = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<colon]), as: UTF8.self)
+            let nameBytes = UnsafeBufferPointer(rebasing: b[ls..<colon])
+            let name = RequestParser.commonName(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self)
             let value = String(decoding: UnsafeBufferPointer(rebasing: b[vs..<ve]), as: UTF8.self)
             if !trailer { note(UnsafeBufferPointer(rebasing: b[ls..<colon]), value, b, vs, ve) }
             return (name, value)
@@ -365,7 +367,21 @@ public struct RequestParser {
                 if !(vs..<ve).allSatisfy({ RequestParser.isHostChar(b[$0]) }) { known.hostValid = false }
             }
         case 6: if RequestParser.equalsLowercase(name, "expect") { known.expect = true }
-        case 10: if RequestParser.equalsLowercase(name, "connection") { known.connection = true }
+        case 10:
+            if RequestParser.equalsLowercase(name, "connection") {
+                // Comma-separated tokens, compared without allocating.
+                var i = vs
+                while i < ve {
+                    while i < ve, b[i] == 44 || b[i] == 32 || b[i] == 9 { i += 1 }
+                    let start = i
+                    while i < ve, b[i] != 44 { i += 1 }
+                    var end = i
+                    while end > start, b[end - 1] == 32 || b[end - 1] == 9 { end -= 1 }
+                    let token = UnsafeBufferPointer(rebasing: b[start..<end])
+                    if RequestParser.equalsLowercase(token, "close") { known.connectionClose = true }
+                    else if RequestParser.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
+                }
+            }
         case 12: if known.requestID == nil, RequestParser.equalsLowercase(name, "x-request-id") { known.requestID = value }
         case 13: if known.ifNoneMatch == nil, RequestParser.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value }
         case 14: if RequestParser.equalsLowercase(name, "content-length") { known.framing = true }
@@ -373,6 +389,30 @@ public struct RequestParser {
         case 17: if RequestParser.equalsLowercase(name, "transfer-encoding") { known.framing = true }
         default: break
         }
+    }
+
+    /// Field names clients send on nearly every request, spelled as they usually are: the literal is used instead
+    /// of building a string (names keep the case they were sent with, so only an exact match counts).
+    static let commonNames: [[(bytes: [UInt8], name: String)]] = {
+        let names = ["Host", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Connection",
+                     "Content-Type", "Content-Length", "If-None-Match", "X-Request-ID", "Authorization",
+                     "Cache-Control", "Cookie", "Referer", "Origin", "Pragma", "Priority",
+                     "Upgrade-Insecure-Requests", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Sec-Fetch-Dest",
+                     "X-Forwarded-For", "X-Forwarded-Proto", "Expect", "Transfer-Encoding"]
+        var byLength = [[(bytes: [UInt8], name: String)]](repeating: [], count: 32)
+        for n in names { byLength[n.utf8.count].append((bytes: Array(n.utf8), name: n)) }
+        return byLength
+    }()
+
+    @inline(__always)
+    static func commonName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard bytes.count < commonNames.count else { return nil }
+        for candidate in commonNames[bytes.count] {
+            var same = true
+            for i in 0..<bytes.count where candidate.bytes[i] != bytes[i] { same = false; break }
+            if same { return candidate.name }
+        }
+        return nil
     }
 
     @inline(__always)
@@ -507,10 +547,7 @@ public struct RequestParser {
     // MARK: - Completion
 
     private mutating func completeRequest() -> HTTPRequest {
-        var close = false, keep = false
-        if known.connection {
-            for token in headers.tokens("Connection") { if token == "close" { close = true } else if token == "keep-alive" { keep = true } }
-        }
+        let close = known.connectionClose, keep = known.connectionKeepAlive
         let keepAlive = versionMinor >= 1 ? !close : (keep && !close)
         let request = HTTPRequest(method: method, target: target, path: path, query: query, versionMajor: versionMajor,
                                   versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
