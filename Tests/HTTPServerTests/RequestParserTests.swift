@@ -164,6 +164,20 @@ final class RequestParserTests: XCTestCase {
         XCTAssertEqual(keep("GET / HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive, Close\r\n\r\n"), false)
         XCTAssertEqual(keep("GET / HTTP/1.0\r\n\r\n"), false)
         XCTAssertEqual(keep("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"), true)
+        XCTAssertEqual(keep("GET / HTTP/1.0\r\nConnection: Upgrade ,\t KEEP-ALIVE \r\n\r\n"), true)
+        XCTAssertEqual(keep("GET / HTTP/1.0\r\nConnection: keep-alive-ish\r\n\r\n"), false)
+        XCTAssertEqual(keep("GET / HTTP/1.1\r\nHost: a\r\nConnection: closed\r\n\r\n"), true)
+        XCTAssertEqual(keep("GET / HTTP/1.1\r\nHost: a\r\nConnection: te\r\nConnection: close\r\n\r\n"), false)
+        XCTAssertEqual(keep("GET / HTTP/1.1\r\nHost: a\r\nConnection:\r\n\r\n"), true)
+        XCTAssertEqual(keep("GET / HTTP/1.1\r\nHost: a\r\nconnection: CLOSE\r\n\r\n"), false)
+    }
+
+    func testCommonFieldNamesKeepTheCaseTheyWereSentWith() {
+        guard case .request(let r) = parseAll("GET / HTTP/1.1\r\nhost: a\r\nUser-Agent: x\r\nUSER-AGENT: y\r\nAccept: */*\r\n\r\n").first else {
+            return XCTFail()
+        }
+        XCTAssertEqual(r.headers.fields.map(\.name), ["host", "User-Agent", "USER-AGENT", "Accept"])
+        XCTAssertEqual(r.headers.values("user-agent"), ["x", "y"])
     }
 
     func testAfterAnErrorTheParserNeverYieldsAnotherRequest() {
