@@ -124,6 +124,16 @@ final class LanguageCodeTests: XCTestCase {
         XCTAssertEqual(try LanguageCode.resolve(request("/feed")).code, "en")
     }
 
+    func testEveryEditionCodeIsFoundInAnyCaseAndNothingElse() {
+        for code in LanguageCode.all {
+            XCTAssertEqual(LanguageCode(code)?.code, code)
+            XCTAssertEqual(LanguageCode(code.uppercased())?.code, code)
+        }
+        for bad in ["", "e", "eng", "en-", "-en", "pt-br", "zh-min", "zh-min-nanx", "en ", "énglish", "EN\u{0}", String(repeating: "a", count: 40)] {
+            XCTAssertNil(LanguageCode(bad), bad)
+        }
+    }
+
     func testAcceptLanguageQValuesTiesAndCase() {
         func lang(_ h: String) -> String? { LanguageCode.fromAcceptLanguage(h)?.code }
         XCTAssertEqual(lang("de;q=0, en;q=0.1"), "en")                 // q=0: not acceptable

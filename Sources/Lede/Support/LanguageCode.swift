@@ -6,9 +6,9 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     public var description: String { code }
 
     public init?(_ raw: String) {
-        let c = raw.lowercased()
-        guard LanguageCode.all.contains(c) else { return nil }
-        code = c
+        var raw = raw
+        guard let code = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) else { return nil }
+        self.code = code
     }
 
     private init(verified code: String) { self.code = code }
@@ -31,6 +31,32 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     tig tk tl tly tn to tpi tr trv ts tt tum tw ty tyv udm ug uk ur uz ve vec vep vi vls vo wa war wo wuu xal xh xmf \
     yi yo yue za zea zgh zh zh-classical zh-min-nan zh-yue zu
     """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+
+    /// The codes sorted by their bytes, for a binary search that compares ASCII case-insensitively and hands
+    /// back the table's own string (no hashing, no new string).
+    private static let sorted: [(bytes: [UInt8], code: String)] = all.sorted().map { (bytes: Array($0.utf8), code: $0) }
+
+    static func find(_ tag: UnsafeBufferPointer<UInt8>) -> String? {
+        guard tag.count <= 16 else { return nil }
+        var lo = 0, hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let order = compare(tag, sorted[mid].bytes)
+            if order == 0 { return sorted[mid].code }
+            if order < 0 { hi = mid } else { lo = mid + 1 }
+        }
+        return nil
+    }
+
+    /// Byte order of `tag` lower-cased against a lower-case code: negative, zero or positive.
+    private static func compare(_ tag: UnsafeBufferPointer<UInt8>, _ code: [UInt8]) -> Int {
+        let n = min(tag.count, code.count)
+        for i in 0..<n {
+            let a = tag[i] >= 65 && tag[i] <= 90 ? tag[i] | 0x20 : tag[i]
+            if a != code[i] { return Int(a) - Int(code[i]) }
+        }
+        return tag.count - code.count
+    }
 
     /// Language of a request, decided in one place: the `lang` query parameter; else the first
     /// `Accept-Language` tag (by q-value) that names a Wikipedia edition (`de-CH` → `de`); else English.
@@ -86,12 +112,9 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
 
     /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`).
     private static func edition(_ tag: UnsafeBufferPointer<UInt8>) -> LanguageCode? {
-        guard tag.count <= 35 else { return nil }
-        let lower = String(decoding: tag.lazy.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
-        if all.contains(lower) { return LanguageCode(verified: lower) }
+        if let code = find(tag) { return LanguageCode(verified: code) }
         guard let dash = tag.firstIndex(of: 45), dash > 0 else { return nil }
-        let primary = String(lower.utf8.prefix(dash))!
-        return all.contains(primary) ? LanguageCode(verified: primary) : nil
+        return find(UnsafeBufferPointer(rebasing: tag[..<dash])).map { LanguageCode(verified: $0) }
     }
 
     /// RFC 9110 qvalue as thousandths: `0`, `0.5`, `1.000`; anything else counts as 0 (not acceptable).
