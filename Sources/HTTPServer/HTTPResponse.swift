@@ -110,40 +110,13 @@ public enum Compression {
         var gzip: Bool?
         var star = false
         for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Accept-Encoding") {
-            var value = f.value
-            value.withUTF8 { u in
-                var i = 0
-                while i < u.count {
-                    // One list member: coding *( OWS ";" OWS param )
-                    while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
-                    let codingStart = i
-                    while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
-                    let coding = UnsafeBufferPointer(rebasing: u[codingStart..<i])
-                    var zero = false
-                    while i < u.count, u[i] != 44 {
-                        // q=0, q=0.0, q=0.00… means "not acceptable"
-                        if (u[i] == 113 || u[i] == 81), i + 2 < u.count, u[i + 1] == 61, u[i + 2] == 48 {
-                            var j = i + 3
-                            var allZero = true
-                            if j < u.count, u[j] == 46 { j += 1; while j < u.count, (48...57).contains(u[j]) { if u[j] != 48 { allZero = false }; j += 1 } }
-                            zero = allZero
-                            i = j
-                            continue
-                        }
-                        i += 1
-                    }
-                    if Compression.equalsIgnoringCase(coding, "gzip") || Compression.equalsIgnoringCase(coding, "x-gzip") { gzip = !zero }
-                    else if coding.count == 1, coding[0] == 42 { star = !zero }
-                }
+            WeightedList.forEach(f.value) { coding, q in
+                let acceptable = q.map { $0 > 0 } ?? true   // a malformed weight does not refuse
+                if ASCII.equalsLowercase(coding, "gzip") || ASCII.equalsLowercase(coding, "x-gzip") { gzip = acceptable }
+                else if coding.count == 1, coding[0] == 42 { star = acceptable }
+                return true
             }
         }
         return gzip ?? star
-    }
-
-    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-        guard bytes.count == lower.utf8CodeUnitCount else { return false }
-        let l = lower.utf8Start
-        for i in 0..<bytes.count where (bytes[i] >= 65 && bytes[i] <= 90 ? bytes[i] | 0x20 : bytes[i]) != l[i] { return false }
-        return true
     }
 }

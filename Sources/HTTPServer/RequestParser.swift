@@ -285,10 +285,9 @@ public struct RequestParser {
         }
         var pathStart = ts
         if t[ts] != 47 {
-            func lower(_ b: UInt8) -> UInt8 { (b >= 65 && b <= 90) ? b | 0x20 : b }
             let http: StaticString = "http://", https: StaticString = "https://"
-            if te - ts >= 7 && (0..<7).allSatisfy({ lower(t[ts + $0]) == http.utf8Start[$0] }) { pathStart = ts + 7 }
-            else if te - ts >= 8 && (0..<8).allSatisfy({ lower(t[ts + $0]) == https.utf8Start[$0] }) { pathStart = ts + 8 }
+            if te - ts >= 7 && (0..<7).allSatisfy({ ASCII.lower(t[ts + $0]) == http.utf8Start[$0] }) { pathStart = ts + 7 }
+            else if te - ts >= 8 && (0..<8).allSatisfy({ ASCII.lower(t[ts + $0]) == https.utf8Start[$0] }) { pathStart = ts + 8 }
             else { throw ParseError(400, "The request target must be origin-form (/path) or absolute-form (http://host/path).") }
             let authorityStart = pathStart
             while pathStart < te, t[pathStart] != 47, t[pathStart] != 63 { pathStart += 1 }
@@ -362,13 +361,13 @@ public struct RequestParser {
     private mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ value: String, _ b: UnsafeBufferPointer<UInt8>, _ vs: Int, _ ve: Int) {
         switch name.count {
         case 4:
-            if RequestParser.equalsLowercase(name, "host") {
+            if ASCII.equalsLowercase(name, "host") {
                 known.hostCount += 1
                 if !(vs..<ve).allSatisfy({ RequestParser.isHostChar(b[$0]) }) { known.hostValid = false }
             }
-        case 6: if RequestParser.equalsLowercase(name, "expect") { known.expect = true }
+        case 6: if ASCII.equalsLowercase(name, "expect") { known.expect = true }
         case 10:
-            if RequestParser.equalsLowercase(name, "connection") {
+            if ASCII.equalsLowercase(name, "connection") {
                 // Comma-separated tokens, compared without allocating.
                 var i = vs
                 while i < ve {
@@ -378,15 +377,15 @@ public struct RequestParser {
                     var end = i
                     while end > start, b[end - 1] == 32 || b[end - 1] == 9 { end -= 1 }
                     let token = UnsafeBufferPointer(rebasing: b[start..<end])
-                    if RequestParser.equalsLowercase(token, "close") { known.connectionClose = true }
-                    else if RequestParser.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
+                    if ASCII.equalsLowercase(token, "close") { known.connectionClose = true }
+                    else if ASCII.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
                 }
             }
-        case 12: if known.requestID == nil, RequestParser.equalsLowercase(name, "x-request-id") { known.requestID = value }
-        case 13: if known.ifNoneMatch == nil, RequestParser.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value }
-        case 14: if RequestParser.equalsLowercase(name, "content-length") { known.framing = true }
-        case 15: if RequestParser.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
-        case 17: if RequestParser.equalsLowercase(name, "transfer-encoding") { known.framing = true }
+        case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value }
+        case 13: if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value }
+        case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
+        case 15: if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
+        case 17: if ASCII.equalsLowercase(name, "transfer-encoding") { known.framing = true }
         default: break
         }
     }
@@ -407,20 +406,8 @@ public struct RequestParser {
     @inline(__always)
     static func commonName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard bytes.count < commonNames.count else { return nil }
-        for candidate in commonNames[bytes.count] {
-            var same = true
-            for i in 0..<bytes.count where candidate.bytes[i] != bytes[i] { same = false; break }
-            if same { return candidate.name }
-        }
+        for candidate in commonNames[bytes.count] where bytes.elementsEqual(candidate.bytes) { return candidate.name }
         return nil
-    }
-
-    @inline(__always)
-    static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-        guard bytes.count == lower.utf8CodeUnitCount else { return false }
-        let l = lower.utf8Start
-        for i in 0..<bytes.count where bytes[i] | 0x20 != l[i] { return false }
-        return true
     }
 
     // MARK: - Head complete: framing

@@ -139,7 +139,7 @@ enum ResponseEncoder {
         guard u.count >= needle.count else { return false }
         for start in 0...(u.count - needle.count) {
             var ok = true
-            for k in 0..<needle.count where (u[start + k] >= 65 && u[start + k] <= 90 ? u[start + k] | 0x20 : u[start + k]) != needle[k] { ok = false; break }
+            for k in 0..<needle.count where ASCII.lower(u[start + k]) != needle[k] { ok = false; break }
             if ok { return true }
         }
         return false

@@ -15,12 +15,8 @@ enum ContentRoutes {
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
             let key = "summary:\(lang.code):\(ArticleTitle.normalise(title))"
-            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
-            return Responses.async {
-                try await Responses.prepared(responses, key: key, ttl: 300,
-                                             cacheControl: "public, max-age=300", headers: ["Content-Language": lang.code]) {
-                    Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
-                }
+            return Responses.prepared(responses, key: key, ttl: 300, headers: ["Content-Language": lang.code]) {
+                Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
 
@@ -32,13 +28,10 @@ enum ContentRoutes {
                 limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
             } catch { return .response(Responses.problem(error)) }
             let key = "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)"
-            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
-            return Responses.async {
-                try await Responses.prepared(responses, key: key, ttl: 600, cacheControl: "public, max-age=600") {
-                    let result = try await api.related(lang: lang, title: title)
-                    return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
-                                       items: ContentRules.related(result, source: title, lang: lang, limit: limit))
-                }
+            return Responses.prepared(responses, key: key, ttl: 600) {
+                let result = try await api.related(lang: lang, title: title)
+                return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
+                                   items: ContentRules.related(result, source: title, lang: lang, limit: limit))
             }
         }
 
@@ -59,13 +52,10 @@ enum ContentRoutes {
                 radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
             } catch { return .response(Responses.problem(error)) }
             let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
-            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
-            return Responses.async {
-                try await Responses.prepared(responses, key: key, ttl: 300, cacheControl: "public, max-age=300") {
-                    let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
-                    return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
-                                      items: ContentRules.nearby(result, from: point, lang: lang))
-                }
+            return Responses.prepared(responses, key: key, ttl: 300) {
+                let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
+                return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
+                                  items: ContentRules.nearby(result, from: point, lang: lang))
             }
         }
 
@@ -78,13 +68,10 @@ enum ContentRoutes {
                 guard q.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
             } catch { return .response(Responses.problem(error)) }
             let key = "search:\(lang.code):\(q)"
-            if let warm = Responses.cachedPrepared(responses, key: key) { return .response(warm) }
-            return Responses.async {
-                try await Responses.prepared(responses, key: key, ttl: 120, cacheControl: "public, max-age=120") {
-                    let prefix = try await api.prefixSearch(lang: lang, query: q)
-                    let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
-                    return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
-                }
+            return Responses.prepared(responses, key: key, ttl: 120) {
+                let prefix = try await api.prefixSearch(lang: lang, query: q)
+                let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
+                return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
             }
         }
     }

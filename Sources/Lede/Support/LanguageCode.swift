@@ -52,7 +52,7 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     private static func compare(_ tag: UnsafeBufferPointer<UInt8>, _ code: [UInt8]) -> Int {
         let n = min(tag.count, code.count)
         for i in 0..<n {
-            let a = tag[i] >= 65 && tag[i] <= 90 ? tag[i] | 0x20 : tag[i]
+            let a = ASCII.lower(tag[i])
             if a != code[i] { return Int(a) - Int(code[i]) }
         }
         return tag.count - code.count
@@ -76,38 +76,15 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     /// The best `Accept-Language` tag (highest q, then first) that names an edition, by itself or by its primary
     /// subtag. Every mobile request carries this header, so it is read over bytes: no Foundation, no sorting.
     public static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
-        guard var header else { return nil }
-        return header.withUTF8 { u -> LanguageCode? in
-            var best: (code: LanguageCode, q: Int)?
-            var i = 0
-            while i < u.count {
-                // One member: OWS tag OWS *( ";" OWS param ) OWS
-                while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
-                let tagStart = i
-                while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
-                let tagEnd = i
-                var q = 1000
-                while i < u.count, u[i] != 44 {
-                    if u[i] == 59 {
-                        i += 1
-                        while i < u.count, u[i] == 32 || u[i] == 9 { i += 1 }
-                        if i + 1 < u.count, u[i] | 0x20 == 113, u[i + 1] == 61 {   // q=
-                            i += 2
-                            let start = i
-                            while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
-                            q = qValue(UnsafeBufferPointer(rebasing: u[start..<i]))
-                        }
-                        continue
-                    }
-                    i += 1
-                }
-                guard tagEnd > tagStart, q > 0, q > (best?.q ?? 0) else { continue }
-                let tag = UnsafeBufferPointer(rebasing: u[tagStart..<tagEnd])
-                if tag.count == 1 && tag[0] == 42 { continue }   // "*"
-                if let code = edition(tag) { best = (code, q); if q == 1000 { break } }
-            }
-            return best?.code
+        guard let header else { return nil }
+        var best: (code: LanguageCode, q: Int)?
+        WeightedList.forEach(header) { tag, weight in
+            let q = weight ?? 0   // a malformed weight counts as "not acceptable"
+            guard q > (best?.q ?? 0), !(tag.count == 1 && tag[0] == 42), let code = edition(tag) else { return true }
+            best = (code, q)
+            return q < 1000   // nothing later can beat a q=1 tag that names an edition
         }
+        return best?.code
     }
 
     /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`).
@@ -115,21 +92,6 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         if let code = find(tag) { return LanguageCode(verified: code) }
         guard let dash = tag.firstIndex(of: 45), dash > 0 else { return nil }
         return find(UnsafeBufferPointer(rebasing: tag[..<dash])).map { LanguageCode(verified: $0) }
-    }
-
-    /// RFC 9110 qvalue as thousandths: `0`, `0.5`, `1.000`; anything else counts as 0 (not acceptable).
-    private static func qValue(_ v: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let first = v.first, first == 48 || first == 49 else { return 0 }
-        var value = Int(first - 48) * 1000
-        if v.count == 1 { return value }
-        guard v[1] == 46, v.count <= 5 else { return 0 }
-        var scale = 100
-        for d in v.dropFirst(2) {
-            guard d >= 48 && d <= 57 else { return 0 }
-            value += Int(d - 48) * scale
-            scale /= 10
-        }
-        return min(value, 1000)
     }
 
     public static func unsupportedProblem(_ raw: String) -> Problem {

@@ -19,24 +19,24 @@ public enum Responses {
     }
 
     /// A public JSON answer encoded once and kept as a prepared body (gzip compressed once, strong ETag per
-    /// representation) for `ttl` seconds; concurrent requests for one key share one build. Errors are not kept.
-    public static func prepared<T: Encodable>(_ cache: UpstreamCache, key: String, ttl: Double, cacheControl: String,
-                                              headers: HTTPHeaders = HTTPHeaders(), make: @escaping @Sendable () async throws -> T) async throws -> HTTPResponse {
-        var h = headers
-        h.set("Cache-Control", cacheControl)
-        let fields = h
-        let body: PreparedBody = try await cache.value(key, ttl: ttl) {
-            let value = try await make()   // upstream errors propagate (and are never kept)
-            let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
-            let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: fields)
-            return (prepared, bytes.count + (prepared.gzip?.count ?? 0))
+    /// representation, `Cache-Control: public, max-age=<ttl>`) for `ttl` seconds. A fresh one is answered on the
+    /// event loop; otherwise it is built off the loop, concurrent requests for one key sharing one build. Errors
+    /// are not kept (a missing page briefly is, by the cache).
+    public static func prepared<T: Encodable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
+                                              make: @escaping @Sendable () async throws -> T) -> HandlerResult {
+        if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
+        var fields = headers
+        fields.set("Cache-Control", "public, max-age=\(ttl)")
+        let kept = fields
+        return async {
+            let body: PreparedBody = try await cache.value(key, ttl: Double(ttl)) {
+                let value = try await make()   // upstream errors propagate
+                let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
+                let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: kept)
+                return (prepared, bytes.count + (prepared.gzip?.count ?? 0))
+            }
+            return .prepared(body)
         }
-        return .prepared(body)
-    }
-
-    /// The answer `prepared` keeps under `key`, if it is fresh: served on the event loop, with no task.
-    public static func cachedPrepared(_ cache: UpstreamCache, key: String) -> HTTPResponse? {
-        cache.cachedValue(key, as: PreparedBody.self).map { .prepared($0) }
     }
 
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
