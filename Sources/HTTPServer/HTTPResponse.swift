@@ -73,13 +73,14 @@ public final class PreparedBody: Sendable {
             gzip = nil
         }
         self.gzip = gzip
+        let summary = ResponseEncoder.FieldSummary(headers.fields)
         var head: [UInt8] = []
-        ResponseEncoder.appendFields(headers.fields, status: 200, contentType: contentType, etag: etag, gzipped: false,
+        ResponseEncoder.appendFields(headers.fields, summary: summary, status: 200, contentType: contentType, etag: etag, gzipped: false,
                                      varies: gzip != nil, bodyCount: bytes.count, to: &head)
         identityHead = head
         head = []
         if let gzip {
-            ResponseEncoder.appendFields(headers.fields, status: 200, contentType: contentType, etag: gzipETag, gzipped: true,
+            ResponseEncoder.appendFields(headers.fields, summary: summary, status: 200, contentType: contentType, etag: gzipETag, gzipped: true,
                                          varies: true, bodyCount: gzip.count, to: &head)
         }
         gzipHead = head

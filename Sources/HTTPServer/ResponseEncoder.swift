@@ -23,13 +23,14 @@ enum ResponseEncoder {
         var status = response.status
         var body: [UInt8]
         var fields = response.headers.fields
+        if case .prepared(let p) = response.body, !p.headers.fields.isEmpty { fields = p.headers.fields + fields }
+        let summary = FieldSummary(fields)
         var contentType: String?
         var etag: String?
         var gzipped = false
         var varies = false
         switch response.body {
         case .bytes(let b):
-            let summary = FieldSummary(fields)
             contentType = summary.contentType
             body = b
             if b.count > Compression.threshold && summary.contentEncoding == nil && Compression.isCompressible(contentType) {
@@ -41,15 +42,14 @@ enum ResponseEncoder {
                 etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
             }
         case .prepared(let p):
-            if !p.headers.fields.isEmpty { fields = p.headers.fields + fields }
-            contentType = FieldSummary(fields).contentType ?? p.contentType
+            contentType = summary.contentType ?? p.contentType
             varies = p.gzip != nil
             if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
         }
         if status == 200, let inm = request.ifNoneMatch, let etag, matches(ifNoneMatch: inm, etag: etag) { status = 304 }
         appendStatusLine(status, date: date, to: &out)
-        appendFields(fields, status: status, contentType: contentType, etag: etag, gzipped: gzipped, varies: varies,
-                     bodyCount: body.count, to: &out)
+        appendFields(fields, summary: summary, status: status, contentType: contentType, etag: etag, gzipped: gzipped,
+                     varies: varies, bodyCount: body.count, to: &out)
         appendTail(request, keepAlive: keepAlive, to: &out)
         if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
         return finish(body, into: &out)
@@ -82,15 +82,16 @@ enum ResponseEncoder {
         }
 
         func isOwn(_ i: Int, _ name: String) -> Bool {
-            i < 64 ? ownFields & (1 << UInt64(i)) != 0 : FieldName.classify(name) == .serverOwned || FieldName.classify(name) == .etag
+            if i < 64 { return ownFields & (1 << UInt64(i)) != 0 }
+            let kind = FieldName.classify(name)
+            return kind == .serverOwned || kind == .etag
         }
     }
 
     /// The representation's fields, after `Date`: the handler's (less the server's own), then Content-Type,
     /// ETag, Content-Encoding, Vary and Content-Length. Also renders a prepared body's fields once.
-    static func appendFields(_ fields: [(name: String, value: String)], status: Int, contentType: String?, etag: String?,
-                             gzipped: Bool, varies: Bool, bodyCount: Int, to out: inout [UInt8]) {
-        let summary = FieldSummary(fields)
+    static func appendFields(_ fields: [(name: String, value: String)], summary: FieldSummary, status: Int, contentType: String?,
+                             etag: String?, gzipped: Bool, varies: Bool, bodyCount: Int, to out: inout [UInt8]) {
         for (i, f) in fields.enumerated() {
             if summary.isOwn(i, f.name) { continue }
             if status == 304 && f.value == summary.contentType && FieldName.classify(f.name) == .contentType { continue }

@@ -45,10 +45,9 @@ public final class Router: @unchecked Sendable {
     }
 
     public private(set) var routes: [Route] = []
-    private var exact: [String: [Route]] = [:]
-    /// The literal routes again, by the byte length of their path: a request's path is compared only with
-    /// the few of its length (no hashing).
-    private var exactByLength: [[(path: String, routes: [Route])]] = []
+    /// Literal routes by the byte length of their path: a request's path is compared only with the few of its
+    /// length (no hashing).
+    private var literalsByLength: [[(path: String, routes: [Route])]] = []
     private var patterned: [Route] = []
 
     public init() {}
@@ -65,11 +64,10 @@ public final class Router: @unchecked Sendable {
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
             let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")
-            exact[path, default: []].append(route)
             let n = path.utf8.count
-            if exactByLength.count <= n { exactByLength.append(contentsOf: repeatElement([], count: n + 1 - exactByLength.count)) }
-            if let i = exactByLength[n].firstIndex(where: { $0.path == path }) { exactByLength[n][i].routes.append(route) }
-            else { exactByLength[n].append((path: path, routes: [route])) }
+            if literalsByLength.count <= n { literalsByLength.append(contentsOf: repeatElement([], count: n + 1 - literalsByLength.count)) }
+            if let i = literalsByLength[n].firstIndex(where: { $0.path == path }) { literalsByLength[n][i].routes.append(route) }
+            else { literalsByLength[n].append((path: path, routes: [route])) }
         } else {
             patterned.append(route)
         }
@@ -78,38 +76,34 @@ public final class Router: @unchecked Sendable {
     public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
 
+    /// The literal routes registered for exactly this path.
+    private func literalRoutes(_ path: String) -> [Route]? {
+        let n = path.utf8.count
+        guard n < literalsByLength.count else { return nil }
+        return literalsByLength[n].first(where: { $0.path == path })?.routes
+    }
+
     /// Matches a request's (validated, still percent-encoded) path; its segments are decoded only when no
     /// literal route has it.
     public func match(method: String, path: String) -> Match {
-        let n = path.utf8.count
-        if n < exactByLength.count {
-            let wanted = method == "HEAD" ? "GET" : method
-            for entry in exactByLength[n] where entry.path == path {
-                for route in entry.routes where route.method == wanted { return .found(route, [:]) }
-                break
-            }
-        }
-        return match(method: method, segments: HTTPRequest.segments(ofPath: path), rawPath: path, literalsChecked: !path.utf8.contains(37))
+        let wanted = method == "HEAD" ? "GET" : method
+        let literal = literalRoutes(path)
+        if let hit = literal?.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
+        let segments = HTTPRequest.segments(ofPath: path)
+        // An escaped path may still spell a literal route once decoded (`/fe%65d`).
+        let decodedLiteral = path.utf8.contains(37) ? literalRoutes("/" + segments.joined(separator: "/")) : literal
+        return resolve(wanted, segments, decodedLiteral)
     }
 
     /// `rawPath`, when given and free of percent-escapes, finds literal routes without joining the segments.
     public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {
-        match(method: method, segments: segments, rawPath: rawPath, literalsChecked: false)
+        let key: String
+        if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) { key = rawPath }
+        else { key = "/" + segments.joined(separator: "/") }
+        return resolve(method == "HEAD" ? "GET" : method, segments, literalRoutes(key))
     }
 
-    /// `literalsChecked`: the raw path (free of escapes) has already been looked up among the literal routes,
-    /// without a match for the method.
-    private func match(method: String, segments: [String], rawPath: String?, literalsChecked: Bool) -> Match {
-        let wanted = method == "HEAD" ? "GET" : method
-        let exactRoutes: [Route]?
-        if literalsChecked {
-            let n = rawPath?.utf8.count ?? 0
-            exactRoutes = n < exactByLength.count ? exactByLength[n].first(where: { $0.path == rawPath })?.routes : nil
-        } else if let rawPath, rawPath.utf8.first == 47, !rawPath.utf8.contains(37) {
-            exactRoutes = exact[rawPath]
-        } else {
-            exactRoutes = exact["/" + segments.joined(separator: "/")]
-        }
+    private func resolve(_ wanted: String, _ segments: [String], _ exactRoutes: [Route]?) -> Match {
         // Fast path: a literal route with this method.
         if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
         var candidates: [(Route, [String: String])] = exactRoutes?.map { ($0, [:]) } ?? []
