@@ -19,16 +19,14 @@ public struct HTTPRequest: Sendable {
     // Noted by the parser while it read the fields (the first of each), for the response.
     var ifNoneMatch: String?
     var requestIDField: String?
-    var mayAcceptGzip = true
+    var mayAcceptGzip: Bool
 
     public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], keepAlive: Bool = true) {
-        self.method = method; self.target = target; self.path = path
-        self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
-        self.headers = headers; self.body = body; self.keepAlive = keepAlive
-        ifNoneMatch = headers["If-None-Match"]
-        requestIDField = headers["X-Request-ID"]
+        self.init(method: method, target: target, path: path, query: query, versionMajor: versionMajor, versionMinor: versionMinor,
+                  headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: headers["If-None-Match"],
+                  requestIDField: headers["X-Request-ID"], mayAcceptGzip: headers.contains("Accept-Encoding"))
     }
 
     /// The parser's: the fields it noted while reading them.

@@ -75,10 +75,7 @@ public final class UpstreamCache: @unchecked Sendable {
     /// when the answer is at hand, and go off the loop only when it is not.
     public func cachedValue<T>(_ key: String, as type: T.Type = T.self) -> T? {
         lock.lock(); defer { lock.unlock() }
-        guard let node = map[key], node.expires > clock(), let value = node.value as? T else { return nil }
-        counters.hits += 1
-        moveToFront(node)
-        return value
+        return freshValue(key, now: clock(), as: T.self)
     }
 
     /// How a lookup was answered.
@@ -89,10 +86,7 @@ public final class UpstreamCache: @unchecked Sendable {
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
         lock.lock()
         let now = clock()
-        if let node = map[key], node.expires > now {
-            counters.hits += 1
-            moveToFront(node)
-            let v = node.value
+        if let v = freshValue(key, now: now, as: (any Sendable).self) {
             lock.unlock()
             if let missing = v as? Missing { throw missing.error }
             return (v as! T, .hit)
@@ -143,6 +137,14 @@ public final class UpstreamCache: @unchecked Sendable {
     }
 
     // MARK: - LRU list (lock held)
+
+    /// A fresh entry's value of type `T`, counted as a hit and made the most recently used.
+    private func freshValue<T>(_ key: String, now: Double, as type: T.Type) -> T? {
+        guard let node = map[key], node.expires > now, let value = node.value as? T else { return nil }
+        counters.hits += 1
+        moveToFront(node)
+        return value
+    }
 
     private func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double) {
         if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
