@@ -406,7 +406,12 @@ public struct RequestParser {
     @inline(__always)
     static func commonName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard bytes.count < commonNames.count else { return nil }
-        for candidate in commonNames[bytes.count] where bytes.elementsEqual(candidate.bytes) { return candidate.name }
+        for candidate in commonNames[bytes.count] {
+            // A plain loop: `elementsEqual` here cost ~1,500 instructions per request (callgrind).
+            var same = true
+            for i in 0..<bytes.count where candidate.bytes[i] != bytes[i] { same = false; break }
+            if same { return candidate.name }
+        }
         return nil
     }
 
