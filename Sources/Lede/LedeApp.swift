@@ -15,10 +15,11 @@ public final class LedeApp: @unchecked Sendable {
         let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
             ? EmbeddedTransport()
             : LiveTransport(template: options.upstream, contact: options.contact))
-        api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), deadline: options.upstreamTimeout)
+        api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), guards: UpstreamGuard(settings: options.upstreamGuard),
+                              deadline: options.upstreamTimeout, logger: Logger(level: options.logLevel))
         router = Router()
         let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
-            ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact))
+            ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, followsRedirects: true))
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout)
         register()
@@ -28,7 +29,7 @@ public final class LedeApp: @unchecked Sendable {
     public func makeServer(logger: Logger) -> HTTPServer {
         let server = HTTPServer(configuration: options.server, router: router, logger: logger)
         let api = self.api
-        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) }
+        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() }
         return server
     }
 

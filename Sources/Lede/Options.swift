@@ -18,6 +18,8 @@ public struct Options: Sendable {
     /// Deadline for each feed section; a slower section becomes a placeholder.
     public var sectionTimeout: Double = 0.8
     public var cacheLimits = UpstreamCache.Limits()
+    /// Per-origin concurrency bound and circuit breaker.
+    public var upstreamGuard = UpstreamGuard.Settings()
     /// `--locations FILE`; nil means the embedded list.
     public var locationsFile: String?
     /// The places of `/places/locations` (loaded from `locationsFile` by `loadFiles()`).
@@ -51,6 +53,9 @@ public struct Options: Sendable {
         Flag(name: "reddit-upstream", placeholder: "embedded|URL", help: "Where /images gets Reddit listings: 'embedded' (default) or a base URL such as https://www.reddit.com."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
+        Flag(name: "upstream-concurrency", placeholder: "N", help: "Upstream calls in flight per origin at most; more wait their turn within their deadline (default 16)."),
+        Flag(name: "breaker-failures", placeholder: "N", help: "Consecutive failed calls (timeouts, unreachable, 5xx) to one origin that open its circuit breaker (default 5)."),
+        Flag(name: "breaker-cooldown", placeholder: "SECONDS", help: "How long an open breaker fails calls fast before one probe call may close it (default 10)."),
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
@@ -148,6 +153,9 @@ public struct Options: Sendable {
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
+        case "upstream-concurrency": upstreamGuard.maxConcurrent = try int(1...1_024)
+        case "breaker-failures": upstreamGuard.failureThreshold = try int(1...1_000)
+        case "breaker-cooldown": upstreamGuard.coolDown = try seconds()
         case "locations":
             guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }
             locationsFile = value

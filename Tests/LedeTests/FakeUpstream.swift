@@ -9,6 +9,8 @@ final class FakeUpstream: @unchecked Sendable {
     enum Behaviour {
         case embedded
         case status(Int, String)
+        /// A status with response fields (`Retry-After`, `Location`).
+        case answer(Int, [String: String], String)
         case delay(Double)
         case body(String)
         case oversized(Int)
@@ -76,6 +78,10 @@ final class FakeUpstream: @unchecked Sendable {
         switch behaviour {
         case .embedded: return await fromEmbedded(r, body: body, kind: kind)
         case .status(let code, let text): return HTTPResponse(status: code, contentType: "application/json", bytes: Array(text.utf8))
+        case .answer(let code, let fields, let text):
+            var h = HTTPHeaders()
+            for (k, v) in fields { h.set(k, v) }
+            return HTTPResponse(status: code, contentType: "application/json", bytes: Array(text.utf8), headers: h)
         case .delay(let seconds):
             try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
             return await fromEmbedded(r, body: body, kind: kind)
@@ -100,7 +106,9 @@ final class FakeUpstream: @unchecked Sendable {
         let req = UpstreamRequest(method: r.method == "POST" ? .post : .get, lang: lang, path: path, query: pairs(r.query),
                                   form: r.method == "POST" ? pairs(body) : [], authorization: r.headers["Authorization"], kind: kind)
         let answer = try! await embedded.send(req, deadline: 5)
-        return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body)
+        var h = HTTPHeaders()
+        for (k, v) in answer.headers { h.set(k, v) }
+        return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body, headers: h)
     }
 }
 
@@ -113,6 +121,7 @@ func startLede(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in }) 
 func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in }) throws -> (app: LedeApp, server: HTTPServer) {
     var options = Options()
     options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = loops; options.server.accessLog = false
+    options.logLevel = .off
     configure(&options)
     let app = LedeApp(options: options)
     let server = app.makeServer(logger: Logger(level: .off))

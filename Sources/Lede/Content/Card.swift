@@ -48,13 +48,15 @@ public struct Card: Sendable, Equatable {
         self.lang = s.lang ?? lang.code
         dir = s.dir ?? (Card.rtl.contains(lang.code) ? "rtl" : "ltr")
         views = s.views; rank = s.rank
+        redirectedFrom = s.redirectedFrom
     }
 
     /// From an Action API page (related, random, nearby, search).
     public init(page p: QueryPage, lang: LanguageCode) {
         title = p.title
         displayTitle = p.title
-        description = p.description ?? (p.isDisambiguation ? Card.disambiguationDescription : nil)
+        // An empty description is no description (upstream sends `""` for some disambiguation pages).
+        description = p.description.flatMap { $0.isEmpty ? nil : $0 } ?? (p.isDisambiguation ? Card.disambiguationDescription : nil)
         extract = PronunciationStripper.clean(p.extract ?? "")
         extractHtml = extract.isEmpty ? "" : Card.paragraph(extract)
         thumbnail = p.thumbnail.map { Image(source: $0.source, width: $0.width, height: $0.height) }

@@ -70,7 +70,7 @@ enum ContentRoutes {
             let key = "search:\(lang.code):\(q)"
             return Responses.prepared(responses, key: key, ttl: 120) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
-                let fullText = prefix.pages.filter { $0.ns == 0 }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
+                let fullText = prefix.pages.filter { $0.isMainNamespace }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
                 return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
             }
         }

@@ -2,7 +2,7 @@
 public enum ContentRules {
     /// A page a reader may be sent to: main namespace, not a disambiguation page, not `excluding`.
     public static func isReadableArticle(_ page: QueryPage, excluding source: String? = nil) -> Bool {
-        guard page.ns == 0, !page.isDisambiguation, page.missing != true else { return false }
+        guard page.isMainNamespace, !page.isDisambiguation, page.missing != true else { return false }
         if let source, ArticleTitle.normalise(page.title) == ArticleTitle.normalise(source) { return false }
         return true
     }
@@ -42,7 +42,7 @@ public enum ContentRules {
         var seen = Set<String>()
         for (result, redirects) in [(prefix, prefix.redirects), (fullText ?? QueryResult(pages: [], redirects: []), fullText?.redirects ?? [])] {
             let redirectedFrom = Dictionary(redirects.map { ($0.to, $0.from) }, uniquingKeysWith: { a, _ in a })
-            for page in result.pages where page.ns == 0 && seen.insert(ArticleTitle.normalise(page.title)).inserted {
+            for page in result.pages where page.isMainNamespace && seen.insert(ArticleTitle.normalise(page.title)).inserted {
                 var card = Card(page: page, lang: lang)
                 card.redirectedFrom = redirectedFrom[page.title]
                 card.isDisambiguation = page.isDisambiguation

@@ -67,3 +67,20 @@ public enum Coordinates {
 }
 
 import Foundation
+
+extension ArticleTitle {
+    /// Canonical namespace names (every wiki accepts them), lower-cased, talk namespaces included.
+    static let canonicalNamespaces: Set<String> = {
+        let subject = ["user", "wikipedia", "project", "file", "image", "mediawiki", "template", "help", "category", "portal", "draft",
+                       "module", "timedtext", "gadget", "gadget definition", "topic", "book", "education program"]
+        return Set(subject + subject.map { $0 + " talk" } + ["talk", "special", "media"])
+    }()
+
+    /// Whether `title` starts with a canonical namespace prefix (`Talk:`, `User:`, `Category:` …). Used only when
+    /// an upstream answer leaves a page's `ns` out.
+    public static func hasNamespacePrefix(_ title: String) -> Bool {
+        guard let colon = title.firstIndex(of: ":") else { return false }
+        let prefix = title[..<colon].replacingOccurrences(of: "_", with: " ").trimmingCharacters(in: .whitespaces).lowercased()
+        return canonicalNamespaces.contains(prefix)
+    }
+}

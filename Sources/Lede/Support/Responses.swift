@@ -71,6 +71,12 @@ extension Problem {
             self.init(status: 401, slug: "not-authorised", detail: "Wikipedia did not accept the credentials.", headers: ["WWW-Authenticate": "Bearer"])
         case .notFound(let detail):
             self.init(status: 404, slug: "not-found", detail: detail)
+        case .rateLimited(let seconds):
+            self.init(status: 503, slug: "upstream-rate-limited",
+                      detail: "Wikipedia asked Lede to slow down; retry after \(seconds) s.", headers: ["Retry-After": "\(seconds)"])
+        case .circuitOpen(let seconds):
+            self.init(status: 503, slug: "upstream-circuit-open",
+                      detail: "Wikipedia has been failing; Lede is not calling it for \(seconds) s.", headers: ["Retry-After": "\(seconds)"])
         }
     }
 }

@@ -4,8 +4,10 @@ import FoundationNetworking
 #endif
 
 /// Sends upstream requests over HTTP(S) with URLSession: the base URL from the `{lang}` template, the
-/// contract's User-Agent, gzip accepted (URLSession asks for and decodes it), redirects followed, a hard
-/// per-call deadline (also for hung connections), and a response size cap enforced while bytes arrive.
+/// contract's User-Agent, gzip accepted (URLSession asks for and decodes it), a hard per-call deadline (also
+/// for hung connections), and a response size cap enforced while bytes arrive. Redirects are returned as they
+/// are, with their `Location`: `WikimediaClient` resolves and follows them (RFC 3986 §5), the same way for
+/// every transport.
 public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDelegate, @unchecked Sendable {
     public let template: String
     public let userAgent: String
@@ -17,6 +19,7 @@ public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDel
     private final class State {
         var data = Data()
         var status = 0
+        var headers: [String: String] = [:]
         var continuation: CheckedContinuation<UpstreamResponse, Error>?
         init(_ c: CheckedContinuation<UpstreamResponse, Error>) { continuation = c }
     }
@@ -24,8 +27,13 @@ public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDel
     public static let version = "0.1.0"
 
     /// `template`: e.g. `https://{lang}.wikipedia.org` or `http://127.0.0.1:9000/{lang}`.
-    public init(template: String, contact: String, maxResponseBytes: Int = 8 << 20) {
+    /// `followsRedirects`: let URLSession follow redirects itself (the Reddit client); Wikimedia's client
+    /// follows them itself and leaves this off.
+    public let followsRedirects: Bool
+
+    public init(template: String, contact: String, maxResponseBytes: Int = 8 << 20, followsRedirects: Bool = false) {
         self.template = template
+        self.followsRedirects = followsRedirects
         self.userAgent = "Lede/\(LiveTransport.version) (\(contact))"
         self.maxResponseBytes = maxResponseBytes
         super.init()
@@ -42,8 +50,13 @@ public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDel
     }
 
     public func url(for request: UpstreamRequest) -> URL? {
-        URL(string: template.replacingOccurrences(of: "{lang}", with: request.lang) + request.pathAndQuery)
+        URL(string: baseURL(lang: request.lang) + request.pathAndQuery)
     }
+
+    public func baseURL(lang: String) -> String { template.replacingOccurrences(of: "{lang}", with: lang) }
+
+    /// The response fields the client acts on.
+    static let keptFields: Set<String> = ["location", "retry-after"]
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
         guard let url = url(for: request) else { throw UpstreamError.unavailable(status: 0) }
@@ -81,8 +94,13 @@ public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDel
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        lock.lock(); states[dataTask.taskIdentifier]?.status = status; lock.unlock()
+        let http = response as? HTTPURLResponse
+        let status = http?.statusCode ?? 0
+        var headers: [String: String] = [:]
+        for (k, v) in http?.allHeaderFields ?? [:] {
+            if let name = (k as? String)?.lowercased(), LiveTransport.keptFields.contains(name), let value = v as? String { headers[name] = value }
+        }
+        lock.lock(); states[dataTask.taskIdentifier]?.status = status; states[dataTask.taskIdentifier]?.headers = headers; lock.unlock()
         if response.expectedContentLength > Int64(maxResponseBytes) {
             finish(dataTask.taskIdentifier, .failure(UpstreamError.tooLarge))
             completionHandler(.cancel)
@@ -108,13 +126,21 @@ public final class LiveTransport: NSObject, UpstreamTransport, URLSessionDataDel
         let state = states[task.taskIdentifier]
         let status = state?.status ?? 0
         let data = state?.data ?? Data()
+        let headers = state?.headers ?? [:]
         lock.unlock()
         if let error {
             let code = (error as? URLError)?.code
             finish(task.taskIdentifier, .failure(code == .timedOut ? UpstreamError.timeout : UpstreamError.unavailable(status: 0)))
         } else {
             let status = status == 0 ? ((task.response as? HTTPURLResponse)?.statusCode ?? 0) : status
-            finish(task.taskIdentifier, .success(UpstreamResponse(status: status, body: [UInt8](data))))
+            finish(task.taskIdentifier, .success(UpstreamResponse(status: status, body: [UInt8](data), headers: headers)))
         }
+    }
+
+    /// Unless `followsRedirects`, redirects are not followed here: the 3xx answer, with its `Location`, goes
+    /// back to the client.
+    public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                           newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(followsRedirects ? request : nil)
     }
 }

@@ -12,11 +12,16 @@ public enum UpstreamError: Error, Equatable, Sendable {
     case malformed(String)
     /// The body exceeded the response size cap.
     case tooLarge
+    /// Wikimedia asked Lede to wait (429, or 503 with `Retry-After`): no call of this kind goes to that origin
+    /// for `retryAfter` seconds.
+    case rateLimited(retryAfter: Int)
+    /// The origin's circuit breaker is open after a run of failures: calls fail fast for `retryAfter` seconds.
+    case circuitOpen(retryAfter: Int)
 
     /// Whether serving a stale cached value is a sensible answer to this failure.
     var allowsStale: Bool {
         switch self {
-        case .timeout, .unavailable, .malformed, .tooLarge: return true
+        case .timeout, .unavailable, .malformed, .tooLarge, .rateLimited, .circuitOpen: return true
         case .notAuthorised, .notFound: return false
         }
     }
@@ -30,6 +35,16 @@ public enum UpstreamError: Error, Equatable, Sendable {
         case .notFound: return "not_found"
         case .malformed: return "malformed"
         case .tooLarge: return "too_large"
+        case .rateLimited: return "rate_limited"
+        case .circuitOpen: return "circuit_open"
+        }
+    }
+
+    /// Seconds Wikimedia (or the breaker) asked to wait, when it said.
+    public var retryAfter: Int? {
+        switch self {
+        case .rateLimited(let s), .circuitOpen(let s): return s
+        default: return nil
         }
     }
 }

@@ -11,14 +11,30 @@ public final class UpstreamMetrics: @unchecked Sendable {
 
     public init() {}
 
-    public func record(kind: String, outcome: String, seconds: Double) {
-        var bucket = UpstreamMetrics.buckets.count
-        for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break }
+    private var skippedItems: [String: Int] = [:]
+
+    /// One call's outcome; `seconds` nil for a call that was never sent (back-off, open breaker), which counts
+    /// but does not enter the latency histogram.
+    public func record(kind: String, outcome: String, seconds: Double?) {
         lock.lock()
         calls[kind + "\u{0}" + outcome, default: 0] += 1
-        histogram[bucket] += 1
-        sum += seconds
+        if let seconds {
+            var bucket = UpstreamMetrics.buckets.count
+            for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break }
+            histogram[bucket] += 1
+            sum += seconds
+        }
         lock.unlock()
+    }
+
+    /// List items of upstream answers that could not be read and were left out.
+    public func skipped(kind: String, count: Int) {
+        lock.lock(); skippedItems[kind, default: 0] += count; lock.unlock()
+    }
+
+    public func skippedCount(kind: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return skippedItems[kind] ?? 0
     }
 
     public func count(kind: String, outcome: String) -> Int {
@@ -33,13 +49,15 @@ public final class UpstreamMetrics: @unchecked Sendable {
 
     public func render(cache: UpstreamCache.Counters) -> String {
         lock.lock()
-        let c = calls, h = histogram, s = sum
+        let c = calls, h = histogram, s = sum, skipped = skippedItems
         lock.unlock()
         var out = "# HELP lede_upstream_calls_total Upstream calls by kind and outcome.\n# TYPE lede_upstream_calls_total counter\n"
         for (key, n) in c.sorted(by: { $0.key < $1.key }) {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
             out += "lede_upstream_calls_total{kind=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(n)\n"
         }
+        out += "# HELP lede_upstream_items_skipped_total Items of upstream lists that could not be read and were left out, by kind.\n# TYPE lede_upstream_items_skipped_total counter\n"
+        for (kind, n) in skipped.sorted(by: { $0.key < $1.key }) { out += "lede_upstream_items_skipped_total{kind=\"\(kind)\"} \(n)\n" }
         out += PrometheusText.histogram(name: "lede_upstream_duration_seconds", help: "Upstream call latency.", bounds: UpstreamMetrics.buckets, counts: h, sum: s)
         out += "# HELP lede_cache_hits_total Cache lookups answered from a fresh entry.\n# TYPE lede_cache_hits_total counter\nlede_cache_hits_total \(cache.hits)\n"
         out += "# HELP lede_cache_misses_total Cache lookups that started an upstream fetch.\n# TYPE lede_cache_misses_total counter\nlede_cache_misses_total \(cache.misses)\n"

@@ -58,11 +58,21 @@ public struct UpstreamRequest: Sendable, Equatable {
 public struct UpstreamResponse: Sendable {
     public var status: Int
     public var body: [UInt8]
-    public init(status: Int, body: [UInt8]) { self.status = status; self.body = body }
+    /// Response fields the client acts on, by lower-case name (`location`, `retry-after`).
+    public var headers: [String: String]
+    public init(status: Int, body: [UInt8], headers: [String: String] = [:]) { self.status = status; self.body = body; self.headers = headers }
 }
 
 public protocol UpstreamTransport: Sendable {
     /// Performs the exchange within `deadline` seconds. Throws `UpstreamError.timeout`, `.tooLarge`, or
-    /// `.unavailable(status: 0)` when nothing usable came back; any HTTP status is returned, not thrown.
+    /// `.unavailable(status: 0)` when nothing usable came back; any HTTP status is returned, not thrown —
+    /// redirects too: the client follows them itself.
     func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse
+    /// The absolute URL that `path` of a request for `lang` is relative to (`https://en.wikipedia.org`): what
+    /// redirects are resolved against and what names the origin for back-off and the circuit breaker.
+    func baseURL(lang: String) -> String
+}
+
+extension UpstreamTransport {
+    public func baseURL(lang: String) -> String { "https://\(lang).wikipedia.org" }
 }

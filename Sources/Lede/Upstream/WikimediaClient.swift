@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// The one implementation of `WikimediaAPI`: builds each request exactly as ../shared/UPSTREAM.md says,
 /// sends it through a transport (live network or embedded data), maps statuses and Action API errors to
@@ -18,15 +19,22 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
     public let transport: UpstreamTransport
     public let cache: UpstreamCache
     public let metrics: UpstreamMetrics
+    /// Retry-After back-off, circuit breaker and concurrency bound, per origin.
+    public let guards: UpstreamGuard
     /// Per-call deadline in seconds (`--upstream-timeout`).
     public let deadline: Double
     public let ttls: TTLs
+    /// Warnings about upstream answers (items skipped). Never carries user data.
+    public let logger: Logger
     private let today: @Sendable () -> FeedDate
+    /// Redirects followed per call, at most (a loop or a longer chain is `unavailable`).
+    public static let maxRedirects = 3
 
     public init(transport: UpstreamTransport, cache: UpstreamCache = UpstreamCache(), metrics: UpstreamMetrics = UpstreamMetrics(),
-                deadline: Double = 2, ttls: TTLs = TTLs(), today: @escaping @Sendable () -> FeedDate = { FeedDate.today() }) {
-        self.transport = transport; self.cache = cache; self.metrics = metrics
-        self.deadline = deadline; self.ttls = ttls; self.today = today
+                guards: UpstreamGuard = UpstreamGuard(), deadline: Double = 2, ttls: TTLs = TTLs(), logger: Logger = Logger(level: .off),
+                today: @escaping @Sendable () -> FeedDate = { FeedDate.today() }) {
+        self.transport = transport; self.cache = cache; self.metrics = metrics; self.guards = guards
+        self.deadline = deadline; self.ttls = ttls; self.logger = logger; self.today = today
     }
 
     // MARK: - Requests, exactly as the contract lists them
@@ -115,7 +123,11 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
     public func summary(lang: LanguageCode, title: String) async throws -> PageSummary {
         let req = Self.summaryRequest(lang, title)
         return try await cache.value("summary:\(lang.code):\(ArticleTitle.normalise(title))", ttl: ttls.summary) { [self] in
-            try await rest(req, as: PageSummary.self)
+            let (summary, size, redirected) = try await restFollowing(req, as: PageSummary.self)
+            var s = summary
+            // Reached through a redirect (`Bombay` → `Mumbai`): the card says where the reader came from.
+            if redirected, ArticleTitle.normalise(title) != ArticleTitle.normalise(s.title) { s.redirectedFrom = ArticleTitle.display(title) }
+            return (s, size)
         }
     }
 
@@ -165,33 +177,131 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
 
     // MARK: - Exchange, status mapping, decoding
 
-    private func exchange(_ req: UpstreamRequest) async throws -> UpstreamResponse {
+    /// The origin (`scheme://host[:port]`) a request for `lang` goes to: what back-off and the breaker are kept by.
+    public func origin(lang: String) -> String {
+        let base = transport.baseURL(lang: lang)
+        return URIReference(base).origin ?? base
+    }
+
+    /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
+    /// Returns the final answer and whether a redirect was followed.
+    private func exchange(_ req: UpstreamRequest) async throws -> (UpstreamResponse, Bool) {
+        var current = req
+        var redirected = false
+        var hops = 0
+        while true {
+            let response = try await guardedExchange(current)
+            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
+                return (response, redirected)
+            }
+            guard hops < Self.maxRedirects, current.method == .get, let next = redirect(current, to: location) else {
+                throw UpstreamError.unavailable(status: response.status)
+            }
+            hops += 1; redirected = true; current = next
+        }
+    }
+
+    /// `location` resolved against the request's URL (RFC 3986 §5.2); nil when it leaves the base URL (another
+    /// origin, or outside the template's path): Lede does not follow a redirect to somewhere else.
+    func redirect(_ req: UpstreamRequest, to location: String) -> UpstreamRequest? {
+        let base = transport.baseURL(lang: req.lang)
+        let baseRef = URIReference(base)
+        guard let origin = baseRef.origin, !location.isEmpty, !location.utf8.contains(where: { $0 < 33 || $0 == 127 }) else { return nil }
+        let target = URIReference(base + req.pathAndQuery).resolving(URIReference(location))
+        let basePath = baseRef.path.hasSuffix("/") ? String(baseRef.path.dropLast()) : baseRef.path
+        guard target.origin?.lowercased() == origin.lowercased(), target.path.hasPrefix(basePath + "/") else { return nil }
+        var next = req
+        next.path = String(target.path.dropFirst(basePath.count)) + (target.query.map { "?" + $0 } ?? "")
+        next.query = []
+        return next
+    }
+
+    /// One HTTP exchange under the origin's guard: Retry-After back-off and the breaker are checked first,
+    /// a slot of the origin's concurrency is taken within the deadline, and the outcome is recorded.
+    private func guardedExchange(_ req: UpstreamRequest) async throws -> UpstreamResponse {
+        let origin = self.origin(lang: req.lang)
+        let probe: Bool
+        do { probe = try guards.admit(origin: origin, kind: req.kind) } catch let e as UpstreamError {
+            metrics.record(kind: req.kind, outcome: e.outcome, seconds: nil)
+            throw e
+        }
         let start = Date()
         do {
-            let response = try await transport.send(req, deadline: deadline)
+            try await guards.acquire(origin: origin, timeout: deadline)
+        } catch {
+            if probe { guards.record(origin: origin, outcome: .abandoned, probe: true) }
+            metrics.record(kind: req.kind, outcome: "timeout", seconds: Date().timeIntervalSince(start))
+            throw UpstreamError.timeout
+        }
+        defer { guards.release(origin: origin) }
+        let remaining = deadline - Date().timeIntervalSince(start)
+        do {
+            guard remaining > 0 else { throw UpstreamError.timeout }
+            let response = try await transport.send(req, deadline: remaining)
+            let seconds = Date().timeIntervalSince(start)
+            let retryAfter = guards.retryAfterSeconds(response.headers["retry-after"])
+            // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
+            if response.status == 429 || (response.status == 503 && retryAfter != nil) {
+                guards.record(origin: origin, outcome: .answered, probe: probe)
+                let wait = guards.backOff(origin: origin, kind: req.kind, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
+                metrics.record(kind: req.kind, outcome: "rate_limited", seconds: seconds)
+                logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
+                throw UpstreamError.rateLimited(retryAfter: wait)
+            }
             let outcome: String
             switch response.status {
-            case 200..<300: outcome = "ok"
+            case 200..<400: outcome = "ok"
             case 404: outcome = "not_found"
             case 401, 403: outcome = "not_authorised"
             default: outcome = "unavailable"
             }
-            metrics.record(kind: req.kind, outcome: outcome, seconds: Date().timeIntervalSince(start))
+            guards.record(origin: origin, outcome: response.status >= 500 ? .failed : .answered, probe: probe)
+            metrics.record(kind: req.kind, outcome: outcome, seconds: seconds)
             return response
         } catch let e as UpstreamError {
+            if case .rateLimited = e { throw e }
+            let failed: Bool
+            switch e {
+            case .timeout, .unavailable: failed = true
+            default: failed = false
+            }
+            guards.record(origin: origin, outcome: failed ? .failed : .answered, probe: probe)
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: Date().timeIntervalSince(start))
             throw e
         } catch {
+            guards.record(origin: origin, outcome: .failed, probe: probe)
             metrics.record(kind: req.kind, outcome: "unavailable", seconds: Date().timeIntervalSince(start))
             throw UpstreamError.unavailable(status: 0)
         }
+    }
+
+    /// Decodes an answer leniently (see Lenient.swift), counting and logging the list items it had to skip.
+    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], kind: String) throws -> T {
+        let skipped = SkippedItems(pagesKind: kind)
+        let decoder = JSONDecoder()
+        decoder.userInfo[SkippedItems.key] = skipped
+        let value: T
+        do { value = try decoder.decode(T.self, from: Data(body)) } catch {
+            throw UpstreamError.malformed("\(kind): the answer is not the expected JSON shape")
+        }
+        for (itemKind, n) in skipped.counts.sorted(by: { $0.key < $1.key }) {
+            metrics.skipped(kind: itemKind, count: n)
+            logger.warning("upstream items skipped", [("call", kind), ("kind", itemKind), ("count", "\(n)")])
+        }
+        return value
     }
 
     private struct RESTError: Decodable { var detail: String?; var title: String? }
 
     /// REST v1: the status says what happened; errors carry a JSON body with `detail`.
     func rest<T: Decodable>(_ req: UpstreamRequest, as type: T.Type) async throws -> (T, Int) {
-        let response = try await exchange(req)
+        let (value, size, _) = try await restFollowing(req, as: type)
+        return (value, size)
+    }
+
+    /// Like `rest`, and says whether a redirect was followed.
+    func restFollowing<T: Decodable>(_ req: UpstreamRequest, as type: T.Type) async throws -> (T, Int, Bool) {
+        let (response, redirected) = try await exchange(req)
         switch response.status {
         case 200..<300: break
         case 404:
@@ -200,33 +310,32 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
         case 401, 403: throw UpstreamError.notAuthorised
         default: throw UpstreamError.unavailable(status: response.status)
         }
-        do {
-            return (try JSONDecoder().decode(T.self, from: Data(response.body)), response.body.count)
-        } catch {
-            throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
-        }
+        return (try decode(T.self, response.body, kind: req.kind), response.body.count, redirected)
     }
 
     static let authErrorCodes: Set<String> = ["notloggedin", "login-required", "mwoauth-invalid-authorization", "badtoken", "permissiondenied"]
 
     /// Action API: errors come as `{"error":{"code","info"}}`, usually with HTTP 200.
     func action<Q: Decodable>(_ req: UpstreamRequest, as type: Q.Type) async throws -> (Q, Int) {
-        let response = try await exchange(req)
+        let (response, _) = try await exchange(req)
         switch response.status {
         case 200..<300: break
         case 401, 403: throw UpstreamError.notAuthorised
         case 404: throw UpstreamError.notFound("not found upstream")
         default: throw UpstreamError.unavailable(status: response.status)
         }
-        let envelope: ActionEnvelope<Q>
-        do {
-            envelope = try JSONDecoder().decode(ActionEnvelope<Q>.self, from: Data(response.body))
-        } catch {
-            throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
-        }
+        let envelope = try decode(ActionEnvelope<Q>.self, response.body, kind: req.kind)
         if let e = envelope.error {
             if Self.authErrorCodes.contains(e.code) || e.code.hasPrefix("mwoauth-invalid-authorization") { throw UpstreamError.notAuthorised }
-            if e.code == "ratelimited" || e.code == "maxlag" || e.code == "readonly" || e.code.hasPrefix("internal_api_error") {
+            if e.code == "ratelimited" || e.code == "maxlag" {
+                // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
+                let origin = self.origin(lang: req.lang)
+                let wait = guards.backOff(origin: origin, kind: req.kind,
+                                          seconds: guards.retryAfterSeconds(response.headers["retry-after"]) ?? guards.settings.defaultRetryAfter)
+                logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("error", e.code), ("retry_after", "\(wait)")])
+                throw UpstreamError.rateLimited(retryAfter: wait)
+            }
+            if e.code == "readonly" || e.code.hasPrefix("internal_api_error") {
                 throw UpstreamError.unavailable(status: 503)
             }
             throw UpstreamError.malformed("upstream API error '\(e.code)'")

@@ -1,5 +1,7 @@
 // Codable models of the Wikimedia response shapes Lede reads (REST v1 and the Action API, formatversion=2).
-// Every key that upstream may drop is optional; unknown keys are ignored.
+// Every key that upstream may drop is optional; unknown keys are ignored. Decoding is lenient (see
+// Lenient.swift): the `init(from:)` of each model, in the extensions at the end, names the only fields it
+// requires; the embedded default encodes the same models with the synthesised `encode(to:)`.
 
 public struct ImageRef: Codable, Sendable, Equatable {
     public var source: String
@@ -43,6 +45,8 @@ public struct PageSummary: Codable, Sendable, Equatable {
     /// Most-read entries only.
     public var views: Int?
     public var rank: Int?
+    /// Set by the client (not decoded) when the summary was reached through a redirect: the title asked for.
+    public var redirectedFrom: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case type, title, displaytitle, namespace, titles, pageid, thumbnail, originalimage, lang, dir, description, coordinates
@@ -109,7 +113,7 @@ public struct QueryPage: Codable, Sendable, Equatable {
         public var primary: Bool?
     }
     public var pageid: Int?
-    public var ns: Int
+    public var ns: Int?
     public var title: String
     public var index: Int?
     /// Has the key `disambiguation` (value `""`) for a disambiguation page.
@@ -121,6 +125,9 @@ public struct QueryPage: Codable, Sendable, Equatable {
     public var missing: Bool?
 
     public var isDisambiguation: Bool { pageprops?["disambiguation"] != nil }
+
+    /// `ns` 0, or — when an answer left `ns` out — a title without a namespace prefix.
+    public var isMainNamespace: Bool { ns.map { $0 == 0 } ?? !ArticleTitle.hasNamespacePrefix(title) }
 }
 
 public struct QueryResult: Sendable, Equatable {
@@ -178,21 +185,24 @@ public struct EchoNotification: Codable, Sendable, Equatable {
         case wiki, id, type, category, section, timestamp, title, agent, read, content = "*"
     }
 
+    /// Requires `id` (a number, or a string holding one with formatversion=1) and `type`. `title` is absent for
+    /// events without a page; `read` counts by its presence (a timestamp, or `""` with formatversion=1).
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        wiki = try c.decodeIfPresent(String.self, forKey: .wiki)
-        // `id` arrives as a number with formatversion=2, as a string with formatversion=1.
-        if let n = try? c.decode(Int.self, forKey: .id) { id = n } else if let s = try? c.decode(String.self, forKey: .id), let n = Int(s) { id = n } else {
-            throw DecodingError.dataCorruptedError(forKey: .id, in: c, debugDescription: "notification id missing")
+        guard let id = c.lenientInt(.id) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "notification id missing"))
         }
+        self.id = id
         type = try c.decode(String.self, forKey: .type)
-        category = try c.decodeIfPresent(String.self, forKey: .category)
-        section = try c.decodeIfPresent(String.self, forKey: .section)
-        timestamp = try c.decodeIfPresent(Timestamp.self, forKey: .timestamp)
-        title = try c.decodeIfPresent(Title.self, forKey: .title)
-        agent = try c.decodeIfPresent(Agent.self, forKey: .agent)
-        read = try c.decodeIfPresent(String.self, forKey: .read)
-        content = try c.decodeIfPresent(Content.self, forKey: .content)
+        guard !type.isEmpty else { throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "empty type") }
+        wiki = c.lenientString(.wiki, nonEmpty: true)
+        category = c.lenientString(.category, nonEmpty: true)
+        section = c.lenientString(.section, nonEmpty: true)
+        timestamp = c.lenient(Timestamp.self, .timestamp)
+        title = c.lenient(Title.self, .title)
+        agent = c.lenient(Agent.self, .agent)
+        read = c.flag(.read) ? (c.lenientString(.read) ?? "") : nil
+        content = c.lenient(Content.self, .content)
     }
 }
 
@@ -219,6 +229,14 @@ struct ActionError: Decodable, Sendable {
 struct PagesQuery: Decodable {
     var pages: [QueryPage]?
     var redirects: [QueryResult.Redirect]?
+    enum CodingKeys: String, CodingKey { case pages, redirects }
+    /// Unreadable pages are skipped and counted under the call's kind.
+    init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        pages = c.lossyList(QueryPage.self, .pages, kind: decoder.skippedItems?.pagesKind ?? "pages", counter: decoder.skippedItems)
+        redirects = c.lossyList(QueryResult.Redirect.self, .redirects, kind: "redirects", counter: nil)
+    }
+    init() {}
 }
 
 struct NotificationsQuery: Decodable {
@@ -230,22 +248,306 @@ struct NotificationsQuery: Decodable {
         enum CodingKeys: String, CodingKey { case list, count, rawcount, `continue` }
         init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            list = try c.decodeIfPresent([EchoNotification].self, forKey: .list)
+            list = c.lossyList(EchoNotification.self, .list, kind: "notifications", counter: decoder.skippedItems)
             // `count` is a string ("99+") in the real API; accept a number too.
-            if let s = try? c.decode(String.self, forKey: .count) { count = s } else if let n = try? c.decode(Int.self, forKey: .count) { count = String(n) }
-            rawcount = try c.decodeIfPresent(Int.self, forKey: .rawcount)
-            self.continue = try c.decodeIfPresent(String.self, forKey: .continue)
+            count = c.lenientString(.count, nonEmpty: true) ?? c.lenientInt(.count).map(String.init)
+            rawcount = c.lenientInt(.rawcount)
+            self.continue = c.lenientString(.continue, nonEmpty: true) ?? c.lenientInt(.continue).map(String.init)
         }
     }
     var notifications: Notifications?
 }
 
 struct TokensQuery: Decodable {
-    struct Tokens: Decodable { var csrftoken: String? }
+    struct Tokens: Decodable {
+        var csrftoken: String?
+        enum CodingKeys: String, CodingKey { case csrftoken }
+        init(from decoder: Decoder) throws { csrftoken = try decoder.container(keyedBy: CodingKeys.self).lenientString(.csrftoken, nonEmpty: true) }
+    }
     var tokens: Tokens?
 }
 
 struct MarkReadQuery: Decodable {
-    struct Result: Decodable { var result: String? }
+    struct Result: Decodable {
+        var result: String?
+        enum CodingKeys: String, CodingKey { case result }
+        init(from decoder: Decoder) throws { result = try decoder.container(keyedBy: CodingKeys.self).lenientString(.result) }
+    }
     var echomarkread: Result?
+}
+
+// MARK: - Lenient decoding (what each model requires, and nothing more)
+
+extension ImageRef {
+    enum CodingKeys: String, CodingKey { case source, width, height }
+    /// Requires `source`; a size of another type is no size.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        source = try c.decode(String.self, forKey: .source)
+        width = c.lenientInt(.width); height = c.lenientInt(.height)
+    }
+}
+
+extension GeoPoint {
+    enum CodingKeys: String, CodingKey { case lat, lon }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let lat = c.lenientDouble(.lat), let lon = c.lenientDouble(.lon), abs(lat) <= 90, abs(lon) <= 180 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "no usable lat/lon"))
+        }
+        self.lat = lat; self.lon = lon
+    }
+}
+
+extension PageSummary.Namespace {
+    enum CodingKeys: String, CodingKey { case id, text }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let id = c.lenientInt(.id) else { throw DecodingError.dataCorrupted(.init(codingPath: c.codingPath, debugDescription: "no namespace id")) }
+        self.id = id; text = c.lenientString(.text)
+    }
+}
+
+extension PageSummary.Titles {
+    enum CodingKeys: String, CodingKey { case canonical, normalized, display }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        canonical = c.lenientString(.canonical, nonEmpty: true); normalized = c.lenientString(.normalized, nonEmpty: true)
+        display = c.lenientString(.display, nonEmpty: true)
+    }
+}
+
+extension PageSummary.ContentURLs {
+    enum CodingKeys: String, CodingKey { case desktop, mobile }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        desktop = c.lenient(Links.self, .desktop); mobile = c.lenient(Links.self, .mobile)
+    }
+}
+
+extension PageSummary.ContentURLs.Links {
+    enum CodingKeys: String, CodingKey { case page }
+    public init(from decoder: Decoder) throws {
+        page = try decoder.container(keyedBy: CodingKeys.self).lenientString(.page, nonEmpty: true)
+    }
+}
+
+extension PageSummary {
+    /// Requires `title` (a non-empty string); everything else is optional and read leniently.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decode(String.self, forKey: .title)
+        guard !title.isEmpty else { throw DecodingError.dataCorruptedError(forKey: .title, in: c, debugDescription: "empty title") }
+        type = c.lenientString(.type, nonEmpty: true)
+        displaytitle = c.lenientString(.displaytitle, nonEmpty: true)
+        namespace = c.lenient(Namespace.self, .namespace)
+        titles = c.lenient(Titles.self, .titles)
+        pageid = c.lenientInt(.pageid)
+        thumbnail = c.lenient(ImageRef.self, .thumbnail)
+        originalimage = c.lenient(ImageRef.self, .originalimage)
+        lang = c.lenientString(.lang, nonEmpty: true)
+        dir = c.lenientString(.dir, nonEmpty: true)
+        description = c.lenientString(.description, nonEmpty: true)
+        coordinates = c.lenient(GeoPoint.self, .coordinates)
+        contentURLs = c.lenient(ContentURLs.self, .contentURLs)
+        extract = c.lenientString(.extract)
+        extractHTML = c.lenientString(.extractHTML)
+        timestamp = c.lenientString(.timestamp)
+        views = c.lenientInt(.views)
+        rank = c.lenientInt(.rank)
+    }
+}
+
+extension FeaturedFeed.MostRead {
+    enum CodingKeys: String, CodingKey { case date, articles }
+    /// Requires `articles` to be a list; unreadable articles are skipped (`mostread`).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        date = c.lenientString(.date)
+        guard let list = c.lossyList(PageSummary.self, .articles, kind: "mostread", counter: decoder.skippedItems) else {
+            throw DecodingError.dataCorruptedError(forKey: .articles, in: c, debugDescription: "no articles list")
+        }
+        articles = list
+    }
+}
+
+extension FeaturedFeed.TextAndHTML {
+    enum CodingKeys: String, CodingKey { case text, html, lang }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        text = c.lenientString(.text); html = c.lenientString(.html); lang = c.lenientString(.lang, nonEmpty: true)
+    }
+}
+
+extension FeaturedFeed.License {
+    enum CodingKeys: String, CodingKey { case type, code, url }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = c.lenientString(.type, nonEmpty: true); code = c.lenientString(.code, nonEmpty: true); url = c.lenientString(.url, nonEmpty: true)
+    }
+}
+
+extension FeaturedFeed.Structured {
+    enum CodingKeys: String, CodingKey { case captions }
+    /// Captions by language; a caption that is not a string is left out.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        guard let byLang = try? c.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .captions) else { captions = nil; return }
+        var out: [String: String] = [:]
+        for key in byLang.allKeys { if let text = byLang.lenientString(key, nonEmpty: true) { out[key.stringValue] = text } }
+        captions = out
+    }
+}
+
+extension FeaturedFeed.PictureOfTheDay {
+    /// Requires `title`.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decode(String.self, forKey: .title)
+        thumbnail = c.lenient(ImageRef.self, .thumbnail); image = c.lenient(ImageRef.self, .image)
+        filePage = c.lenientString(.filePage, nonEmpty: true)
+        artist = c.lenient(FeaturedFeed.TextAndHTML.self, .artist); credit = c.lenient(FeaturedFeed.TextAndHTML.self, .credit)
+        license = c.lenient(FeaturedFeed.License.self, .license)
+        description = c.lenient(FeaturedFeed.TextAndHTML.self, .description)
+        structured = c.lenient(FeaturedFeed.Structured.self, .structured)
+    }
+}
+
+extension FeaturedFeed.NewsStory {
+    enum CodingKeys: String, CodingKey { case story, links }
+    /// Requires `story`; unreadable links are skipped (`news`).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        story = try c.decode(String.self, forKey: .story)
+        links = c.lossyList(PageSummary.self, .links, kind: "news", counter: decoder.skippedItems)
+    }
+}
+
+extension FeaturedFeed.OnThisDayEvent {
+    enum CodingKeys: String, CodingKey { case text, year, pages }
+    /// Requires `text`; `year` may be a string; unreadable pages are skipped (`onthisday`).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        text = try c.decode(String.self, forKey: .text)
+        year = c.lenientInt(.year)
+        pages = c.lossyList(PageSummary.self, .pages, kind: "onthisday", counter: decoder.skippedItems)
+    }
+}
+
+extension FeaturedFeed {
+    enum CodingKeys: String, CodingKey { case tfa, mostread, image, news, onthisday }
+    /// Any key may be missing (upstream drops the parts that failed); a part Lede cannot read counts as missing
+    /// (`tfa`, `image`, `mostread`), and unreadable entries of the lists are skipped (`news`, `onthisday`).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let counter = decoder.skippedItems
+        tfa = c.lenient(PageSummary.self, .tfa)
+        if c.contains(.tfa), tfa == nil, (try? c.decodeNil(forKey: .tfa)) == false { counter?.add("featured", 1) }
+        mostread = c.lenient(MostRead.self, .mostread)
+        image = c.lenient(PictureOfTheDay.self, .image)
+        if c.contains(.image), image == nil, (try? c.decodeNil(forKey: .image)) == false { counter?.add("image", 1) }
+        news = c.lossyList(NewsStory.self, .news, kind: "news", counter: counter)
+        onthisday = c.lossyList(OnThisDayEvent.self, .onthisday, kind: "onthisday", counter: counter)
+    }
+}
+
+extension QueryPage.Coordinate {
+    enum CodingKeys: String, CodingKey { case lat, lon, dist, primary }
+    /// Requires a usable `lat` and `lon`; `primary` is not read (Lede does not use it, and formatversion=1
+    /// sends it as `""`).
+    public init(from decoder: Decoder) throws {
+        let point = try GeoPoint(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        lat = point.lat; lon = point.lon
+        dist = c.lenientDouble(.dist)
+        primary = nil
+    }
+}
+
+extension QueryPage {
+    enum CodingKeys: String, CodingKey { case pageid, ns, title, index, pageprops, thumbnail, description, extract, coordinates, missing }
+    /// Requires `title`. `ns` may be missing or a string; `pageprops` values may be of any type (only the
+    /// keys matter); `missing` is a flag (`true` or `""`); coordinates that cannot be read are left out.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        title = try c.decode(String.self, forKey: .title)
+        guard !title.isEmpty else { throw DecodingError.dataCorruptedError(forKey: .title, in: c, debugDescription: "empty title") }
+        pageid = c.lenientInt(.pageid)
+        ns = c.lenientInt(.ns)
+        index = c.lenientInt(.index)
+        if let props = try? c.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .pageprops) {
+            var out: [String: String] = [:]
+            for key in props.allKeys { out[key.stringValue] = props.lenientString(key) ?? "" }
+            pageprops = out
+        } else {
+            pageprops = nil
+        }
+        thumbnail = c.lenient(ImageRef.self, .thumbnail)
+        description = c.lenientString(.description, nonEmpty: true)
+        extract = c.lenientString(.extract)
+        coordinates = c.lossyList(Coordinate.self, .coordinates, kind: "coordinates", counter: nil)
+        missing = c.flag(.missing) ? true : nil
+    }
+}
+
+extension QueryResult.Redirect {
+    enum CodingKeys: String, CodingKey { case from, to }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        from = try c.decode(String.self, forKey: .from); to = try c.decode(String.self, forKey: .to)
+    }
+}
+
+extension EchoNotification.Timestamp {
+    enum CodingKeys: String, CodingKey { case utciso8601, utcunix }
+    /// `utcunix` was a string before 2019-12.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        utciso8601 = c.lenientString(.utciso8601, nonEmpty: true); utcunix = c.lenientInt(.utcunix)
+    }
+}
+
+extension EchoNotification.Title {
+    enum CodingKeys: String, CodingKey { case full, namespace, text }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        full = c.lenientString(.full, nonEmpty: true); namespace = c.lenientString(.namespace); text = c.lenientString(.text)
+    }
+}
+
+extension EchoNotification.Agent {
+    enum CodingKeys: String, CodingKey { case id, name }
+    /// A hidden agent is `{"userhidden": ""}`: no id, no name.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = c.lenientInt(.id); name = c.lenientString(.name, nonEmpty: true)
+    }
+}
+
+extension EchoNotification.Link {
+    enum CodingKeys: String, CodingKey { case url, label }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        url = c.lenientString(.url, nonEmpty: true); label = c.lenientString(.label)
+    }
+}
+
+extension EchoNotification.Links {
+    enum CodingKeys: String, CodingKey { case primary, secondary }
+    /// `primary` is an object, or `[]` when the notification has no primary link.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        primary = c.lenient(EchoNotification.Link.self, .primary)
+        secondary = c.lossyList(EchoNotification.Link.self, .secondary, kind: "link", counter: nil)
+    }
+}
+
+extension EchoNotification.Content {
+    enum CodingKeys: String, CodingKey { case header, compactHeader, body, icon, links }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        header = c.lenientString(.header); compactHeader = c.lenientString(.compactHeader)
+        body = c.lenientString(.body); icon = c.lenientString(.icon)
+        links = c.lenient(EchoNotification.Links.self, .links)
+    }
 }

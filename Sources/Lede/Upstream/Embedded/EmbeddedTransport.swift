@@ -39,8 +39,12 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         if request.path.hasPrefix("/api/rest_v1/page/summary/") {
             let raw = String(request.path.dropFirst("/api/rest_v1/page/summary/".count))
             let title = ArticleTitle.display(raw.removingPercentEncoding ?? raw)
-            let target = EmbeddedArticles.redirects[request.lang]?[title] ?? title
-            guard let article = articles.first(where: { $0.title == target }) else {
+            // A redirect answers as Wikimedia's REST API does: 302 with a relative `Location` (`Bombay` → `Mumbai`).
+            if let target = EmbeddedArticles.redirects[request.lang]?[title] {
+                let location = UpstreamRequest.percentEncode(ArticleTitle.normalise(target), keep: ":")
+                return UpstreamResponse(status: 302, body: Array("{\"type\":\"redirect\"}".utf8), headers: ["location": location])
+            }
+            guard let article = articles.first(where: { $0.title == title }) else {
                 return notFound("Page or revision not found.")
             }
             return json(EmbeddedTransport.summary(article, lang: request.lang))

@@ -1,0 +1,256 @@
+import Foundation
+import HTTPServer
+
+/// What stands between Lede and each upstream origin:
+/// - **Wikimedia's back-pressure**: after a 429 (or a 503 with `Retry-After`), no call of that kind goes to that
+///   origin until the time has passed; callers fail fast with `.rateLimited(retryAfter:)`.
+/// - **A circuit breaker per origin**: after `failureThreshold` consecutive failures (timeouts, unreachable,
+///   5xx), calls fail fast with `.circuitOpen` for `coolDown` seconds; then one probe call is let through, and
+///   its outcome closes the breaker again or reopens it for another cool-down.
+/// - **Bounded concurrency per origin** (Wikimedia's API etiquette): at most `maxConcurrent` calls in flight;
+///   others wait in order, within their own deadline.
+public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mutable state is behind `lock`.
+    public struct Settings: Sendable {
+        public var failureThreshold = 5
+        public var coolDown: Double = 10
+        public var maxConcurrent = 16
+        /// Bounds on a `Retry-After` Lede honours (a nonsense value must not stop an origin for a day).
+        public var maxRetryAfter = 3_600
+        /// Used for a 429 that says no `Retry-After`, and for the Action API's `ratelimited`/`maxlag` errors.
+        public var defaultRetryAfter = 5
+        public init(failureThreshold: Int = 5, coolDown: Double = 10, maxConcurrent: Int = 16) {
+            self.failureThreshold = failureThreshold; self.coolDown = coolDown; self.maxConcurrent = maxConcurrent
+        }
+    }
+
+    public enum BreakerState: Int, Sendable { case closed = 0, open = 1, halfOpen = 2 }
+
+    /// How a call that went through ended, as the breaker counts it.
+    public enum Outcome: Sendable {
+        /// The origin answered (any status but 5xx, including 429 and 4xx).
+        case answered
+        /// Timeout, unreachable, reset, or a 5xx without `Retry-After`.
+        case failed
+        /// The call never reached the origin (its deadline passed in the queue): a probe hands its turn on.
+        case abandoned
+    }
+
+    private final class Origin {
+        var state = BreakerState.closed
+        var consecutiveFailures = 0
+        var openUntil = 0.0
+        var probeStarted = 0.0
+        var retryUntil: [String: Double] = [:]   // by call kind
+        var inFlight = 0
+        var waiters: [(id: Int, resume: () -> Void)] = []
+        var opened = 0
+        var rejectedRateLimited = 0
+        var rejectedCircuitOpen = 0
+        var queued = 0
+        var queueTimeouts = 0
+    }
+
+    public let settings: Settings
+    private let clock: @Sendable () -> Double
+    private let lock = NSLock()
+    private var origins: [String: Origin] = [:]
+    private var nextWaiter = 0
+
+    /// `clock`: wall-clock seconds since 1970 (HTTP-dates in `Retry-After` are absolute).
+    public init(settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.settings = settings
+        self.clock = clock
+    }
+
+    private func origin(_ name: String) -> Origin {
+        if let o = origins[name] { return o }
+        let o = Origin(); origins[name] = o; return o
+    }
+
+    /// Whether a call of `kind` may go to `origin` now. Throws `.rateLimited` or `.circuitOpen` when not.
+    /// Returns true when this call is the breaker's probe.
+    public func admit(origin name: String, kind: String) throws -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        let o = origin(name)
+        let now = clock()
+        if let until = o.retryUntil[kind] {
+            if until > now {
+                o.rejectedRateLimited += 1
+                throw UpstreamError.rateLimited(retryAfter: max(1, Int((until - now).rounded(.up))))
+            }
+            o.retryUntil[kind] = nil
+        }
+        switch o.state {
+        case .closed:
+            return false
+        case .open:
+            if o.openUntil > now {
+                o.rejectedCircuitOpen += 1
+                throw UpstreamError.circuitOpen(retryAfter: max(1, Int((o.openUntil - now).rounded(.up))))
+            }
+            o.state = .halfOpen; o.probeStarted = now
+            return true
+        case .halfOpen:
+            // One probe at a time; a probe that never reported (its caller vanished) is replaced after a while.
+            if now - o.probeStarted > max(30, settings.coolDown) { o.probeStarted = now; return true }
+            o.rejectedCircuitOpen += 1
+            throw UpstreamError.circuitOpen(retryAfter: 1)
+        }
+    }
+
+    /// Records the outcome of a call that `admit` let through.
+    public func record(origin name: String, outcome: Outcome, probe: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        let o = origin(name)
+        switch outcome {
+        case .abandoned:
+            if probe && o.state == .halfOpen { o.state = .open; o.openUntil = clock() }
+        case .answered:
+            o.consecutiveFailures = 0
+            if o.state != .closed && (probe || o.state == .halfOpen) { o.state = .closed }
+        case .failed:
+            o.consecutiveFailures += 1
+            if probe || (o.state == .closed && o.consecutiveFailures >= settings.failureThreshold) {
+                if o.state != .open { o.opened += 1 }
+                o.state = .open; o.openUntil = clock() + settings.coolDown
+            }
+        }
+    }
+
+    /// Wikimedia said to wait: no call of `kind` to `origin` before `seconds` have passed (bounded).
+    public func backOff(origin name: String, kind: String, seconds: Int) -> Int {
+        let s = min(max(1, seconds), settings.maxRetryAfter)
+        lock.lock(); defer { lock.unlock() }
+        let o = origin(name)
+        let until = clock() + Double(s)
+        o.retryUntil[kind] = max(o.retryUntil[kind] ?? 0, until)
+        return s
+    }
+
+    /// Reads `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) into seconds from now.
+    public func retryAfterSeconds(_ value: String?) -> Int? {
+        guard let v = value?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+        if v.utf8.allSatisfy({ (48...57).contains($0) }) { return v.utf8.count > 9 ? settings.maxRetryAfter : Int(v) }
+        guard let date = HTTPDate.parse(v) else { return nil }
+        return max(0, Int((date - clock()).rounded(.up)))
+    }
+
+    // MARK: - Concurrency
+
+    /// Takes one of the origin's call slots, waiting in order for at most `timeout` seconds (then `.timeout`).
+    public func acquire(origin name: String, timeout: Double) async throws {
+        lock.lock()
+        let o = origin(name)
+        if o.inFlight < settings.maxConcurrent {
+            o.inFlight += 1
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        let granted: Bool = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let once = Once(c)
+            lock.lock()
+            // Checked again under the same lock as the queueing, so a release in between is never missed.
+            if o.inFlight < settings.maxConcurrent {
+                o.inFlight += 1
+                lock.unlock()
+                once.resume(true)
+                return
+            }
+            nextWaiter += 1
+            let id = nextWaiter
+            o.queued += 1
+            o.waiters.append((id, { once.resume(true) }))
+            lock.unlock()
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
+                lock.lock()
+                let index = o.waiters.firstIndex { $0.id == id }
+                if let index { o.waiters.remove(at: index); o.queueTimeouts += 1 }
+                lock.unlock()
+                if index != nil { once.resume(false) }
+            }
+        }
+        if !granted { throw UpstreamError.timeout }
+    }
+
+    /// Gives the slot back, to the longest waiter if there is one.
+    public func release(origin name: String) {
+        lock.lock()
+        let o = origin(name)
+        if o.waiters.isEmpty {
+            o.inFlight -= 1
+            lock.unlock()
+        } else {
+            let next = o.waiters.removeFirst()   // the slot passes straight to it
+            lock.unlock()
+            next.resume()
+        }
+    }
+
+    /// Resumes a continuation at most once (the grant and the timer race).
+    private final class Once: @unchecked Sendable {   // @unchecked: `c` is taken under `lock` exactly once.
+        private let lock = NSLock()
+        private var c: CheckedContinuation<Bool, Never>?
+        init(_ c: CheckedContinuation<Bool, Never>) { self.c = c }
+        func resume(_ value: Bool) {
+            lock.lock(); let taken = c; c = nil; lock.unlock()
+            taken?.resume(returning: value)
+        }
+    }
+
+    // MARK: - Inspection and metrics
+
+    public func state(origin name: String) -> BreakerState {
+        lock.lock(); defer { lock.unlock() }
+        guard let o = origins[name] else { return .closed }
+        if o.state == .open && o.openUntil <= clock() { return .open }   // reported as open until a probe goes
+        return o.state
+    }
+
+    public func inFlight(origin name: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return origins[name]?.inFlight ?? 0
+    }
+
+    public func render() -> String {
+        lock.lock()
+        let now = clock()
+        let rows = origins.sorted { $0.key < $1.key }.map { (name: $0.key, o: $0.value) }
+        var out = "# HELP lede_upstream_circuit_state Circuit breaker per upstream origin: 0 closed, 1 open, 2 half-open (probing).\n# TYPE lede_upstream_circuit_state gauge\n"
+        for r in rows { out += "lede_upstream_circuit_state{origin=\"\(r.name)\"} \(r.o.state.rawValue)\n" }
+        out += "# HELP lede_upstream_circuit_opened_total Times the breaker opened after consecutive failures.\n# TYPE lede_upstream_circuit_opened_total counter\n"
+        for r in rows { out += "lede_upstream_circuit_opened_total{origin=\"\(r.name)\"} \(r.o.opened)\n" }
+        out += "# HELP lede_upstream_rejected_total Calls not sent: Wikimedia's Retry-After still running, or the breaker open.\n# TYPE lede_upstream_rejected_total counter\n"
+        for r in rows {
+            out += "lede_upstream_rejected_total{origin=\"\(r.name)\",reason=\"rate_limited\"} \(r.o.rejectedRateLimited)\n"
+            out += "lede_upstream_rejected_total{origin=\"\(r.name)\",reason=\"circuit_open\"} \(r.o.rejectedCircuitOpen)\n"
+        }
+        out += "# HELP lede_upstream_backoff_kinds Call kinds currently waiting out a Retry-After, per origin.\n# TYPE lede_upstream_backoff_kinds gauge\n"
+        for r in rows { out += "lede_upstream_backoff_kinds{origin=\"\(r.name)\"} \(r.o.retryUntil.values.filter { $0 > now }.count)\n" }
+        out += "# HELP lede_upstream_in_flight Calls in flight per origin (bounded by the per-origin concurrency).\n# TYPE lede_upstream_in_flight gauge\n"
+        for r in rows { out += "lede_upstream_in_flight{origin=\"\(r.name)\"} \(r.o.inFlight)\n" }
+        out += "# HELP lede_upstream_queued_total Calls that waited for a free slot of their origin.\n# TYPE lede_upstream_queued_total counter\n"
+        for r in rows { out += "lede_upstream_queued_total{origin=\"\(r.name)\"} \(r.o.queued)\n" }
+        out += "# HELP lede_upstream_queue_timeouts_total Calls whose deadline passed while waiting for a slot.\n# TYPE lede_upstream_queue_timeouts_total counter\n"
+        for r in rows { out += "lede_upstream_queue_timeouts_total{origin=\"\(r.name)\"} \(r.o.queueTimeouts)\n" }
+        lock.unlock()
+        return out
+    }
+}
+
+/// HTTP-dates (RFC 9110 §5.6.7), IMF-fixdate only — the form senders must generate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+public enum HTTPDate {
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Seconds since 1970, or nil when `text` is not an IMF-fixdate.
+    public static func parse(_ text: String) -> Double? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+              let day = Int(parts[1]), parts[1].count == 2, let month = months.firstIndex(of: String(parts[2])),
+              let year = Int(parts[3]), parts[3].count == 4 else { return nil }
+        let hms = parts[4].split(separator: ":")
+        guard hms.count == 3, hms.allSatisfy({ $0.count == 2 }), let h = Int(hms[0]), let m = Int(hms[1]), let s = Int(hms[2]),
+              h < 24, m < 60, s < 61, let date = FeedDate(year: year, month: month + 1, day: day) else { return nil }
+        return Double(date.dayNumber * 86_400 + h * 3_600 + m * 60 + s)
+    }
+}
