@@ -133,6 +133,12 @@ final class Connection {
         if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = requestID }
         else { current.requestID = loop.nextRequestID() }
 
+        if request.method != "GET" && !Router.knownMethods.contains(request.method) {
+            // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405.
+            respond(Problem(status: 501, slug: "method-not-implemented",
+                            detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
+            return
+        }
         switch loop.core.router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
             current.route = route.index

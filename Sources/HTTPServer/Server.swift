@@ -43,7 +43,6 @@ public final class HTTPServer: @unchecked Sendable {
     private var threads: [Thread] = []
     private let stateLock = NSLock()
     private var draining = false
-    private var signalSources: [DispatchSourceSignal] = []
     private let finished = DispatchSemaphore(value: 0)
     /// The port actually bound (useful with port 0).
     public private(set) var port: Int = 0
@@ -88,18 +87,40 @@ public final class HTTPServer: @unchecked Sendable {
         return port
     }
 
-    /// SIGTERM and SIGINT begin a graceful drain.
+    /// Blocks SIGTERM and SIGINT in the calling thread. Call it first thing in `main`, before any other thread
+    /// exists: every thread inherits the mask, so from then on the signals stay pending — never lost, never
+    /// acted on by a default handler — until `installSignalHandlers` reads them.
+    public static func blockTerminationSignals() {
+        var set = terminationSignals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    static var terminationSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        return set
+    }
+
+    /// SIGTERM and SIGINT begin a graceful drain. A thread of its own takes them with `sigwait`, so a signal
+    /// that arrived before this call (held pending by `blockTerminationSignals`) is acted on too: there is no
+    /// window in which one is ignored.
     public func installSignalHandlers() {
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in
-                self?.logger.info("signal received; draining", [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
-                self?.shutdown()
+        HTTPServer.blockTerminationSignals()
+        let t = Thread { [weak self] in
+            var set = HTTPServer.terminationSignals
+            while true {
+                var sig: Int32 = 0
+                guard sigwait(&set, &sig) == 0 else { continue }
+                guard let self else { return }
+                self.logger.info("signal received; draining", [("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT")])
+                self.shutdown()
             }
-            source.resume()
-            signalSources.append(source)
         }
+        t.name = "lede-signals"
+        t.stackSize = 1 << 16
+        t.start()
     }
 
     /// Graceful shutdown: readiness turns 503, listeners close, in-flight requests finish (up to the drain

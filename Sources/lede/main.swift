@@ -2,6 +2,8 @@ import Foundation
 import HTTPServer
 import Lede
 
+// Before anything else, while this is the only thread: SIGTERM/SIGINT stay pending until the server reads them.
+HTTPServer.blockTerminationSignals()
 var arguments = Array(CommandLine.arguments.dropFirst())
 // `lede healthcheck [flags]`: probe a running server's /healthz on loopback (the container HEALTHCHECK).
 let healthcheck = arguments.first == "healthcheck"
@@ -27,12 +29,13 @@ let logger = Logger(level: options.logLevel)
 let app = LedeApp(options: options)
 let server = app.makeServer(logger: logger)
 logger.info("upstream", [("upstream", options.upstream), ("timeout", "\(options.upstreamTimeout)")])
-server.installSignalHandlers()
 do {
     try server.start()
 } catch {
     logger.error("cannot start", [("error", "\(error)")])
     exit(1)
 }
+// After start: a signal that came earlier has waited, pending, and begins the drain now.
+server.installSignalHandlers()
 server.waitUntilStopped()
 exit(0)

@@ -33,8 +33,7 @@ final class ProcessTests: XCTestCase {
         var buffer = Data()
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
+            guard let chunk = Self.read(err, timeout: deadline.timeIntervalSinceNow) else { break }
             buffer.append(chunk)
             if let line = String(data: buffer, encoding: .utf8)?.split(separator: "\n").first(where: { $0.contains("listening") }),
                let obj = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -42,8 +41,33 @@ final class ProcessTests: XCTestCase {
                 return Child(process: p, stdout: out, stderr: err, port: port)
             }
         }
-        p.terminate()
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
         throw NSError(domain: "lede did not start: \(String(decoding: buffer, as: UTF8.self))", code: 1)
+    }
+
+    /// What the pipe has within `timeout` seconds: nil at end of file or when nothing came in time.
+    static func read(_ pipe: Pipe, timeout: Double) -> Data? {
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, Int32(max(0, timeout) * 1000)) == 1 else { return nil }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        return n > 0 ? Data(chunk[0..<n]) : nil
+    }
+
+    /// Waits for the child to exit, at most `timeout` seconds. A child still running then is killed, and the
+    /// test fails with what it printed. Returns whether it exited by itself.
+    @discardableResult
+    static func waitForExit(_ p: Process, stderr: Pipe? = nil, timeout: Double = 15, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(5_000) }
+        if !p.isRunning { return true }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        let printed = stderr.map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) } ?? ""
+        XCTFail("the child did not exit within \(timeout) s and was killed; it printed:\n\(printed)", file: file, line: line)
+        return false
     }
 
     /// The status of one request on a fresh connection, or nil when nothing answered.
@@ -53,11 +77,64 @@ final class ProcessTests: XCTestCase {
         let child = try launch([])
         XCTAssertEqual(status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 200)
         kill(child.process.processIdentifier, SIGTERM)
-        child.process.waitUntilExit()
+        guard Self.waitForExit(child.process, stderr: child.stderr) else { return }
         XCTAssertEqual(child.process.terminationStatus, 0)
         let log = String(decoding: child.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(log.contains("draining"), log)
         XCTAssertTrue(log.contains("\"stopped\""), log)
+    }
+
+    /// Whether the process's main thread has SIGTERM blocked (`SigBlk` in /proc): from then on the server
+    /// handles the signal, whenever it comes. A mask only ever gains SIGTERM, so what was seen stays true.
+    static func blocksSIGTERM(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return mask & (1 << (UInt64(SIGTERM) - 1)) != 0
+    }
+
+    /// SIGTERM at random moments from start to ready and after, to 100 fresh servers: every one that had
+    /// installed its handling (SIGTERM blocked in its main thread, the first statement of `main`) exits 0 after
+    /// draining; none keeps running. One signalled earlier still, while the dynamic loader runs, can only die
+    /// of it (the default action) and must not have started listening.
+    func testSIGTERMAtAnyMomentIsNeverLost() throws {
+        // How long a start takes here, to spread the signals over before and after ready.
+        let t0 = Date()
+        let probe = try launch(["--access-log", "off", "--loops", "1"])
+        let ready = Date().timeIntervalSince(t0)
+        kill(probe.process.processIdentifier, SIGTERM)
+        guard Self.waitForExit(probe.process, stderr: probe.stderr) else { return }
+        var rng = SystemRandomNumberGenerator()
+        var handled = 0, beforeMain = 0
+        for i in 0..<100 {
+            let p = Process()
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out; p.standardError = err
+            p.executableURL = Self.binary
+            p.arguments = ["--host", "127.0.0.1", "--port", "0", "--loops", "1", "--access-log", "off", "--log-level", "info"]
+            try p.run()
+            usleep(UInt32(Double.random(in: 0...(1.5 * ready), using: &rng) * 1_000_000))
+            let installed = Self.blocksSIGTERM(p.processIdentifier)
+            kill(p.processIdentifier, SIGTERM)
+            guard Self.waitForExit(p, stderr: err, timeout: 15) else { return }
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            if installed {
+                handled += 1
+                XCTAssertEqual(p.terminationReason, .exit, "server \(i) had installed its handling:\n\(log)")
+                XCTAssertEqual(p.terminationStatus, 0, "server \(i) had installed its handling:\n\(log)")
+                XCTAssertTrue(log.contains("listening") && log.contains("\"stopped\""), "server \(i) did not start and drain:\n\(log)")
+            } else if p.terminationReason == .uncaughtSignal {
+                XCTAssertEqual(p.terminationStatus, SIGTERM, "server \(i)")
+                XCTAssertFalse(log.contains("listening"), "server \(i) died of SIGTERM after it started listening:\n\(log)")
+                beforeMain += 1
+            } else {
+                // Blocked between the look and the signal: handled like the others.
+                XCTAssertEqual(p.terminationStatus, 0, "server \(i) exited \(p.terminationStatus):\n\(log)")
+                handled += 1
+            }
+        }
+        print("SIGTERM storm: \(handled) of 100 had installed their handling and exited 0 after draining; \(beforeMain) were signalled while the loader ran (start to ready: \(Int(ready * 1000)) ms)")
+        XCTAssertGreaterThanOrEqual(handled, 20, "most signals land after main has begun")
     }
 
     func testAccessLogIsOneJSONLinePerRequestWithoutQueryOrAuthorization() throws {
@@ -65,7 +142,7 @@ final class ProcessTests: XCTestCase {
         _ = status(child.port, "GET /healthz?token=s3cret HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer hunter2\r\nX-Request-ID: qa-1\r\nConnection: close\r\n\r\n")
         _ = status(child.port, "GET /missing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         kill(child.process.processIdentifier, SIGTERM)
-        child.process.waitUntilExit()
+        guard Self.waitForExit(child.process, stderr: child.stderr) else { return }
         let out = String(decoding: child.stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let lines = out.split(separator: "\n")
         XCTAssertEqual(lines.count, 2, out)
@@ -85,7 +162,7 @@ final class ProcessTests: XCTestCase {
         let child = try launch(["--access-log", "off"])
         _ = status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         kill(child.process.processIdentifier, SIGINT)
-        child.process.waitUntilExit()
+        guard Self.waitForExit(child.process, stderr: child.stderr) else { return }
         XCTAssertEqual(child.process.terminationStatus, 0)
         XCTAssertTrue(child.stdout.fileHandleForReading.readDataToEndOfFile().isEmpty)
     }
@@ -128,7 +205,7 @@ final class ProcessTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(status(child.port, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"), 200)
         kill(pid, SIGTERM)
-        child.process.waitUntilExit()
+        guard Self.waitForExit(child.process, stderr: child.stderr) else { return }
         XCTAssertEqual(child.process.terminationStatus, 0)
     }
 }
@@ -143,7 +220,7 @@ final class LocationsFileProcessTests: XCTestCase {
         p.arguments = ["--port", "0", "--locations", path]
         let err = Pipe(); p.standardError = err; p.standardOutput = Pipe()
         try p.run()
-        p.waitUntilExit()
+        guard ProcessTests.waitForExit(p, stderr: err) else { return }
         XCTAssertEqual(p.terminationStatus, 2)
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(message.contains(path), message)

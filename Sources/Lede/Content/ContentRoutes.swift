@@ -4,6 +4,7 @@ import HTTPServer
 enum ContentRoutes {
     static let maxQueryLength = 300
     static let randomAttempts = 3
+    static let noRandomArticleSlug = "no-random-article"
 
     struct RelatedBody: Encodable { var source: String; var lang: String; var items: [Card] }
     struct NearbyBody: Encodable { var latitude: Double; var longitude: Double; var radius: Int; var lang: String; var items: [Card] }
@@ -83,7 +84,7 @@ enum ContentRoutes {
             let candidates = try await api.randomCandidates(lang: lang)
             if let page = ContentRules.randomPick(candidates, using: &rng) { return Card(page: page, lang: lang) }
         }
-        throw Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
+        throw Problem(status: 503, slug: noRandomArticleSlug, detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
     }
 
     static func articleTitle(_ raw: String?) throws -> String {

@@ -21,7 +21,24 @@ public final class FeedService: @unchecked Sendable {
         self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
     }
 
-    enum Status: Equatable { case ok, timeout, upstreamError }
+    /// How a section came out. A placeholder's `reason` and `retryAfterSeconds` come from it.
+    enum Status: Equatable {
+        case ok, timeout, upstreamError
+        /// Wikimedia asked Lede to wait (Retry-After), or the origin's breaker is open: retry after that long.
+        case backingOff(Int)
+        /// Random found no article that passes the content rules.
+        case noSuitableArticle
+
+        var reason: String {
+            switch self {
+            case .ok: return "ok"
+            case .timeout: return "timeout"
+            case .upstreamError: return "upstream-error"
+            case .backingOff: return "upstream-backoff"
+            case .noSuitableArticle: return "no-suitable-article"
+            }
+        }
+    }
 
     struct Fragment: Sendable {
         var kind: SectionKind
@@ -47,12 +64,21 @@ public final class FeedService: @unchecked Sendable {
     }
 
     func placeholder(_ kind: SectionKind, _ status: Status) -> Fragment {
-        let section = FeedSection<NoItem>(kind: kind, status: "placeholder", items: [], reason: status == .timeout ? "timeout" : "upstream-error",
-                                          retryAfterSeconds: retryAfterSeconds)
+        var retry = retryAfterSeconds
+        if case .backingOff(let seconds) = status { retry = seconds }
+        let section = FeedSection<NoItem>(kind: kind, status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
         return Fragment(kind: kind, bytes: Self.encode(section), status: status)
     }
 
-    func status(of error: Error) -> Status { (error as? UpstreamError) == .timeout ? .timeout : .upstreamError }
+    func status(of error: Error) -> Status {
+        if let u = error as? UpstreamError {
+            if u == .timeout { return .timeout }
+            if let seconds = u.retryAfter { return .backingOff(seconds) }
+            return .upstreamError
+        }
+        if let p = error as? Problem, p.slug == ContentRoutes.noRandomArticleSlug { return .noSuitableArticle }
+        return .upstreamError
+    }
 
     // MARK: - Shared part
 
@@ -137,6 +163,11 @@ public final class FeedService: @unchecked Sendable {
         }
         if !chosen.isEmpty && chosen.allSatisfy({ $0.status != .ok }) {
             let timeouts = chosen.allSatisfy { $0.status == .timeout }
+            let waits = chosen.compactMap { f -> Int? in if case .backingOff(let s) = f.status { return s }; return nil }
+            if waits.count == chosen.count, let wait = waits.max() {
+                throw Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
+                              headers: ["Retry-After": "\(wait)"])
+            }
             throw Problem(status: timeouts ? 504 : 502, slug: timeouts ? "upstream-timeout" : "upstream-unavailable",
                           detail: "No section of the feed could be loaded from Wikipedia. Retry shortly.", headers: ["Retry-After": "\(retryAfterSeconds)"])
         }
