@@ -29,6 +29,9 @@ final class FakeUpstream: @unchecked Sendable {
     private let lock = NSLock()
     private var behaviours: [String: Behaviour] = [:]
     private var recorded: [Recorded] = []
+    private var inFlight = 0
+    /// The most requests the fake was answering at once.
+    private(set) var maxInFlight = 0
     let embedded = EmbeddedTransport()
 
     var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
@@ -73,8 +76,10 @@ final class FakeUpstream: @unchecked Sendable {
         let kind = FakeUpstream.kind(path: r.path, query: r.query, body: body)
         let behaviour = lock.withLock {
             recorded.append(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
+            inFlight += 1; maxInFlight = max(maxInFlight, inFlight)
             return behaviours[kind] ?? .embedded
         }
+        defer { lock.withLock { inFlight -= 1 } }
         switch behaviour {
         case .embedded: return await fromEmbedded(r, body: body, kind: kind)
         case .status(let code, let text): return HTTPResponse(status: code, contentType: "application/json", bytes: Array(text.utf8))

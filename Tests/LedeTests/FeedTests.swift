@@ -106,7 +106,16 @@ final class FeedScenarioTests: XCTestCase {
         XCTAssertEqual(FeedRules.caption(pic, lang: "de")?.0, "Deutsch")
         XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.1, "en")
         pic.structured = .init(captions: ["es": "Español", "de": "Deutsch"])
-        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.1, "de", "no English: any, stably the first")
+        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.0, "A description", "no Italian: English, the description being English")
+        XCTAssertEqual(FeedRules.caption(pic, lang: "es")?.0, "Español")
+        pic.description?.lang = "fr"
+        XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.1, "de", "no Italian, no English: any caption, stably the first")
+        XCTAssertEqual(FeedRules.caption(pic, lang: "fr")?.0, "A description", "the description is in the reader's language")
+        pic.description?.lang = "en"
+        // As recorded from Wikimedia: one zh-hant caption beside an English description.
+        pic.structured = .init(captions: ["zh-hant": "西洋棋皇后"])
+        XCTAssertEqual(FeedRules.caption(pic, lang: "en")?.0, "A description")
+        XCTAssertEqual(FeedRules.caption(pic, lang: "zh-hant")?.0, "西洋棋皇后")
         pic.structured = nil
         XCTAssertEqual(FeedRules.caption(pic, lang: "it")?.0, "A description")
     }

@@ -36,15 +36,19 @@ public struct OnThisDayItem: Encodable, Sendable { public var text: String; publ
 
 /// Pure rules that turn upstream data into section items.
 public enum FeedRules {
-    /// Caption in the user's language when upstream has it, else English, else any language (alphabetically
-    /// first, so the choice is stable), else the file description.
+    /// Caption in the user's language: a structured caption in it, else the file description when it is in
+    /// it; else English (caption, then description); else any caption (alphabetically first language, so the
+    /// choice is stable); else the description in whatever language it is. (A real answer had only a zh-hant
+    /// caption beside an English description: an English reader gets the description.)
     public static func caption(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> (String, String)? {
         let captions = p.structured?.captions ?? [:]
+        let description = (p.description?.text).flatMap { $0.isEmpty ? nil : $0 }.map { ($0, p.description?.lang ?? "en") }
         if let c = captions[lang], !c.isEmpty { return (c, lang) }
+        if let d = description, d.1 == lang { return d }
         if let c = captions["en"], !c.isEmpty { return (c, "en") }
+        if let d = description, d.1 == "en" { return d }
         if let (l, c) = captions.filter({ !$0.value.isEmpty }).sorted(by: { $0.key < $1.key }).first { return (c, l) }
-        if let text = p.description?.text, !text.isEmpty { return (text, p.description?.lang ?? "en") }
-        return nil
+        return description
     }
 
     public static func picture(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> PictureCard {
