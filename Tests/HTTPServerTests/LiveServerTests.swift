@@ -79,6 +79,8 @@ final class LiveServerTests: XCTestCase {
             ("big head", "GET /hello HTTP/1.1\r\nHost: t\r\nX: \(String(repeating: "b", count: 33000))\r\n\r\n", 431, true),
             ("big body", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413, true),
             ("wrong method", "DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n", 405, false),
+            ("unimplemented method", "FOO /hello HTTP/1.1\r\nHost: t\r\n\r\n", 501, false),
+            ("unimplemented method, unknown path", "BREW /nope HTTP/1.1\r\nHost: t\r\n\r\n", 501, false),
             ("unknown path", "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n", 404, false),
         ]
         for (name, request, status, closes) in cases {
@@ -103,6 +105,19 @@ final class LiveServerTests: XCTestCase {
         let r = try XCTUnwrap(c.readResponse())
         XCTAssertEqual(r.status, 405)
         XCTAssertEqual(r.header("Allow"), "GET, HEAD")
+    }
+
+    /// RFC 9110 §9.1: a method the server implements nowhere is 501; a known one a route does not allow is 405.
+    func testUnknownMethodIs501AndKnownMethodOnTheWrongRouteIs405() throws {
+        let c = try client()
+        c.send("FOO / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 501)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("urn:lede:problem:method-not-implemented"))
+        c.send("PUT /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+        let put = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(put.status, 405)
+        XCTAssertEqual(put.header("Allow"), "GET, HEAD")
     }
 
     func testExpect100ContinueWithinLimits() throws {
