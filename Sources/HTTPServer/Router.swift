@@ -95,9 +95,10 @@ public final class Router: @unchecked Sendable {
         return resolve(wanted, segments, decodedLiteral)
     }
 
-    /// The methods of RFC 9110 §9 (and PATCH): on a route that does not allow one, the answer is 405 with
-    /// `Allow`; any other method is 501.
-    public static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
+    /// The methods of RFC 9110 §9, PATCH (RFC 5789) and QUERY (the HTTP WG's safe-method-with-body draft, which
+    /// clients and test tools already send): on a route that does not allow one, the answer is 405 with `Allow`;
+    /// any other method is 501.
+    public static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "QUERY"]
 
     /// `rawPath`, when given and free of percent-escapes, finds literal routes without joining the segments.
     public func match(method: String, segments: [String], rawPath: String? = nil) -> Match {

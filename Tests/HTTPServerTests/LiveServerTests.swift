@@ -79,6 +79,7 @@ final class LiveServerTests: XCTestCase {
             ("big head", "GET /hello HTTP/1.1\r\nHost: t\r\nX: \(String(repeating: "b", count: 33000))\r\n\r\n", 431, true),
             ("big body", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413, true),
             ("wrong method", "DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n", 405, false),
+            ("QUERY, a known method", "QUERY /hello HTTP/1.1\r\nHost: t\r\n\r\n", 405, false),
             ("unimplemented method", "FOO /hello HTTP/1.1\r\nHost: t\r\n\r\n", 501, false),
             ("unimplemented method, unknown path", "BREW /nope HTTP/1.1\r\nHost: t\r\n\r\n", 501, false),
             ("unknown path", "GET /nope HTTP/1.1\r\nHost: t\r\n\r\n", 404, false),
