@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "lede", targets: ["lede"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "Lede", targets: ["Lede"]),
     ],
     targets: [
@@ -19,9 +20,15 @@ let package = Package(
         // the tests run, keep them, and the compile-time checks stay on everywhere.
         .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
-        .target(name: "Lede", dependencies: ["HTTPServer"]),
+        // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
+        .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
+        // The upstream client: HTTP/1.1 + TLS on its own epoll loops. Swift 6 language mode from the start.
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "HTTPServer"],
+                swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
         .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,0 +1,503 @@
+import CLinux
+import Dispatch
+import Foundation
+import Glibc
+import HTTPServer
+
+/// One thread, one epoll instance, its own connection pools. Everything about a connection happens on this
+/// thread; other threads hand work in with `execute`, which wakes the loop through an eventfd (the same
+/// CLinux epoll/eventfd machinery as the server's loops).
+final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
+    let id: Int
+    private let epfd: Int32
+    private let wakeFD: Int32
+    private var taskLock = pthread_mutex_t()
+    private var tasks: [@Sendable () -> Void] = []
+    private var stopped = false
+    private var handlers: [Int32: ClientConnection] = [:]
+    private var pools: [Origin: Pool] = [:]
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    let shared: ClientShared
+
+    init(id: Int, shared: ClientShared) throws(HTTPClientError) {
+        self.id = id
+        self.shared = shared
+        epfd = lede_epoll_create()
+        wakeFD = lede_eventfd()
+        guard epfd >= 0, wakeFD >= 0 else { throw .connect("epoll/eventfd: \(String(cString: strerror(errno)))") }
+        _ = lede_epoll_ctl(epfd, 1, wakeFD, 1)
+        pthread_mutex_init(&taskLock, nil)
+    }
+
+    func start() {
+        let t = Thread { [self] in run() }
+        t.name = "lede-client-\(id)"
+        t.stackSize = 1 << 20
+        t.start()
+    }
+
+    func stop() {
+        execute { [self] in stopped = true }
+    }
+
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(&taskLock)
+        tasks.append(task)
+        pthread_mutex_unlock(&taskLock)
+        _ = lede_eventfd_signal(wakeFD)
+    }
+
+    private func run() {
+        var fds = [Int32](repeating: 0, count: 128)
+        var events = [UInt32](repeating: 0, count: 128)
+        var lastTick = DispatchTime.now().uptimeNanoseconds
+        while !stopped {
+            let n = fds.withUnsafeMutableBufferPointer { f in
+                events.withUnsafeMutableBufferPointer { e in lede_epoll_wait(epfd, f.baseAddress, e.baseAddress, 128, 10) }
+            }
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let fd = fds[i]
+                    if fd == wakeFD { _ = lede_eventfd_drain(wakeFD); runTasks() }
+                    else { handlers[fd]?.handle(events: events[i]) }
+                }
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now &- lastTick >= 10_000_000 {
+                lastTick = now
+                for pool in pools.values { pool.tick(now: now) }
+            }
+        }
+        for pool in pools.values { pool.closeAll(.reset) }
+        pools.removeAll()
+        close(epfd); close(wakeFD)
+        readBuffer.deallocate()
+    }
+
+    private func runTasks() {
+        pthread_mutex_lock(&taskLock)
+        let batch = tasks
+        tasks.removeAll(keepingCapacity: true)
+        pthread_mutex_unlock(&taskLock)
+        for t in batch { t() }
+    }
+
+    // MARK: - Pools and descriptors (loop thread)
+
+    func submit(_ pending: Pending) {
+        let pool: Pool
+        if let p = pools[pending.origin] { pool = p } else {
+            pool = Pool(origin: pending.origin, loop: self, client: shared)
+            pools[pending.origin] = pool
+        }
+        pool.submit(pending)
+    }
+
+    func register(_ fd: Int32, _ c: ClientConnection, read: Bool, write: Bool) {
+        handlers[fd] = c
+        _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
+    }
+
+    func setInterest(_ fd: Int32, read: Bool, write: Bool) {
+        _ = lede_epoll_ctl(epfd, 2, fd, (read ? 1 : 0) | (write ? 2 : 0))
+    }
+
+    func deregister(_ fd: Int32) {
+        handlers[fd] = nil
+        _ = lede_epoll_ctl(epfd, 3, fd, 0)
+    }
+}
+
+/// The connections of one origin on one loop: at most `connectionsPerOrigin`, idle ones kept alive, requests
+/// queued in order when all are busy.
+final class Pool {
+    let origin: Origin
+    unowned let loop: ClientLoop
+    let client: ClientShared
+    private var idle: [ClientConnection] = []
+    private var busy = 0   // connections connecting or carrying a request
+    private var queue: [Pending] = []
+    private var queueStart = 0
+
+    init(origin: Origin, loop: ClientLoop, client: ClientShared) {
+        self.origin = origin; self.loop = loop; self.client = client
+    }
+
+    var limit: Int { max(1, client.configuration.connectionsPerOrigin) }
+
+    func submit(_ p: Pending) {
+        if let c = idle.popLast() {
+            busy += 1
+            c.send(p)
+        } else if busy + idle.count < limit {
+            open(for: p)
+        } else {
+            client.metrics.update(origin) { $0.queued += 1 }
+            queue.append(p)
+        }
+    }
+
+    private func open(for p: Pending) {
+        busy += 1
+        let c = ClientConnection(origin: origin, pool: self, loop: loop, client: client)
+        c.start(p)
+    }
+
+    /// A connection finished its request; `reusable` when it may carry another.
+    func released(_ c: ClientConnection, reusable: Bool) {
+        busy -= 1
+        if reusable { idle.append(c) }
+        dequeue()
+    }
+
+    /// An idle connection closed (the server closed it, or it idled out).
+    func idleClosed(_ c: ClientConnection) {
+        idle.removeAll { $0 === c }
+    }
+
+    /// A request whose reused connection turned out closed: once more, on a fresh connection.
+    func retry(_ p: Pending) {
+        client.metrics.update(origin) { $0.retries += 1 }
+        if busy + idle.count < limit { open(for: p) } else { queue.insert(p, at: queueStart) }
+    }
+
+    private func dequeue() {
+        while queueStart < queue.count {
+            let p = queue[queueStart]
+            if p.isFinished { queueStart += 1; continue }
+            if let c = idle.popLast() {
+                queueStart += 1; busy += 1; c.send(p)
+            } else if busy + idle.count < limit {
+                queueStart += 1; open(for: p)
+            } else {
+                break
+            }
+        }
+        if queueStart > 64 && queueStart * 2 > queue.count { queue.removeFirst(queueStart); queueStart = 0 }
+    }
+
+    /// Deadlines of queued requests, and idle time-outs.
+    func tick(now: UInt64) {
+        var i = queueStart
+        while i < queue.count {
+            if !queue[i].isFinished && now >= queue[i].deadline { queue[i].finish(.failure(.timeout)) }
+            i += 1
+        }
+        while queueStart < queue.count && queue[queueStart].isFinished { queueStart += 1 }
+        for c in idle where c.idleSince > 0 && now &- c.idleSince > UInt64(client.configuration.idleTimeout * 1e9) { c.closeIdle() }
+        // Connections carrying a request check their own deadline.
+        for c in loopConnections { c.tick(now: now) }
+    }
+
+    /// Busy connections, for their deadlines.
+    var loopConnections: [ClientConnection] = []
+
+    func closeAll(_ error: HTTPClientError) {
+        for c in idle + loopConnections { c.abort(error) }
+        for p in queue[queueStart...] { p.finish(.failure(error)) }
+        idle.removeAll(); queue.removeAll(); queueStart = 0
+    }
+}
+
+/// One upstream connection: connect (non-blocking), TLS handshake when https, then one request at a time
+/// with keep-alive. Never reused after a malformed answer, a reset or a time-out.
+final class ClientConnection {
+    enum State { case resolving, connecting, handshaking, writing, reading, idle, closed }
+
+    let origin: Origin
+    unowned let pool: Pool
+    unowned let loop: ClientLoop
+    let client: ClientShared
+    private(set) var state = State.resolving
+    private var fd: Int32 = -1
+    private var tls: TLSSession?
+    private var current: Pending?
+    private var out: [UInt8] = []
+    private var written = 0
+    private var parser = ResponseParser()
+    private var received = false
+    private var requestsServed = 0
+    private var addresses: [ResolvedAddress] = []
+    private var addressIndex = 0
+    var idleSince: UInt64 = 0
+
+    init(origin: Origin, pool: Pool, loop: ClientLoop, client: ClientShared) {
+        self.origin = origin; self.pool = pool; self.loop = loop; self.client = client
+    }
+
+    // MARK: Start
+
+    func start(_ p: Pending) {
+        current = p
+        pool.loopConnections.append(self)
+        if let cached = client.resolver.cached(host: origin.host, port: origin.port) {
+            addresses = cached
+            connectNext()
+            return
+        }
+        let loop = self.loop
+        let origin = self.origin
+        // Resolved off the loop; the answer comes back to it.
+        let box = UnsafeSendableBox(self)
+        client.resolver.resolve(host: origin.host, port: origin.port) { result in
+            loop.execute {
+                let c = box.value
+                guard c.state == .resolving else { return }
+                switch result {
+                case .success(let list): c.addresses = list; c.connectNext()
+                case .failure(let e): c.fail(e)
+                }
+            }
+        }
+    }
+
+    private func connectNext() {
+        guard addressIndex < addresses.count else { fail(.connect("\(origin.host):\(origin.port): no address accepted the connection")); return }
+        let address = addresses[addressIndex]
+        addressIndex += 1
+        let s = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { fail(.connect("socket: \(String(cString: strerror(errno)))")); return }
+        var one: Int32 = 1
+        setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let rc = address.withSockaddr { Glibc.connect(s, $0, $1) }
+        let e = errno
+        if rc != 0 && e != EINPROGRESS {
+            close(s)
+            if addressIndex < addresses.count { connectNext() } else { fail(.connect("\(origin.host):\(origin.port): \(String(cString: strerror(e)))")) }
+            return
+        }
+        fd = s
+        state = .connecting
+        client.metrics.update(origin) { $0.created += 1; $0.open += 1 }
+        loop.register(s, self, read: false, write: true)
+    }
+
+    private func connected() {
+        if origin.tls {
+            do { tls = try TLSSession(context: client.tlsContext, fd: fd, host: origin.host) } catch { fail(error); return }
+            state = .handshaking
+            continueHandshake()
+        } else {
+            beginRequest()
+        }
+    }
+
+    private func continueHandshake() {
+        guard let tls else { return }
+        switch tls.handshake() {
+        case .done:
+            client.metrics.update(origin) { $0.handshakes += 1 }
+            beginRequest()
+        case .wantRead: loop.setInterest(fd, read: true, write: false)
+        case .wantWrite: loop.setInterest(fd, read: false, write: true)
+        case .closed: fail(.tls("the server closed the connection during the TLS handshake"))
+        case .failed(let e): fail(e)
+        }
+    }
+
+    // MARK: Requests
+
+    /// A pooled idle connection takes a request.
+    func send(_ p: Pending) {
+        current = p
+        idleSince = 0
+        pool.loopConnections.append(self)
+        client.metrics.update(origin) { $0.reused += 1 }
+        beginRequest()
+    }
+
+    private func beginRequest() {
+        guard let p = current else { becomeIdle(); return }
+        if p.isFinished { current = nil; finishRequest(reusable: state != .connecting && state != .handshaking); return }
+        out = p.bytes
+        written = 0
+        parser = ResponseParser(limits: .init(maxBody: client.configuration.maxResponseBytes), requestWasHead: p.isHead)
+        received = false
+        state = .writing
+        client.metrics.update(origin) { $0.requests += 1 }
+        writeSome()
+    }
+
+    private func writeSome() {
+        while written < out.count {
+            let step: TLSSession.Step = out.withUnsafeBytes { all in
+                let rest = UnsafeRawBufferPointer(rebasing: all[written...])
+                if let tls { return tls.write(rest) }
+                let n = Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+                if n > 0 { return .done(n) }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wantWrite }
+                if n < 0 && errno == EINTR { return .done(0) }
+                return .failed(.reset)
+            }
+            switch step {
+            case .done(let n): written += n
+            case .wantWrite: loop.setInterest(fd, read: false, write: true); return
+            case .wantRead: loop.setInterest(fd, read: true, write: false); return
+            case .closed, .failed: brokenBeforeAnswer(); return
+            }
+        }
+        state = .reading
+        loop.setInterest(fd, read: true, write: false)
+        readSome()
+    }
+
+    private func readSome() {
+        while true {
+            let step: TLSSession.Step
+            if let tls { step = tls.read(loop.readBuffer) } else {
+                let n = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
+                if n > 0 { step = .done(n) }
+                else if n == 0 { step = .closed }
+                else if errno == EAGAIN || errno == EWOULDBLOCK { step = .wantRead }
+                else if errno == EINTR { continue }
+                else { step = .failed(.reset) }
+            }
+            switch step {
+            case .done(let n):
+                received = true
+                do {
+                    if try parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])) { complete(); return }
+                } catch { fail(Self.map(error)); return }
+            case .wantRead: loop.setInterest(fd, read: true, write: false); return
+            case .wantWrite: loop.setInterest(fd, read: false, write: true); return
+            case .closed:
+                if !received { brokenBeforeAnswer(); return }
+                do { try parser.finish(); complete() } catch { fail(Self.map(error)) }
+                return
+            case .failed:
+                if !received { brokenBeforeAnswer() } else { fail(.reset) }
+                return
+            }
+        }
+    }
+
+    static func map(_ e: ResponseError) -> HTTPClientError {
+        switch e {
+        case .malformed(let s): return .malformed(s)
+        case .tooLarge: return .tooLarge
+        case .truncated: return .reset
+        }
+    }
+
+    /// The connection broke before any byte of the answer: a kept-alive connection the server had closed.
+    /// An idempotent request goes once more on a fresh connection.
+    private func brokenBeforeAnswer() {
+        if let p = current, requestsServed > 0, p.idempotent, !p.retried, !p.isFinished {
+            p.retried = true
+            current = nil
+            teardown()
+            pool.released(self, reusable: false)
+            pool.retry(p)
+            return
+        }
+        fail(.reset)
+    }
+
+    private func complete() {
+        guard let p = current, let head = parser.head else { fail(.malformed("no response")); return }
+        var body = parser.body
+        let codings = head.values("Content-Encoding").map { $0.lowercased() }.filter { $0 != "identity" }
+        if !codings.isEmpty {
+            guard codings == ["gzip"] || codings == ["x-gzip"] else { fail(.malformed("content coding \(codings.joined(separator: ", ")) was not asked for")); return }
+            if !body.isEmpty {
+                guard let inflated = Gzip.decompress(body, limit: client.configuration.maxResponseBytes) else {
+                    fail(Gzip.decompress(body, limit: Int.max) == nil ? .malformed("the gzip body is corrupt") : .tooLarge); return
+                }
+                body = inflated
+            }
+        }
+        let reusable = parser.keepAlive && !parser.hasLeftover
+        requestsServed += 1
+        current = nil
+        pool.loopConnections.removeAll { $0 === self }
+        p.finish(.success(ClientResponse(status: head.status, head: head, body: body)))
+        if reusable { becomeIdle() } else { teardown() }
+        pool.released(self, reusable: reusable)
+    }
+
+    private func becomeIdle() {
+        state = .idle
+        idleSince = DispatchTime.now().uptimeNanoseconds
+        loop.setInterest(fd, read: true, write: false)
+    }
+
+    private func finishRequest(reusable: Bool) {
+        pool.loopConnections.removeAll { $0 === self }
+        if reusable { becomeIdle() } else { teardown() }
+        pool.released(self, reusable: reusable)
+    }
+
+    // MARK: Events
+
+    func handle(events: UInt32) {
+        switch state {
+        case .connecting:
+            var err: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
+            if err != 0 {
+                teardown()
+                if addressIndex < addresses.count { connectNext() } else { fail(.connect("\(origin.host):\(origin.port): \(String(cString: strerror(err)))")) }
+                return
+            }
+            connected()
+        case .handshaking: continueHandshake()
+        case .writing: writeSome()
+        case .reading: readSome()
+        case .idle:
+            // The server closed a kept-alive connection (or sent bytes nobody asked for): it is done.
+            closeIdle()
+        case .resolving, .closed: break
+        }
+    }
+
+    func tick(now: UInt64) {
+        guard let p = current, state != .idle, state != .closed else { return }
+        if now >= p.deadline { fail(.timeout) }
+    }
+
+    // MARK: Ending
+
+    func closeIdle() {
+        guard state == .idle else { return }
+        teardown()
+        pool.idleClosed(self)
+    }
+
+    func abort(_ e: HTTPClientError) {
+        current?.finish(.failure(e))
+        current = nil
+        teardown()
+    }
+
+    /// The request fails; the connection closes and leaves the pool.
+    private func fail(_ e: HTTPClientError) {
+        let p = current
+        current = nil
+        let wasBusy = state != .idle && state != .closed
+        teardown()
+        p?.finish(.failure(e))
+        if wasBusy || p != nil {
+            pool.loopConnections.removeAll { $0 === self }
+            pool.released(self, reusable: false)
+        }
+    }
+
+    private func teardown() {
+        pool.loopConnections.removeAll { $0 === self }
+        if fd >= 0 {
+            loop.deregister(fd)
+            tls = nil
+            close(fd)
+            fd = -1
+            client.metrics.update(origin) { $0.open -= 1 }
+        }
+        state = .closed
+    }
+}
+
+/// Carries a loop-confined object across the resolver's thread and back to its loop, where alone it is used.
+struct UnsafeSendableBox<T: AnyObject>: @unchecked Sendable {   // @unchecked: `value` is only dereferenced on its own loop.
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,232 @@
+import Dispatch
+import Foundation
+import Glibc
+import HTTPServer
+
+/// Why a call failed. Every case but `timeout` also means the connection it used was closed.
+public enum HTTPClientError: Error, Equatable, Sendable {
+    /// The deadline (resolve, connect, TLS handshake, queueing, send and receive together) passed.
+    case timeout
+    case resolve(String)
+    /// The connection could not be made (refused, unreachable).
+    case connect(String)
+    /// The connection broke (reset, or closed before the response was complete).
+    case reset
+    /// The response is not HTTP/1.1 as RFC 9112 writes it, or its content coding is not one we asked for.
+    case malformed(String)
+    /// The response body is larger than `maxResponseBytes` (checked while bytes arrive, and after inflating).
+    case tooLarge
+    /// The TLS handshake failed.
+    case tls(String)
+    /// The server's certificate could not be verified (chain, expiry, or host name).
+    case certificate(String)
+    /// The URL is not an absolute http(s) URL this client can call.
+    case invalidURL(String)
+}
+
+public struct ClientRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.method = method; self.url = url; self.headers = headers; self.body = body
+    }
+    /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be sent again when a reused connection turns out closed.
+    var isIdempotent: Bool { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) }
+}
+
+public struct ClientResponse: Sendable {
+    public var status: Int
+    public var head: ResponseHead
+    /// The body, inflated when it came gzip-encoded.
+    public var body: [UInt8]
+}
+
+/// Scheme, host and port of a URL: what a pool is kept by.
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    var tls: Bool
+    var host: String
+    var port: Int
+    var description: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        let defaultPort = tls ? 443 : 80
+        return (tls ? "https://" : "http://") + h + (port == defaultPort ? "" : ":\(port)")
+    }
+    /// The `Host` field value.
+    var hostField: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return port == (tls ? 443 : 80) ? h : "\(h):\(port)"
+    }
+
+    /// Splits an absolute http(s) URL into its origin and the request target (path and query).
+    static func parse(_ url: String) throws(HTTPClientError) -> (Origin, String) {
+        let ref = URIReference(url)
+        guard let scheme = ref.scheme?.lowercased(), scheme == "http" || scheme == "https", let authority = ref.authority,
+              !authority.isEmpty, !authority.contains("@") else { throw .invalidURL("not an absolute http(s) URL without userinfo") }
+        let tls = scheme == "https"
+        var host = Substring(authority)
+        var port = tls ? 443 : 80
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { throw .invalidURL("an IPv6 literal without ]") }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let p = Int(rest.dropFirst()), (1...65535).contains(p) else { throw .invalidURL("bad port") }
+                port = p
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            guard let p = Int(host[host.index(after: colon)...]), (1...65535).contains(p) else { throw .invalidURL("bad port") }
+            port = p
+            host = host[..<colon]
+        }
+        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("bad host") }
+        var target = ref.path.isEmpty ? "/" : ref.path
+        if let q = ref.query { target += "?" + q }
+        guard target.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("the target holds spaces or control characters") }
+        return (Origin(tls: tls, host: host.lowercased(), port: port), target)
+    }
+}
+
+/// An HTTP/1.1 client on Lede's own epoll event loops: keep-alive connection pools per origin and loop,
+/// bounded, with a queue of requests (each with its deadline) when a pool is busy; TLS through the system
+/// OpenSSL; name resolution off the loops, cached. It knows nothing of Wikipedia.
+public final class HTTPClient: Sendable {
+    public struct Configuration: Sendable {
+        /// Event loops (threads) the client runs on.
+        public var loops = 1
+        /// Connections per origin per loop, at most.
+        public var connectionsPerOrigin = 16
+        /// Largest response body accepted (also after inflating gzip).
+        public var maxResponseBytes = 8 << 20
+        /// A PEM file of extra trusted CA certificates (the system trust store is always used).
+        public var caFile: String?
+        /// Idle keep-alive connections are closed after this long.
+        public var idleTimeout: Double = 30
+        public init(loops: Int = 1, connectionsPerOrigin: Int = 16, maxResponseBytes: Int = 8 << 20, caFile: String? = nil) {
+            self.loops = loops; self.connectionsPerOrigin = connectionsPerOrigin; self.maxResponseBytes = maxResponseBytes; self.caFile = caFile
+        }
+    }
+
+    public var configuration: Configuration { shared.configuration }
+    public var metrics: ClientMetrics { shared.metrics }
+    let shared: ClientShared
+    let loops: [ClientLoop]
+    private let next = Counter()
+
+    public init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
+        shared = ClientShared(configuration: configuration, tlsContext: try TLSContext(caFile: configuration.caFile))
+        var made: [ClientLoop] = []
+        for i in 0..<max(1, configuration.loops) { made.append(try ClientLoop(id: i, shared: shared)) }
+        loops = made
+        for loop in loops { loop.start() }
+    }
+
+    deinit { for loop in loops { loop.stop() } }
+
+    /// Stops the loops; calls in flight fail.
+    public func shutdown() { for loop in loops { loop.stop() } }
+
+    /// Sends the request and returns the response, within `timeout` seconds in all.
+    public func execute(_ request: ClientRequest, timeout: Double) async throws(HTTPClientError) -> ClientResponse {
+        let (origin, target) = try Origin.parse(request.url)
+        var head = "\(request.method) \(target) HTTP/1.1\r\nHost: \(origin.hostField)\r\n"
+        for (k, v) in request.headers {
+            guard !k.isEmpty, k.utf8.allSatisfy(ResponseParser.isTokenByte), v.utf8.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else {
+                throw .invalidURL("a request field is not valid: \(k)")
+            }
+            head += "\(k): \(v)\r\n"
+        }
+        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" { head += "Content-Length: \(request.body.count)\r\n" }
+        head += "\r\n"
+        let bytes = Array(head.utf8) + request.body
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
+        let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
+            let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.isIdempotent,
+                                                    deadline: deadline, continuation: c))
+            loop.execute { loop.submit(pending.value) }
+        }
+        return try result.get()
+    }
+}
+
+/// What every loop, pool and connection of one client shares (no reference back to the client, so dropping
+/// the client stops its loops).
+final class ClientShared: Sendable {
+    let configuration: HTTPClient.Configuration
+    let resolver = Resolver()
+    let metrics = ClientMetrics()
+    let tlsContext: TLSContext
+    init(configuration: HTTPClient.Configuration, tlsContext: TLSContext) {
+        self.configuration = configuration; self.tlsContext = tlsContext
+    }
+}
+
+/// A lock-protected counter (round-robin over loops).
+final class Counter: @unchecked Sendable {   // @unchecked: `n` is only touched under `lock`.
+    private let lock = NSLock()
+    private var n = 0
+    func increment() -> Int { lock.lock(); defer { lock.unlock() }; n &+= 1; return n & Int.max }
+}
+
+/// One request waiting for, or using, a connection. Lives on its loop.
+final class Pending {
+    let origin: Origin
+    let bytes: [UInt8]
+    let isHead: Bool
+    let idempotent: Bool
+    let deadline: UInt64
+    let enqueued = DispatchTime.now().uptimeNanoseconds
+    private var continuation: CheckedContinuation<Result<ClientResponse, HTTPClientError>, Never>?
+    /// A reused connection that turned out closed gets one more try on a fresh one.
+    var retried = false
+
+    init(origin: Origin, bytes: [UInt8], isHead: Bool, idempotent: Bool, deadline: UInt64,
+         continuation: CheckedContinuation<Result<ClientResponse, HTTPClientError>, Never>) {
+        self.origin = origin; self.bytes = bytes; self.isHead = isHead; self.idempotent = idempotent
+        self.deadline = deadline; self.continuation = continuation
+    }
+
+    var isFinished: Bool { continuation == nil }
+
+    func finish(_ result: Result<ClientResponse, HTTPClientError>) {
+        guard let c = continuation else { return }
+        continuation = nil
+        c.resume(returning: result)
+    }
+}
+
+/// Per-origin counters for `/metrics`, across loops.
+public final class ClientMetrics: @unchecked Sendable {   // @unchecked: `rows` is only touched under `lock`.
+    public struct Row: Sendable, Equatable {
+        public var open = 0, created = 0, requests = 0, reused = 0, handshakes = 0, queued = 0, retries = 0
+    }
+    private let lock = NSLock()
+    private var rows: [String: Row] = [:]
+
+    func update(_ origin: Origin, _ change: (inout Row) -> Void) {
+        lock.lock(); change(&rows[origin.description, default: Row()]); lock.unlock()
+    }
+
+    public func row(_ origin: String) -> Row { lock.lock(); defer { lock.unlock() }; return rows[origin] ?? Row() }
+
+    public func render() -> String {
+        lock.lock()
+        let all = rows.sorted { $0.key < $1.key }
+        lock.unlock()
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ value: (Row) -> Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (origin, r) in all { out += "\(name){origin=\"\(origin)\"} \(value(r))\n" }
+        }
+        family("lede_upstream_connections_open", "gauge", "Upstream connections open, per origin (all loops).") { $0.open }
+        family("lede_upstream_connections_created_total", "counter", "Upstream connections made, per origin.") { $0.created }
+        family("lede_upstream_requests_total", "counter", "Requests sent upstream, per origin (requests per connection: this over created).") { $0.requests }
+        family("lede_upstream_requests_reused_total", "counter", "Requests sent on a kept-alive connection.") { $0.reused }
+        family("lede_upstream_tls_handshakes_total", "counter", "TLS handshakes completed, per origin.") { $0.handshakes }
+        family("lede_upstream_pool_waits_total", "counter", "Requests that waited for a free pooled connection.") { $0.queued }
+        family("lede_upstream_retries_total", "counter", "Idempotent requests sent again after a kept-alive connection turned out closed.") { $0.retries }
+        return out
+    }
+}

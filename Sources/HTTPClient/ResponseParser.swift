@@ -1,0 +1,331 @@
+/// The head of an HTTP/1.1 response.
+public struct ResponseHead: Sendable, Equatable {
+    public var status: Int
+    public var reason: String
+    public var versionMinor: Int
+    /// Field lines in order, names as sent.
+    public var fields: [(name: String, value: String)]
+
+    public static func == (a: ResponseHead, b: ResponseHead) -> Bool {
+        a.status == b.status && a.reason == b.reason && a.versionMinor == b.versionMinor
+            && a.fields.elementsEqual(b.fields, by: { $0.name == $1.name && $0.value == $1.value })
+    }
+
+    /// The first value of a field, by case-insensitive name.
+    public func value(_ name: String) -> String? {
+        fields.first { $0.name.utf8.count == name.utf8.count && $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Every value of a field, comma lists split and trimmed.
+    public func values(_ name: String) -> [String] {
+        fields.filter { $0.name.lowercased() == name.lowercased() }
+            .flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: [" ", "\t"]) } }
+            .filter { !$0.isEmpty }
+    }
+}
+
+/// Why a response could not be read. Every case means the connection must not be reused.
+public enum ResponseError: Error, Equatable, Sendable {
+    /// Not HTTP/1.x as RFC 9112 writes it (status line, field syntax, framing, chunk sizes, codings).
+    case malformed(String)
+    /// The body (declared, or received, or inflated) is larger than the cap.
+    case tooLarge
+    /// The connection closed before the response was complete.
+    case truncated
+}
+
+/// Incremental, strict RFC 9112 response parser. Feed bytes as they arrive; it says when a response is
+/// complete. Pure: no I/O, no clock.
+///
+/// Strict where a wrong guess would desynchronise the connection or smuggle a response: CRLF line endings, a
+/// status line `HTTP/1.x NNN reason`, token field names with no whitespace before the colon, no obs-fold, no
+/// control characters in values, `Content-Length` as plain digits (repeated only with the same value), never
+/// with `Transfer-Encoding`, hexadecimal chunk sizes without overflow. Interim 1xx responses are skipped.
+public struct ResponseParser {
+    public struct Limits: Sendable {
+        public var maxHead = 64 * 1024
+        public var maxFields = 200
+        public var maxBody = 8 << 20
+        public var maxChunkLine = 4 * 1024
+        public var maxTrailers = 16 * 1024
+        public init(maxBody: Int = 8 << 20) { self.maxBody = maxBody }
+    }
+
+    enum Framing: Equatable { case none, length(Int), chunked, untilClose }
+
+    private enum State: Equatable {
+        case head
+        case body(Framing)
+        case chunkSize
+        case chunkData(Int)
+        case chunkDataEnd
+        case trailers
+        case done
+    }
+
+    public let limits: Limits
+    /// The request was HEAD: the response has no body whatever its fields say.
+    public let requestWasHead: Bool
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var state = State.head
+    private var headBytes = 0
+    private var trailerBytes = 0
+    public private(set) var head: ResponseHead?
+    public private(set) var body: [UInt8] = []
+    /// Whether the connection may carry another request after this response.
+    public private(set) var keepAlive = false
+
+    public init(limits: Limits = Limits(), requestWasHead: Bool = false) {
+        self.limits = limits
+        self.requestWasHead = requestWasHead
+    }
+
+    public var isComplete: Bool { state == .done }
+    /// Bytes received after the end of the response (a well-behaved server sends none: nothing is pipelined).
+    public var hasLeftover: Bool { state == .done && start < buffer.count }
+
+    /// Takes bytes from the connection. Returns true once the response is complete.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(ResponseError) -> Bool {
+        if !bytes.isEmpty { buffer.append(contentsOf: bytes) }
+        try advance()
+        compact()
+        return state == .done
+    }
+
+    public mutating func feed(_ bytes: [UInt8]) throws(ResponseError) -> Bool {
+        buffer.append(contentsOf: bytes)
+        try advance()
+        compact()
+        return state == .done
+    }
+
+    /// The peer closed the connection: completes a close-delimited body, otherwise the response is truncated.
+    public mutating func finish() throws(ResponseError) {
+        if state == .done { return }
+        if case .body(.untilClose) = state {
+            state = .done
+            keepAlive = false
+            return
+        }
+        throw .truncated
+    }
+
+    private mutating func compact() {
+        if start > 4096 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+    }
+
+    /// Index of the LF of the next CRLF at or after `start`, or nil. A bare LF or CR is malformed.
+    private func lineEnd(limit: Int, what: String) throws(ResponseError) -> Int? {
+        var i = start
+        while i < buffer.count {
+            let b = buffer[i]
+            if b == 10 {
+                guard i > start, buffer[i - 1] == 13 else { throw .malformed("\(what): a line ends in a bare LF") }
+                return i
+            }
+            if b == 13, i + 1 < buffer.count, buffer[i + 1] != 10 { throw .malformed("\(what): a bare CR") }
+            i += 1
+            if i - start > limit { throw .malformed("\(what) is too long") }
+        }
+        return nil
+    }
+
+    private mutating func advance() throws(ResponseError) {
+        while true {
+            switch state {
+            case .done:
+                return
+            case .head:
+                guard let h = try parseHead() else { return }
+                if (100..<200).contains(h.status) {
+                    // Interim (100 Continue, 103 Early Hints…): skip it, the final response follows.
+                    guard h.status != 101 else { throw .malformed("an upgrade (101) was not asked for") }
+                    headBytes = 0
+                    continue
+                }
+                head = h
+                let framing = try Self.framing(of: h, requestWasHead: requestWasHead, maxBody: limits.maxBody)
+                keepAlive = Self.persistent(h) && framing != .untilClose
+                switch framing {
+                case .none: state = .done
+                case .length(0): state = .done
+                case .length, .untilClose: state = .body(framing)
+                case .chunked: state = .chunkSize
+                }
+            case .body(let framing):
+                let available = buffer.count - start
+                switch framing {
+                case .length(let n):
+                    let take = min(n - body.count, available)
+                    body.append(contentsOf: buffer[start..<(start + take)])
+                    start += take
+                    if body.count == n { state = .done } else { return }
+                case .untilClose:
+                    guard body.count + available <= limits.maxBody else { throw .tooLarge }
+                    body.append(contentsOf: buffer[start...])
+                    start = buffer.count
+                    return
+                default:
+                    return
+                }
+            case .chunkSize:
+                guard let lf = try lineEnd(limit: limits.maxChunkLine, what: "a chunk size line") else { return }
+                let size = try Self.chunkSize(buffer[start..<(lf - 1)])
+                start = lf + 1
+                if size == 0 {
+                    state = .trailers
+                } else {
+                    guard body.count + size <= limits.maxBody else { throw .tooLarge }
+                    state = .chunkData(size)
+                }
+            case .chunkData(let remaining):
+                let take = min(remaining, buffer.count - start)
+                body.append(contentsOf: buffer[start..<(start + take)])
+                start += take
+                if take == remaining { state = .chunkDataEnd } else { state = .chunkData(remaining - take); return }
+            case .chunkDataEnd:
+                guard buffer.count - start >= 2 else { return }
+                guard buffer[start] == 13, buffer[start + 1] == 10 else { throw .malformed("chunk data is not followed by CRLF") }
+                start += 2
+                state = .chunkSize
+            case .trailers:
+                guard let lf = try lineEnd(limit: limits.maxTrailers, what: "a trailer line") else { return }
+                let length = lf + 1 - start
+                trailerBytes += length
+                guard trailerBytes <= limits.maxTrailers else { throw .malformed("trailer section is too large") }
+                start = lf + 1
+                if length == 2 { state = .done }   // the empty line ends the message; trailers are not used
+            }
+        }
+    }
+
+    /// The head, once its empty line has arrived.
+    private mutating func parseHead() throws(ResponseError) -> ResponseHead? {
+        // Find CRLF CRLF from `start`, checking the limit.
+        var lines: [Range<Int>] = []
+        var lineStart = start
+        var i = start
+        while true {
+            guard i < buffer.count else {
+                if buffer.count - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
+                return nil
+            }
+            let b = buffer[i]
+            if b == 10 {
+                guard i > lineStart, buffer[i - 1] == 13 else { throw .malformed("the response head has a bare LF") }
+                if i - 1 == lineStart { break }   // empty line: end of head
+                lines.append(lineStart..<(i - 1))
+                lineStart = i + 1
+                if lines.count > limits.maxFields + 1 { throw .malformed("more than \(limits.maxFields) header fields") }
+            } else if b == 13, i + 1 < buffer.count, buffer[i + 1] != 10 {
+                throw .malformed("the response head has a bare CR")
+            }
+            i += 1
+            if i - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
+        }
+        let end = i + 1
+        guard let statusLine = lines.first else { throw .malformed("no status line") }
+        var head = try Self.statusLine(buffer[statusLine])
+        for range in lines.dropFirst() { head.fields.append(try Self.field(buffer[range])) }
+        start = end
+        return head
+    }
+
+    static func statusLine(_ line: ArraySlice<UInt8>) throws(ResponseError) -> ResponseHead {
+        let b = Array(line)
+        let prefix: [UInt8] = Array("HTTP/1.".utf8)
+        guard b.count >= 12, Array(b[0..<7]) == prefix, (48...57).contains(b[7]), b[8] == 32,
+              (49...53).contains(b[9]), (48...57).contains(b[10]), (48...57).contains(b[11]) else {
+            throw .malformed("the status line is not 'HTTP/1.x NNN reason'")
+        }
+        guard b.count == 12 || b[12] == 32 else { throw .malformed("the status code is not three digits followed by a space") }
+        let reasonBytes = b.count > 13 ? b[13...] : []
+        guard reasonBytes.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("the reason phrase holds control characters") }
+        let status = Int(b[9] - 48) * 100 + Int(b[10] - 48) * 10 + Int(b[11] - 48)
+        return ResponseHead(status: status, reason: String(decoding: reasonBytes, as: UTF8.self), versionMinor: Int(b[7] - 48), fields: [])
+    }
+
+    static func isTokenByte(_ c: UInt8) -> Bool {
+        switch c {
+        case 48...57, 65...90, 97...122: return true
+        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+        default: return false
+        }
+    }
+
+    static func field(_ line: ArraySlice<UInt8>) throws(ResponseError) -> (name: String, value: String) {
+        guard let first = line.first, first != 32, first != 9 else { throw .malformed("obsolete line folding in the response head") }
+        guard let colon = line.firstIndex(of: 58), colon > line.startIndex else { throw .malformed("a header line without a field name") }
+        let name = line[line.startIndex..<colon]
+        guard name.allSatisfy(isTokenByte) else { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
+        var v = line[(colon + 1)...]
+        while let f = v.first, f == 32 || f == 9 { v = v.dropFirst() }
+        while let l = v.last, l == 32 || l == 9 { v = v.dropLast() }
+        guard v.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("a field value holds control characters") }
+        return (String(decoding: name, as: UTF8.self), String(decoding: v, as: UTF8.self))
+    }
+
+    /// RFC 9112 §6.3, strictly.
+    static func framing(of h: ResponseHead, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
+        if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
+        let te = h.values("Transfer-Encoding").map { $0.lowercased() }
+        let lengths = h.fields.filter { $0.name.lowercased() == "content-length" }.flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: [" ", "\t"]) }
+        if !te.isEmpty {
+            guard lengths.isEmpty else { throw .malformed("both Transfer-Encoding and Content-Length") }
+            guard te.last == "chunked" else {
+                guard te.allSatisfy({ $0 != "chunked" }) else { throw .malformed("chunked is not the last transfer coding") }
+                return .untilClose
+            }
+            guard te.filter({ $0 == "chunked" }).count == 1, te.count == 1 else { throw .malformed("a transfer coding other than chunked") }
+            return .chunked
+        }
+        if let first = lengths.first {
+            guard lengths.allSatisfy({ $0 == first }) else { throw .malformed("Content-Length values disagree") }
+            guard !first.isEmpty, first.utf8.count <= 15, first.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(first) else {
+                throw .malformed("Content-Length is not a number")
+            }
+            guard n <= maxBody else { throw .tooLarge }
+            return .length(n)
+        }
+        return .untilClose
+    }
+
+    static func persistent(_ h: ResponseHead) -> Bool {
+        let tokens = h.values("Connection").map { $0.lowercased() }
+        if tokens.contains("close") { return false }
+        return h.versionMinor >= 1 || tokens.contains("keep-alive")
+    }
+
+    static func chunkSize(_ line: ArraySlice<UInt8>) throws(ResponseError) -> Int {
+        var size = 0
+        var digits = 0
+        var i = line.startIndex
+        while i < line.endIndex {
+            let c = line[i]
+            let v: Int
+            switch c {
+            case 48...57: v = Int(c - 48)
+            case 65...70: v = Int(c - 55)
+            case 97...102: v = Int(c - 87)
+            default: v = -1
+            }
+            if v < 0 { break }
+            digits += 1
+            guard digits <= 15 else { throw .malformed("a chunk size is too large") }
+            size = size * 16 + v
+            i += 1
+        }
+        guard digits > 0 else { throw .malformed("a chunk size is not hexadecimal") }
+        // What may follow: whitespace, then chunk extensions (`;name=value`), nothing else.
+        var rest = line[i...]
+        while let f = rest.first, f == 32 || f == 9 { rest = rest.dropFirst() }
+        guard rest.isEmpty || rest.first == 59 else { throw .malformed("a chunk size is followed by something else") }
+        guard rest.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("a chunk extension holds control characters") }
+        return size
+    }
+}

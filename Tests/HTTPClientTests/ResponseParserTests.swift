@@ -1,0 +1,93 @@
+import HTTPClient
+import XCTest
+
+/// The response side, as strict as the server's request parser.
+final class ResponseParserTests: XCTestCase {
+    func parse(_ text: String, head: Bool = false, maxBody: Int = 1 << 20, byteAtATime: Bool = false) throws(ResponseError) -> ResponseParser {
+        var p = ResponseParser(limits: .init(maxBody: maxBody), requestWasHead: head)
+        let bytes = Array(text.utf8)
+        if byteAtATime {
+            for b in bytes { if try p.feed([b]) { break } }
+        } else {
+            _ = try p.feed(bytes)
+        }
+        return p
+    }
+
+    func error(_ text: String, head: Bool = false, maxBody: Int = 1 << 20) -> ResponseError? {
+        do { _ = try parse(text, head: head, maxBody: maxBody); return nil } catch { return error }
+    }
+
+    func testContentLengthAndKeepAlive() throws {
+        for oneByte in [false, true] {
+            let p = try parse("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", byteAtATime: oneByte)
+            XCTAssertTrue(p.isComplete)
+            XCTAssertEqual(p.head?.status, 200)
+            XCTAssertEqual(p.head?.value("content-type"), "application/json")
+            XCTAssertEqual(p.body, Array("{}".utf8))
+            XCTAssertTrue(p.keepAlive)
+        }
+        XCTAssertFalse(try parse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").keepAlive)
+        XCTAssertFalse(try parse("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keepAlive)
+        XCTAssertTrue(try parse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n").keepAlive)
+        XCTAssertTrue(try parse("HTTP/1.1 204\r\n\r\n").isComplete, "no reason phrase")
+    }
+
+    func testChunkedWithExtensionsAndTrailersAtEveryByte() throws {
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;name=v\r\nWiki\r\n5\r\npedia\r\n0\r\nX-Trailer: 1\r\n\r\n"
+        for oneByte in [false, true] {
+            let p = try parse(text, byteAtATime: oneByte)
+            XCTAssertTrue(p.isComplete)
+            XCTAssertEqual(String(decoding: p.body, as: UTF8.self), "Wikipedia")
+            XCTAssertTrue(p.keepAlive)
+        }
+    }
+
+    func testBodyUntilCloseCompletesOnlyAtClose() throws {
+        var p = try parse("HTTP/1.1 200 OK\r\n\r\nabc")
+        XCTAssertFalse(p.isComplete)
+        try p.finish()
+        XCTAssertEqual(p.body, Array("abc".utf8))
+        XCTAssertFalse(p.keepAlive)
+        var cut = try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        XCTAssertThrowsError(try cut.finish()) { XCTAssertEqual($0 as? ResponseError, .truncated) }
+    }
+
+    func testNoBodyForHeadAnd204And304AndInterimResponsesAreSkipped() throws {
+        XCTAssertTrue(try parse("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n", head: true).isComplete)
+        XCTAssertTrue(try parse("HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n").isComplete)
+        let p = try parse("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx")
+        XCTAssertEqual(p.head?.status, 200)
+        XCTAssertEqual(p.body, [120])
+    }
+
+    func testMalformedAnswers() {
+        let cases: [(String, String)] = [
+            ("garbage status line", "SSH-2.0-OpenSSH\r\n\r\n"),
+            ("HTTP/2 status line", "HTTP/2 200 OK\r\n\r\n"),
+            ("two-digit status", "HTTP/1.1 20 OK\r\n\r\n"),
+            ("bare LF", "HTTP/1.1 200 OK\nContent-Length: 0\n\n"),
+            ("obs-fold", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n"),
+            ("space before colon", "HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n"),
+            ("CL and TE", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            ("CL disagree", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"),
+            ("CL not digits", "HTTP/1.1 200 OK\r\nContent-Length: +3\r\n\r\nabc"),
+            ("bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+            ("chunk size overflow", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n"),
+            ("chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n"),
+            ("gzip transfer coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
+            ("control character", "HTTP/1.1 200 OK\r\nX: a\u{1}b\r\nContent-Length: 0\r\n\r\n"),
+            ("unasked upgrade", "HTTP/1.1 101 Switching Protocols\r\n\r\n"),
+        ]
+        for (name, text) in cases {
+            guard case .malformed = error(text) else { XCTFail("\(name): \(String(describing: error(text)))"); continue }
+        }
+    }
+
+    func testTheCapHoldsWhileBytesArrive() {
+        XCTAssertEqual(error("HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n", maxBody: 1000), .tooLarge, "declared")
+        XCTAssertEqual(error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n", maxBody: 1000), .tooLarge, "chunked")
+        XCTAssertEqual(error("HTTP/1.1 200 OK\r\n\r\n" + String(repeating: "x", count: 1001), maxBody: 1000), .tooLarge, "until close")
+        XCTAssertEqual(error("HTTP/1.1 200 OK\r\nX: " + String(repeating: "h", count: 70_000) + "\r\n\r\n").map { if case .malformed = $0 { return true }; return false }, true, "head cap")
+    }
+}
