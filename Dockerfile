@@ -1,5 +1,10 @@
 # Lede: build with the Swift toolchain image, run on a slim Ubuntu with a statically linked Swift stdlib.
 FROM swift:6.3-noble AS build
+# OpenSSL's headers for the upstream client's TLS, zlib's for gzip (system-library targets).
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
@@ -7,11 +12,11 @@ RUN swift build -c release --static-swift-stdlib --product lede \
     && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
 
 FROM ubuntu:24.04
-# libcurl backs FoundationNetworking (live upstream calls); ca-certificates for HTTPS to Wikimedia.
-# zlib and libstdc++ are part of the base image.
+# libssl for the upstream client's TLS and ca-certificates for the system trust store it verifies against
+# (Wikimedia's certificates). zlib and libstdc++ are part of the base image.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4 ca-certificates \
+    && apt-get install -y --no-install-recommends libssl3t64 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
 COPY --from=build /out/lede /usr/local/bin/lede

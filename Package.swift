@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer"]),
-        .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer"]),
+        // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -24,6 +24,21 @@ public enum HTTPClientError: Error, Equatable, Sendable {
     case invalidURL(String)
 }
 
+extension HTTPClientError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .timeout: return "timed out"
+        case .resolve(let s): return "name resolution failed: \(s)"
+        case .connect(let s): return "connection failed: \(s)"
+        case .reset: return "the connection was reset or closed early"
+        case .malformed(let s): return "malformed response: \(s)"
+        case .tooLarge: return "the response is larger than allowed"
+        case .tls(let s), .certificate(let s): return s
+        case .invalidURL(let s): return "invalid URL: \(s)"
+        }
+    }
+}
+
 public struct ClientRequest: Sendable {
     public var method: String
     public var url: String

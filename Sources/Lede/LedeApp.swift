@@ -1,3 +1,4 @@
+import HTTPClient
 import HTTPServer
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
@@ -10,16 +11,30 @@ public final class LedeApp: @unchecked Sendable {
     /// Encoded answers of the public content routes (compressed once, not per request).
     public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
-    public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil) {
+    /// The upstream HTTP client of the live transports (nil when everything is embedded or injected).
+    public let client: HTTPClient?
+
+    /// The HTTP client for these options: `--upstream-connections`, `--upstream-ca`, one loop per server loop.
+    /// Throws when the CA file cannot be loaded.
+    public static func makeClient(_ options: Options) throws(HTTPClientError) -> HTTPClient {
+        try HTTPClient(configuration: .init(loops: max(1, min(options.server.loops, 4)), connectionsPerOrigin: options.upstreamConnections,
+                                            caFile: options.upstreamCA))
+    }
+
+    /// `client`: the upstream client to use; made from the options when a live upstream needs one and none is given.
+    public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil, client given: HTTPClient? = nil) throws {
         self.options = options
+        let needsClient = (transport == nil && options.upstream != "embedded") || (injected == nil && options.redditUpstream != "embedded")
+        let client = needsClient ? try given ?? Self.makeClient(options) : given
+        self.client = client
         let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
             ? EmbeddedTransport()
-            : LiveTransport(template: options.upstream, contact: options.contact))
+            : LiveTransport(template: options.upstream, contact: options.contact, client: client!))
         api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), guards: UpstreamGuard(settings: options.upstreamGuard),
                               deadline: options.upstreamTimeout, logger: Logger(level: options.logLevel))
         router = Router()
         let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
-            ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, followsRedirects: true))
+            ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, client: client!, followsRedirects: true))
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout)
         register()
@@ -29,7 +44,8 @@ public final class LedeApp: @unchecked Sendable {
     public func makeServer(logger: Logger) -> HTTPServer {
         let server = HTTPServer(configuration: options.server, router: router, logger: logger)
         let api = self.api
-        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() }
+        let client = self.client
+        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() + (client?.metrics.render() ?? "") }
         return server
     }
 

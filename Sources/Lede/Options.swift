@@ -18,6 +18,10 @@ public struct Options: Sendable {
     /// Deadline for each feed section; a slower section becomes a placeholder.
     public var sectionTimeout: Double = 0.8
     public var cacheLimits = UpstreamCache.Limits()
+    /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
+    public var upstreamCA: String?
+    /// Kept-alive upstream connections per origin per event loop, at most.
+    public var upstreamConnections = 8
     /// Per-origin concurrency bound and circuit breaker.
     public var upstreamGuard = UpstreamGuard.Settings()
     /// `--locations FILE`; nil means the embedded list.
@@ -53,6 +57,8 @@ public struct Options: Sendable {
         Flag(name: "reddit-upstream", placeholder: "embedded|URL", help: "Where /images gets Reddit listings: 'embedded' (default) or a base URL such as https://www.reddit.com."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
+        Flag(name: "upstream-connections", placeholder: "N", help: "Kept-alive upstream connections per origin on each upstream event loop; a request finding all busy waits within its deadline (default 8)."),
+        Flag(name: "upstream-ca", placeholder: "FILE", help: "PEM file of CA certificates trusted for upstream TLS besides the system trust store (a private CA). Certificates are always verified."),
         Flag(name: "upstream-concurrency", placeholder: "N", help: "Upstream calls in flight per origin at most; more wait their turn within their deadline (default 16)."),
         Flag(name: "breaker-failures", placeholder: "N", help: "Consecutive failed calls (timeouts, unreachable, 5xx) to one origin that open its circuit breaker (default 5)."),
         Flag(name: "breaker-cooldown", placeholder: "SECONDS", help: "How long an open breaker fails calls fast before one probe call may close it (default 10)."),
@@ -153,6 +159,10 @@ public struct Options: Sendable {
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
+        case "upstream-connections": upstreamConnections = try int(1...1_024)
+        case "upstream-ca":
+            guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }
+            upstreamCA = value
         case "upstream-concurrency": upstreamGuard.maxConcurrent = try int(1...1_024)
         case "breaker-failures": upstreamGuard.failureThreshold = try int(1...1_000)
         case "breaker-cooldown": upstreamGuard.coolDown = try seconds()

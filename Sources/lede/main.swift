@@ -26,7 +26,13 @@ if healthcheck {
 }
 setvbuf(stdout, nil, _IOFBF, 1 << 16)
 let logger = Logger(level: options.logLevel)
-let app = LedeApp(options: options)
+let app: LedeApp
+do {
+    app = try LedeApp(options: options)
+} catch {
+    FileHandle.standardError.write(Data("lede: upstream client: \(error)\n".utf8))
+    exit(2)
+}
 let server = app.makeServer(logger: logger)
 logger.info("upstream", [("upstream", options.upstream), ("timeout", "\(options.upstreamTimeout)")])
 do {

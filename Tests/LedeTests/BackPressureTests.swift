@@ -101,7 +101,7 @@ final class BackPressureClientTests: XCTestCase {
     let en = LanguageCode("en")!
 
     func client(maxConcurrent: Int = 16, staleIfError: Double = 600) -> WikimediaClient {
-        WikimediaClient(transport: LiveTransport(template: fake.template, contact: "qa@lede.test"),
+        WikimediaClient(transport: try! LiveTransport(template: fake.template, contact: "qa@lede.test"),
                         cache: UpstreamCache(limits: .init(staleIfError: staleIfError), clock: clock.function),
                         guards: UpstreamGuard(settings: .init(failureThreshold: 3, coolDown: 10, maxConcurrent: maxConcurrent), clock: clock.function),
                         deadline: 2)

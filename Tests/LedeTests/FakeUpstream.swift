@@ -128,7 +128,7 @@ func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in 
     options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = loops; options.server.accessLog = false
     options.logLevel = .off
     configure(&options)
-    let app = LedeApp(options: options)
+    let app = try LedeApp(options: options)
     let server = app.makeServer(logger: Logger(level: .off))
     try server.start()
     return (app, server)

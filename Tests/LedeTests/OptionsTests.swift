@@ -58,7 +58,7 @@ final class HealthCheckTests: XCTestCase {
         var config = ServerConfiguration()
         config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
         var options = Options(); options.server = config
-        let server = LedeApp(options: options).makeServer(logger: Logger(level: .off))
+        let server = try LedeApp(options: options).makeServer(logger: Logger(level: .off))
         try server.start()
         XCTAssertEqual(HealthCheck.run(port: server.port), 0)
         let port = server.port

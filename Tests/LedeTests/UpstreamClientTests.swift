@@ -10,7 +10,7 @@ final class UpstreamClientTests: XCTestCase {
 
     let en = LanguageCode("en")!
     func live(deadline: Double = 2, cache: UpstreamCache = UpstreamCache(), maxBytes: Int = 1 << 20) -> WikimediaClient {
-        WikimediaClient(transport: LiveTransport(template: fake.template, contact: "qa@lede.test", maxResponseBytes: maxBytes),
+        WikimediaClient(transport: try! LiveTransport(template: fake.template, contact: "qa@lede.test", maxResponseBytes: maxBytes),
                         cache: cache, deadline: deadline)
     }
     let embedded = WikimediaClient(transport: EmbeddedTransport())

@@ -67,6 +67,9 @@ extension Problem {
             self.init(status: 502, slug: "upstream-malformed", detail: "Wikipedia's answer could not be read.")
         case .tooLarge:
             self.init(status: 502, slug: "upstream-too-large", detail: "Wikipedia's answer was larger than Lede accepts.")
+        case .untrusted(let why):
+            self.init(status: 502, slug: "upstream-certificate",
+                      detail: "The upstream server's certificate could not be verified (\(why)); Lede does not call it unverified.")
         case .notAuthorised:
             self.init(status: 401, slug: "not-authorised", detail: "Wikipedia did not accept the credentials.", headers: ["WWW-Authenticate": "Bearer"])
         case .notFound(let detail):

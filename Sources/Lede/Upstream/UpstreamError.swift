@@ -15,13 +15,16 @@ public enum UpstreamError: Error, Equatable, Sendable {
     /// Wikimedia asked Lede to wait (429, or 503 with `Retry-After`): no call of this kind goes to that origin
     /// for `retryAfter` seconds.
     case rateLimited(retryAfter: Int)
+    /// The upstream's TLS certificate could not be verified (chain, expiry or host name). Lede never falls
+    /// back to an unverified connection.
+    case untrusted(String)
     /// The origin's circuit breaker is open after a run of failures: calls fail fast for `retryAfter` seconds.
     case circuitOpen(retryAfter: Int)
 
     /// Whether serving a stale cached value is a sensible answer to this failure.
     var allowsStale: Bool {
         switch self {
-        case .timeout, .unavailable, .malformed, .tooLarge, .rateLimited, .circuitOpen: return true
+        case .timeout, .unavailable, .malformed, .tooLarge, .rateLimited, .circuitOpen, .untrusted: return true
         case .notAuthorised, .notFound: return false
         }
     }
@@ -37,6 +40,7 @@ public enum UpstreamError: Error, Equatable, Sendable {
         case .tooLarge: return "too_large"
         case .rateLimited: return "rate_limited"
         case .circuitOpen: return "circuit_open"
+        case .untrusted: return "untrusted"
         }
     }
 

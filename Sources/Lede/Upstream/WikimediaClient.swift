@@ -262,7 +262,7 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
             if case .rateLimited = e { throw e }
             let failed: Bool
             switch e {
-            case .timeout, .unavailable: failed = true
+            case .timeout, .unavailable, .untrusted: failed = true
             default: failed = false
             }
             guards.record(origin: origin, outcome: failed ? .failed : .answered, probe: probe)
