@@ -26,8 +26,8 @@ enum NotificationRoutes {
                 feedOn = try exploreFeed(ctx.request)
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let page = try await api.notifications(lang: lang, authorization: auth, filter: .unread, limit: 1, continueFrom: nil)
-                return Responses.json(Badge(unread: page.rawcount, exploreFeedOn: feedOn), cacheControl: noStore)
+                let unread = try await api.unreadCount(lang: lang, authorization: auth)
+                return Responses.json(Badge(unread: unread, exploreFeedOn: feedOn), cacheControl: noStore)
             }
         }
 
@@ -75,8 +75,8 @@ enum NotificationRoutes {
                 case .ids(let ids):
                     for batch in MarkReadRequest.batches(ids) { try await api.markRead(lang: lang, authorization: auth, ids: batch, token: token) }
                 }
-                let page = try await api.notifications(lang: lang, authorization: auth, filter: .unread, limit: 1, continueFrom: nil)
-                return Responses.json(Badge(unread: page.rawcount, exploreFeedOn: feedOn), cacheControl: noStore)
+                let unread = try await api.unreadCount(lang: lang, authorization: auth)
+                return Responses.json(Badge(unread: unread, exploreFeedOn: feedOn), cacheControl: noStore)
             }
         }
     }

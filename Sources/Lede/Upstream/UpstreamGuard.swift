@@ -35,6 +35,12 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
         case abandoned
     }
 
+    /// A call waiting for a slot: granted in order, or timed out by the sweep at `deadline` (uptime ns).
+    private struct Waiter {
+        let deadline: UInt64
+        let once: Once
+    }
+
     private final class Origin {
         var state = BreakerState.closed
         var consecutiveFailures = 0
@@ -42,7 +48,7 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
         var probeStarted = 0.0
         var retryUntil: [String: Double] = [:]   // by call kind
         var inFlight = 0
-        var waiters: [(id: Int, resume: () -> Void)] = []
+        var waiters: [Waiter] = []
         var opened = 0
         var rejectedRateLimited = 0
         var rejectedCircuitOpen = 0
@@ -54,7 +60,9 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
     private let clock: @Sendable () -> Double
     private let lock = NSLock()
     private var origins: [String: Origin] = [:]
-    private var nextWaiter = 0
+    /// When the one pending sweep of timed-out waiters runs (uptime ns); nil when none is scheduled. One timer
+    /// for all waiters, not one per waiter: under load half the calls may wait, and Dispatch timers are not free.
+    private var sweepAt: UInt64?
 
     /// `clock`: wall-clock seconds since 1970 (HTTP-dates in `Retry-After` are absolute).
     public init(settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -137,16 +145,18 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
 
     // MARK: - Concurrency
 
+    /// A free slot is taken (nil); otherwise the origin, to wait on.
+    private func takeSlotOrOrigin(_ name: String) -> Origin? {
+        lock.lock(); defer { lock.unlock() }
+        let o = origin(name)
+        if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return nil }
+        return o
+    }
+
     /// Takes one of the origin's call slots, waiting in order for at most `timeout` seconds (then `.timeout`).
     public func acquire(origin name: String, timeout: Double) async throws {
-        lock.lock()
-        let o = origin(name)
-        if o.inFlight < settings.maxConcurrent {
-            o.inFlight += 1
-            lock.unlock()
-            return
-        }
-        lock.unlock()
+        guard let o = takeSlotOrOrigin(name) else { return }
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let granted: Bool = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             let once = Once(c)
             lock.lock()
@@ -157,18 +167,12 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
                 once.resume(true)
                 return
             }
-            nextWaiter += 1
-            let id = nextWaiter
             o.queued += 1
-            o.waiters.append((id, { once.resume(true) }))
+            o.waiters.append(Waiter(deadline: deadline, once: once))
+            let schedule = sweepAt.map { deadline < $0 } ?? true
+            if schedule { sweepAt = deadline }
             lock.unlock()
-            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
-                lock.lock()
-                let index = o.waiters.firstIndex { $0.id == id }
-                if let index { o.waiters.remove(at: index); o.queueTimeouts += 1 }
-                lock.unlock()
-                if index != nil { once.resume(false) }
-            }
+            if schedule { scheduleSweep(at: deadline) }
         }
         if !granted { throw UpstreamError.timeout }
     }
@@ -183,8 +187,37 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
         } else {
             let next = o.waiters.removeFirst()   // the slot passes straight to it
             lock.unlock()
-            next.resume()
+            next.once.resume(true)
         }
+    }
+
+    private func scheduleSweep(at deadline: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [self] in sweep() }
+    }
+
+    /// Times out every waiter whose deadline has passed, and schedules the next sweep for the earliest left.
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var expired: [Once] = []
+        var earliest: UInt64?
+        lock.lock()
+        for o in origins.values where !o.waiters.isEmpty {
+            o.waiters.removeAll { w in
+                if w.deadline <= now { expired.append(w.once); o.queueTimeouts += 1; return true }
+                earliest = min(earliest ?? w.deadline, w.deadline)
+                return false
+            }
+        }
+        // Another sweep may be pending for sooner; this one reschedules only when none is.
+        var next: UInt64?
+        if let at = sweepAt, at > now {
+            if let e = earliest, e < at { sweepAt = e; next = e }
+        } else {
+            sweepAt = earliest; next = earliest
+        }
+        lock.unlock()
+        for once in expired { once.resume(false) }
+        if let next { scheduleSweep(at: next) }
     }
 
     /// Resumes a continuation at most once (the grant and the timer race).

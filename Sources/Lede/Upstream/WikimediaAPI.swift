@@ -12,9 +12,18 @@ public protocol WikimediaAPI: Sendable {
     func fullTextSearch(lang: LanguageCode, query: String) async throws -> QueryResult
     /// User-bound: `authorization` is forwarded unchanged; never cached.
     func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage
+    /// User-bound: the unread count alone (the badge), from the same call as `notifications(filter: .unread,
+    /// limit: 1)` without reading the list.
+    func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int
     func csrfToken(lang: LanguageCode, authorization: String) async throws -> String
     /// Marks `ids` read (at most 50: callers batch), or everything when `ids` is nil.
     func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws
+}
+
+extension WikimediaAPI {
+    public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
+        try await notifications(lang: lang, authorization: authorization, filter: .unread, limit: 1, continueFrom: nil).rawcount
+    }
 }
 
 /// Which notifications to list (`notfilter`).

@@ -161,6 +161,12 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
         return NotificationPage(list: n.list ?? [], count: n.count, rawcount: n.rawcount ?? 0, continue: n.continue)
     }
 
+    public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
+        let (q, _) = try await action(Self.notificationsRequest(lang, authorization, .unread, 1, nil), as: UnreadCountQuery.self)
+        guard let n = q.notifications else { throw UpstreamError.malformed("no query.notifications in the answer") }
+        return n.rawcount ?? 0
+    }
+
     public func csrfToken(lang: LanguageCode, authorization: String) async throws -> String {
         let (q, _) = try await action(Self.tokenRequest(lang, authorization), as: TokensQuery.self)
         guard let token = q.tokens?.csrftoken, !token.isEmpty else { throw UpstreamError.malformed("no csrf token in the answer") }

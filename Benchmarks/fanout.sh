@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Fan-out: one user-bound upstream call per request. Lede's GET /notifications/badge against nginx as a plain
+# reverse proxy (keep-alive upstream), both in front of the same upstream: a second nginx serving a ~570-byte
+# Echo answer on loopback, keep-alive. Same wrk settings, alternating rounds, medians.
+#   Benchmarks/fanout.sh [duration-seconds]   (default 5)
+# Env: ROUNDS (3), WRK_CONNECTIONS (32), TLS=1 (the upstream speaks TLS with a certificate from a CA made here;
+# Lede gets it through --upstream-ca, nginx through proxy_ssl_trusted_certificate). Needs wrk, nginx, openssl,
+# python3. Not part of CI.
+# Server CPU per request: utime+stime of the server's processes (/proc) over the run, divided by the requests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-5}
+rounds=${ROUNDS:-3}
+conns=${WRK_CONNECTIONS:-32}
+tls=${TLS:-0}
+out=Benchmarks/out
+mkdir -p "$out"
+for tool in wrk nginx python3 openssl; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light openssl)" >&2; exit 1; }
+done
+
+swift build -c release --product lede >/dev/null
+bin="$(swift build -c release --show-bin-path)/lede"
+up_port=18281; proxy_port=18282; lede_port=18283
+dir=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for f in "$dir"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# The upstream's answer: one unread Echo notification, as meta=notifications sends it (~570 bytes).
+python3 - > "$dir/echo.json" <<'PY'
+import json
+n = {"wiki": "enwiki", "id": 31, "type": "edit-user-talk", "category": "edit-user-talk", "section": "alert",
+     "timestamp": {"utciso8601": "2026-11-20T09:12:44Z", "utcunix": 1763629964, "unix": "1763629964", "date": "20 November"},
+     "title": {"full": "User talk:Bob", "namespace": "User_talk", "namespace-key": 3, "text": "Bob"},
+     "agent": {"id": 7, "name": "Alice"}, "read": None, "targetpages": [], "revid": 1234567,
+     "*": {"header": "<strong>Alice</strong> left a message on your talk page.", "compactHeader": "Alice left a message.",
+           "links": {"primary": {"url": "https://en.wikipedia.org/wiki/User_talk:Bob#Hello", "label": "View message"}}}}
+print(json.dumps({"batchcomplete": True, "query": {"notifications": {"list": [n], "count": "1", "rawcount": 1, "continue": None}}}, separators=(",", ":")))
+PY
+echo "upstream answer: $(wc -c < "$dir/echo.json") bytes"
+
+scheme=http; lede_tls=(); proxy_tls=""; up_listen="listen 127.0.0.1:$up_port;"
+if [ "$tls" = 1 ]; then
+  (cd "$dir" && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=Bench CA" 2>/dev/null \
+    && openssl req -newkey rsa:2048 -nodes -keyout up.key -out up.csr -subj "/CN=localhost" 2>/dev/null \
+    && printf 'subjectAltName=DNS:localhost\n' > up.ext \
+    && openssl x509 -req -in up.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out up.pem -days 2 -extfile up.ext 2>/dev/null)
+  scheme=https; lede_tls=(--upstream-ca "$dir/ca.pem")
+  up_listen="listen 127.0.0.1:$up_port ssl; ssl_certificate $dir/up.pem; ssl_certificate_key $dir/up.key; ssl_session_cache shared:S:1m;"
+  proxy_tls="proxy_ssl_trusted_certificate $dir/ca.pem; proxy_ssl_verify on; proxy_ssl_name localhost; proxy_ssl_server_name on; proxy_ssl_session_reuse on;"
+fi
+
+common="pid PIDFILE; error_log $dir/ERR warn; events { worker_connections 16384; }"
+cat > "$dir/upstream.conf" <<CONF
+worker_processes 1;
+${common//PIDFILE/$dir/upstream.pid}
+http {
+  access_log off; keepalive_requests 10000000; keepalive_timeout 60s; tcp_nodelay on;
+  server {
+    $up_listen
+    location /en/w/api.php { default_type application/json; alias $dir/echo.json; }
+  }
+}
+CONF
+sed -i "s|ERR|upstream.err|" "$dir/upstream.conf"
+cat > "$dir/proxy.conf" <<CONF
+worker_processes 2;
+${common//PIDFILE/$dir/proxy.pid}
+http {
+  access_log off; keepalive_requests 10000000; keepalive_timeout 60s; tcp_nodelay on;
+  upstream echo { server 127.0.0.1:$up_port; keepalive 64; keepalive_requests 10000000; }
+  server {
+    listen 127.0.0.1:$proxy_port reuseport;
+    location = /notifications/badge {
+      proxy_pass $scheme://echo/en/w/api.php?action=query&format=json&formatversion=2&meta=notifications&notfilter=!read&notlimit=1;
+      proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host localhost;
+      $proxy_tls
+    }
+  }
+}
+CONF
+sed -i "s|ERR|proxy.err|" "$dir/proxy.conf"
+chmod -R a+rX "$dir"
+nginx -c "$dir/upstream.conf" -p "$dir"
+nginx -c "$dir/proxy.conf" -p "$dir"
+"$bin" --host 127.0.0.1 --port $lede_port --access-log off --log-level warning \
+  --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" &
+lede_pid=$!; pids+=("$lede_pid")
+for _ in $(seq 1 50); do "$bin" healthcheck --port $lede_port && break; sleep 0.1; done
+sleep 0.3
+auth=(-H 'Authorization: Bearer bench-user')
+curl -sf "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge"; echo "  <- Lede"
+curl -sf "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" | head -c 120; echo "…  <- nginx proxy"
+
+# CPU ticks (utime+stime) of a set of processes.
+ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+proxy_workers() { pgrep -P "$(cat "$dir/proxy.pid")" | tr '\n' ' '; }
+hz=$(getconf CLK_TCK)
+run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request"
+  local name=$1 url=$2; shift 2
+  local before; before=$(ticks "$@")
+  wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt"
+  local after; after=$(ticks "$@")
+  python3 - "$out/$name.txt" $((after - before)) "$hz" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read(); ticks = int(sys.argv[2]); hz = int(sys.argv[3])
+def ms(v):
+    n, u = float(re.match(r'([\d.]+)', v).group(1)), re.sub(r'[\d.]', '', v)
+    return n * {'us': 0.001, 'ms': 1, 's': 1000}[u]
+rps = float(re.search(r'Requests/sec:\s+([\d.]+)', t).group(1))
+total = int(re.search(r'(\d+) requests in', t).group(1))
+p50 = ms(re.search(r'\s50%\s+(\S+)', t).group(1)); p99 = ms(re.search(r'\s99%\s+(\S+)', t).group(1))
+errors = re.search(r'Non-2xx or 3xx responses: (\d+)', t)
+print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0} {ticks / hz / max(total, 1) * 1e6:.1f}")
+PY
+}
+median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
+
+echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians"
+wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge" >/dev/null
+wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" >/dev/null
+l_r=(); l_5=(); l_9=(); l_c=(); n_r=(); n_5=(); n_9=(); n_c=(); l_e=0; n_e=0
+for i in $(seq 1 "$rounds"); do
+  # shellcheck disable=SC2046
+  read -r a b c d e < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
+  l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e")
+  # shellcheck disable=SC2046
+  read -r a b c d e < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(proxy_workers))
+  n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e")
+done
+printf '%-12s %10s %9s %9s %7s %12s   %s\n' server req/s p50_ms p99_ms non2xx cpu_us/req "req/s per round"
+printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' lede "$(median "${l_r[@]}")" "$(median "${l_5[@]}")" "$(median "${l_9[@]}")" "$l_e" "$(median "${l_c[@]}")" "${l_r[*]}"
+printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' nginx-proxy "$(median "${n_r[@]}")" "$(median "${n_5[@]}")" "$(median "${n_9[@]}")" "$n_e" "$(median "${n_c[@]}")" "${n_r[*]}"
+python3 -c "print(f'ratio req/s lede/nginx-proxy = {$(median "${l_r[@]}")/$(median "${n_r[@]}"):.2f}x (target >= 0.5x)')"
+echo "Lede's upstream pool after the run:"
+curl -s "http://127.0.0.1:$lede_port/metrics" | grep -E '^lede_upstream_(connections|requests|tls|pool|retries)' || true
