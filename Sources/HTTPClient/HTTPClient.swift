@@ -74,32 +74,60 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         return port == (tls ? 443 : 80) ? h : "\(h):\(port)"
     }
 
-    /// Splits an absolute http(s) URL into its origin and the request target (path and query).
+    /// Splits an absolute http(s) URL into its origin and the request target (path and query; a fragment is
+    /// dropped). One pass over the bytes: this runs for every upstream call.
     static func parse(_ url: String) throws(HTTPClientError) -> (Origin, String) {
-        let ref = URIReference(url)
-        guard let scheme = ref.scheme?.lowercased(), scheme == "http" || scheme == "https", let authority = ref.authority,
-              !authority.isEmpty, !authority.contains("@") else { throw .invalidURL("not an absolute http(s) URL without userinfo") }
-        let tls = scheme == "https"
-        var host = Substring(authority)
-        var port = tls ? 443 : 80
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { throw .invalidURL("an IPv6 literal without ]") }
-            let rest = host[host.index(after: close)...]
-            host = host[host.index(after: host.startIndex)..<close]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let p = Int(rest.dropFirst()), (1...65535).contains(p) else { throw .invalidURL("bad port") }
-                port = p
-            }
-        } else if let colon = host.lastIndex(of: ":") {
-            guard let p = Int(host[host.index(after: colon)...]), (1...65535).contains(p) else { throw .invalidURL("bad port") }
-            port = p
-            host = host[..<colon]
+        var url = url
+        let result = url.withUTF8 { u -> Result<(Origin, String), HTTPClientError> in
+            do throws(HTTPClientError) { return .success(try parse(bytes: u)) } catch { return .failure(error) }
         }
-        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("bad host") }
-        var target = ref.path.isEmpty ? "/" : ref.path
-        if let q = ref.query { target += "?" + q }
-        guard target.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("the target holds spaces or control characters") }
-        return (Origin(tls: tls, host: host.lowercased(), port: port), target)
+        return try result.get()
+    }
+
+    private static func parse(bytes u: UnsafeBufferPointer<UInt8>) throws(HTTPClientError) -> (Origin, String) {
+        func lower(_ b: UInt8) -> UInt8 { b >= 65 && b <= 90 ? b + 32 : b }
+        func hasPrefix(_ p: StaticString) -> Bool {
+            guard u.count >= p.utf8CodeUnitCount else { return false }
+            for i in 0..<p.utf8CodeUnitCount where lower(u[i]) != p.utf8Start[i] { return false }
+            return true
+        }
+        let tls: Bool, start: Int
+        if hasPrefix("https://") { tls = true; start = 8 } else if hasPrefix("http://") { tls = false; start = 7 } else {
+            throw .invalidURL("not an absolute http(s) URL")
+        }
+        var end = start
+        while end < u.count, u[end] != UInt8(ascii: "/"), u[end] != UInt8(ascii: "?"), u[end] != UInt8(ascii: "#") { end += 1 }
+        var fragment = end
+        while fragment < u.count, u[fragment] != UInt8(ascii: "#") { fragment += 1 }
+        let authority = UnsafeBufferPointer(rebasing: u[start..<end])
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { throw .invalidURL("not an absolute http(s) URL without userinfo") }
+        var hostBytes = authority[...]
+        var port = tls ? 443 : 80
+        func readPort(_ digits: Slice<UnsafeBufferPointer<UInt8>>) throws(HTTPClientError) -> Int {
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { throw .invalidURL("bad port") }
+            let p = digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+            guard (1...65535).contains(p) else { throw .invalidURL("bad port") }
+            return p
+        }
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { throw .invalidURL("an IPv6 literal without ]") }
+            let rest = authority[(close + 1)...]
+            hostBytes = authority[1..<close]
+            if !rest.isEmpty {
+                guard rest.first == UInt8(ascii: ":") else { throw .invalidURL("bad port") }
+                port = try readPort(rest.dropFirst())
+            }
+        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
+            port = try readPort(authority[(colon + 1)...])
+            hostBytes = authority[..<colon]
+        }
+        guard !hostBytes.isEmpty, hostBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("bad host") }
+        let targetBytes = UnsafeBufferPointer(rebasing: u[end..<fragment])
+        guard targetBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("the target holds spaces or control characters") }
+        var target = String(decoding: targetBytes, as: UTF8.self)
+        if target.isEmpty || target.utf8.first == UInt8(ascii: "?") { target = "/" + target }
+        let host = String(decoding: hostBytes.map(lower), as: UTF8.self)
+        return (Origin(tls: tls, host: host, port: port), target)
     }
 }
 

@@ -27,6 +27,12 @@ final class BellBadgingTests: XCTestCase {
         XCTAssertEqual(Badge(unread: 100, exploreFeedOn: true).displayCount, "99+")
         XCTAssertEqual(Badge(unread: -3, exploreFeedOn: true).unreadCount, 0)
     }
+    func testTheBadgeIsWrittenAsJSONEncoderWouldWriteIt() throws {
+        for (n, on) in [(0, true), (4, false), (99, true), (100, false), (123_456, true)] {
+            let b = Badge(unread: n, exploreFeedOn: on)
+            XCTAssertEqual(String(decoding: b.jsonBytes, as: UTF8.self), String(decoding: try Responses.encoder.encode(b), as: UTF8.self))
+        }
+    }
 }
 
 final class NotificationRulesTests: XCTestCase {

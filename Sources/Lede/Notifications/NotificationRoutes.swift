@@ -27,7 +27,7 @@ enum NotificationRoutes {
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {
                 let unread = try await api.unreadCount(lang: lang, authorization: auth)
-                return Responses.json(Badge(unread: unread, exploreFeedOn: feedOn), cacheControl: noStore)
+                return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
             }
         }
 
@@ -76,7 +76,7 @@ enum NotificationRoutes {
                     for batch in MarkReadRequest.batches(ids) { try await api.markRead(lang: lang, authorization: auth, ids: batch, token: token) }
                 }
                 let unread = try await api.unreadCount(lang: lang, authorization: auth)
-                return Responses.json(Badge(unread: unread, exploreFeedOn: feedOn), cacheControl: noStore)
+                return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
             }
         }
     }

@@ -22,6 +22,11 @@ public struct Badge: Encodable, Equatable, Sendable {
         placement = exploreFeedOn ? .explore : .settings
         appIconBadgeCount = n
     }
+
+    /// The JSON JSONEncoder would write (sorted keys), written directly: the badge is answered on every app open.
+    public var jsonBytes: [UInt8] {
+        Array("{\"appIconBadgeCount\":\(appIconBadgeCount),\"displayCount\":\"\(displayCount)\",\"indicated\":\(indicated),\"placement\":\"\(placement.rawValue)\",\"unreadCount\":\(unreadCount)}".utf8)
+    }
 }
 
 /// The app's notification filter groups.

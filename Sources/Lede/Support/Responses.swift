@@ -11,7 +11,11 @@ public enum Responses {
 
     /// JSON with a strong ETag (the server derives the gzip variant's tag and answers If-None-Match with 304).
     public static func json<T: Encodable>(_ value: T, cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
+        json(bytes: [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8)), cacheControl: cacheControl, status: status, headers: headers)
+    }
+
+    /// Encoded JSON with its `Cache-Control` and a strong ETag.
+    public static func json(bytes: [UInt8], cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         var h = headers
         h.set("Cache-Control", cacheControl)
         h.set("ETag", "\"\(FNV1a.hash(bytes))\"")

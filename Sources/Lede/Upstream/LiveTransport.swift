@@ -12,6 +12,8 @@ public final class LiveTransport: UpstreamTransport {
     /// Follow redirects here (at most 3, GET, http(s) only); the Wikimedia client follows them itself.
     public let followsRedirects: Bool
     private let client: HTTPClient
+    /// The template split at `{lang}`.
+    private let templateParts: [String]
 
     public static let version = "0.2.0"
 
@@ -21,6 +23,7 @@ public final class LiveTransport: UpstreamTransport {
         self.followsRedirects = followsRedirects
         self.userAgent = "Lede/\(LiveTransport.version) (\(contact))"
         self.client = client
+        self.templateParts = template.components(separatedBy: "{lang}")
     }
 
     /// A transport with a client of its own (one loop, the default pool size, the system trust store).
@@ -29,7 +32,7 @@ public final class LiveTransport: UpstreamTransport {
                   followsRedirects: followsRedirects)
     }
 
-    public func baseURL(lang: String) -> String { template.replacingOccurrences(of: "{lang}", with: lang) }
+    public func baseURL(lang: String) -> String { templateParts.count == 1 ? template : templateParts.joined(separator: lang) }
 
     /// The response fields the client acts on.
     static let keptFields = ["location", "retry-after"]

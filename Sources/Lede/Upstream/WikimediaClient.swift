@@ -185,9 +185,15 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
 
     /// The origin (`scheme://host[:port]`) a request for `lang` goes to: what back-off and the breaker are kept by.
     public func origin(lang: String) -> String {
+        if let known = originsLock.withReadLock({ origins[lang] }) { return known }
         let base = transport.baseURL(lang: lang)
-        return URIReference(base).origin ?? base
+        let origin = URIReference(base).origin ?? base
+        // Bounded by the languages Lede accepts (a few hundred codes).
+        originsLock.withWriteLock { origins[lang] = origin }
+        return origin
     }
+    private let originsLock = ReadWriteLock()
+    private var origins: [String: String] = [:]   // only under originsLock
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.
