@@ -4,24 +4,81 @@ import Foundation
 import Glibc
 import HTTPServer
 
-/// One thread, one epoll instance, its own connection pools. Everything about a connection happens on this
-/// thread; other threads hand work in with `execute`, which wakes the loop through an eventfd (the same
-/// CLinux epoll/eventfd machinery as the server's loops).
-final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
+/// Where a client loop's descriptors live: a server `EventLoop` the client shares (calls made from a server
+/// loop's thread stay on it), or a thread of the client's own (`OwnLoop`, for calls from anywhere else).
+protocol ClientHost: AnyObject {
+    func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool)
+    func setInterest(_ fd: Int32, read: Bool, write: Bool)
+    func deregister(_ fd: Int32)
+    /// Runs `task` on the host's thread (from any thread).
+    func execute(_ task: @escaping () -> Void)
+    var readBuffer: UnsafeMutableRawBufferPointer { get }
+}
+
+extension EventLoop: ClientHost {}
+
+/// One client's connection pools on one host loop. Everything about its connections happens on the host's
+/// thread; other threads hand work in with `execute`.
+final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the connections are touched on the host's thread only.
     let id: Int
+    /// Strong: a server loop may stop before the client does. The cycle (a host keeps its client loop) is
+    /// broken when the host stops: an own loop lets go of it, a server loop drops its attachments.
+    let host: ClientHost
+    private var pools: [Origin: Pool] = [:]
+    let shared: ClientShared
+    private var stopped = false
+
+    init(id: Int, shared: ClientShared, host: ClientHost) {
+        self.id = id
+        self.shared = shared
+        self.host = host
+    }
+
+    var readBuffer: UnsafeMutableRawBufferPointer { host.readBuffer }
+
+    func execute(_ task: @escaping @Sendable () -> Void) { host.execute(task) }
+
+    /// Deadlines and idle time-outs, about every 10 ms.
+    func tick(now: UInt64) { for pool in pools.values { pool.tick(now: now) } }
+
+    /// Closes every connection; queued and running calls fail. On the host's thread.
+    func close(_ error: HTTPClientError) {
+        stopped = true
+        for pool in pools.values { pool.closeAll(error) }
+        pools.removeAll()
+    }
+
+    // MARK: - Pools and descriptors (host thread)
+
+    func submit(_ pending: Pending) {
+        if stopped { pending.finish(.failure(.reset)); return }
+        let pool: Pool
+        if let p = pools[pending.origin] { pool = p } else {
+            pool = Pool(origin: pending.origin, loop: self, client: shared)
+            pools[pending.origin] = pool
+        }
+        pool.submit(pending)
+    }
+
+    func register(_ fd: Int32, _ c: ClientConnection, read: Bool, write: Bool) { host.register(fd, c, read: read, write: write) }
+    func setInterest(_ fd: Int32, read: Bool, write: Bool) { host.setInterest(fd, read: read, write: write) }
+    func deregister(_ fd: Int32) { host.deregister(fd) }
+}
+
+/// The client's own loop thread: one epoll instance for calls made off the server's loops (tests, tools,
+/// background refreshes). The same CLinux epoll/eventfd machinery as the server's loops.
+final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
     private let epfd: Int32
     private let wakeFD: Int32
     private var taskLock = pthread_mutex_t()
-    private var tasks: [@Sendable () -> Void] = []
+    private var tasks: [() -> Void] = []
     private var stopped = false
-    private var handlers: [Int32: ClientConnection] = [:]
-    private var pools: [Origin: Pool] = [:]
+    private var handlers: [Int32: LoopDescriptorHandler] = [:]
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    let shared: ClientShared
+    /// The client state on this loop (set right after init).
+    var client: ClientLoop!
 
-    init(id: Int, shared: ClientShared) throws(HTTPClientError) {
-        self.id = id
-        self.shared = shared
+    init() throws(HTTPClientError) {
         epfd = lede_epoll_create()
         wakeFD = lede_eventfd()
         guard epfd >= 0, wakeFD >= 0 else { throw .connect("epoll/eventfd: \(String(cString: strerror(errno)))") }
@@ -29,9 +86,9 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `ta
         pthread_mutex_init(&taskLock, nil)
     }
 
-    func start() {
+    func start(name: String) {
         let t = Thread { [self] in run() }
-        t.name = "lede-client-\(id)"
+        t.name = name
         t.stackSize = 1 << 20
         t.start()
     }
@@ -40,11 +97,25 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `ta
         execute { [self] in stopped = true }
     }
 
-    func execute(_ task: @escaping @Sendable () -> Void) {
+    func execute(_ task: @escaping () -> Void) {
         pthread_mutex_lock(&taskLock)
         tasks.append(task)
         pthread_mutex_unlock(&taskLock)
         _ = lede_eventfd_signal(wakeFD)
+    }
+
+    func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
+        handlers[fd] = handler
+        _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
+    }
+
+    func setInterest(_ fd: Int32, read: Bool, write: Bool) {
+        _ = lede_epoll_ctl(epfd, 2, fd, (read ? 1 : 0) | (write ? 2 : 0))
+    }
+
+    func deregister(_ fd: Int32) {
+        handlers[fd] = nil
+        _ = lede_epoll_ctl(epfd, 3, fd, 0)
     }
 
     private func run() {
@@ -65,12 +136,12 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `ta
             let now = DispatchTime.now().uptimeNanoseconds
             if now &- lastTick >= 10_000_000 {
                 lastTick = now
-                for pool in pools.values { pool.tick(now: now) }
+                client.tick(now: now)
             }
         }
-        for pool in pools.values { pool.closeAll(.reset) }
-        pools.removeAll()
-        close(epfd); close(wakeFD)
+        client.close(.reset)
+        client = nil
+        Glibc.close(epfd); Glibc.close(wakeFD)
         readBuffer.deallocate()
     }
 
@@ -80,31 +151,6 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: all state but `ta
         tasks.removeAll(keepingCapacity: true)
         pthread_mutex_unlock(&taskLock)
         for t in batch { t() }
-    }
-
-    // MARK: - Pools and descriptors (loop thread)
-
-    func submit(_ pending: Pending) {
-        let pool: Pool
-        if let p = pools[pending.origin] { pool = p } else {
-            pool = Pool(origin: pending.origin, loop: self, client: shared)
-            pools[pending.origin] = pool
-        }
-        pool.submit(pending)
-    }
-
-    func register(_ fd: Int32, _ c: ClientConnection, read: Bool, write: Bool) {
-        handlers[fd] = c
-        _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
-    }
-
-    func setInterest(_ fd: Int32, read: Bool, write: Bool) {
-        _ = lede_epoll_ctl(epfd, 2, fd, (read ? 1 : 0) | (write ? 2 : 0))
-    }
-
-    func deregister(_ fd: Int32) {
-        handlers[fd] = nil
-        _ = lede_epoll_ctl(epfd, 3, fd, 0)
     }
 }
 
@@ -201,7 +247,7 @@ final class Pool {
 
 /// One upstream connection: connect (non-blocking), TLS handshake when https, then one request at a time
 /// with keep-alive. Never reused after a malformed answer, a reset or a time-out.
-final class ClientConnection {
+final class ClientConnection: LoopDescriptorHandler {
     enum State { case resolving, connecting, handshaking, writing, reading, idle, closed }
 
     let origin: Origin

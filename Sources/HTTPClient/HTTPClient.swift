@@ -134,9 +134,13 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 /// An HTTP/1.1 client on Lede's own epoll event loops: keep-alive connection pools per origin and loop,
 /// bounded, with a queue of requests (each with its deadline) when a pool is busy; TLS through the system
 /// OpenSSL; name resolution off the loops, cached. It knows nothing of Wikipedia.
+///
+/// A call made on a server `EventLoop`'s thread (a handler's task runs there) uses pools kept on that very
+/// loop: the request is written, the answer read and the caller resumed without leaving the thread. Calls
+/// from anywhere else go to the client's own loop threads.
 public final class HTTPClient: Sendable {
     public struct Configuration: Sendable {
-        /// Event loops (threads) the client runs on.
+        /// Loop threads of the client's own, for calls made off the server's loops.
         public var loops = 1
         /// Connections per origin per loop, at most.
         public var connectionsPerOrigin = 16
@@ -154,21 +158,48 @@ public final class HTTPClient: Sendable {
     public var configuration: Configuration { shared.configuration }
     public var metrics: ClientMetrics { shared.metrics }
     let shared: ClientShared
+    private let own: [OwnLoop]
     let loops: [ClientLoop]
     private let next = Counter()
 
     public init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
         shared = ClientShared(configuration: configuration, tlsContext: try TLSContext(caFile: configuration.caFile))
+        var hosts: [OwnLoop] = []
         var made: [ClientLoop] = []
-        for i in 0..<max(1, configuration.loops) { made.append(try ClientLoop(id: i, shared: shared)) }
-        loops = made
-        for loop in loops { loop.start() }
+        for i in 0..<max(1, configuration.loops) {
+            let host = try OwnLoop()
+            let loop = ClientLoop(id: i, shared: shared, host: host)
+            host.client = loop
+            hosts.append(host); made.append(loop)
+        }
+        own = hosts; loops = made
+        for (i, host) in own.enumerated() { host.start(name: "lede-client-\(i)") }
     }
 
-    deinit { for loop in loops { loop.stop() } }
+    deinit { shutdown() }
 
-    /// Stops the loops; calls in flight fail.
-    public func shutdown() { for loop in loops { loop.stop() } }
+    /// Stops the client's loops and closes its connections on the server's loops; calls in flight fail.
+    public func shutdown() {
+        for host in own { host.stop() }
+        for loop in shared.takeAttached() { loop.execute { loop.close(.reset) } }
+    }
+
+    /// This client's pools on the server loop whose thread this is, if it is one.
+    private func currentServerLoop() -> ClientLoop? {
+        guard let server = EventLoop.current else { return nil }
+        let shared = self.shared
+        return server.attachment(ObjectIdentifier(shared)) {
+            let loop = ClientLoop(id: -1, shared: shared, host: server)
+            server.addTicker { [weak loop] now in loop?.tick(now: now) }
+            server.onStop { [weak loop, weak shared] in
+                guard let loop else { return }
+                loop.close(.reset)
+                shared?.detach(loop)
+            }
+            shared.attached(loop)
+            return loop
+        }
+    }
 
     /// Sends the request and returns the response, within `timeout` seconds in all.
     public func execute(_ request: ClientRequest, timeout: Double) async throws(HTTPClientError) -> ClientResponse {
@@ -184,9 +215,17 @@ public final class HTTPClient: Sendable {
         head += "\r\n"
         let bytes = Array(head.utf8) + request.body
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        let isHead = request.method == "HEAD", idempotent = request.isIdempotent
+        if let here = currentServerLoop() {
+            // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop).
+            let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
+                here.submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline, continuation: c))
+            }
+            return try result.get()
+        }
         let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
         let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
-            let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.isIdempotent,
+            let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent,
                                                     deadline: deadline, continuation: c))
             loop.execute { loop.submit(pending.value) }
         }
@@ -201,8 +240,20 @@ final class ClientShared: Sendable {
     let resolver = Resolver()
     let metrics = ClientMetrics()
     let tlsContext: TLSContext
+    private let attachedLock = NSLock()
+    nonisolated(unsafe) private var attachedLoops: [ClientLoop] = []   // only under attachedLock
     init(configuration: HTTPClient.Configuration, tlsContext: TLSContext) {
         self.configuration = configuration; self.tlsContext = tlsContext
+    }
+
+    /// Pools this client keeps on server loops, for `shutdown`.
+    func attached(_ loop: ClientLoop) { attachedLock.lock(); attachedLoops.append(loop); attachedLock.unlock() }
+    func detach(_ loop: ClientLoop) { attachedLock.lock(); attachedLoops.removeAll { $0 === loop }; attachedLock.unlock() }
+    func takeAttached() -> [ClientLoop] {
+        attachedLock.lock(); defer { attachedLock.unlock() }
+        let all = attachedLoops
+        attachedLoops.removeAll()
+        return all
     }
 }
 

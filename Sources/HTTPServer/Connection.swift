@@ -149,9 +149,10 @@ final class Connection {
             case .async(let work):
                 inFlight = true
                 let loop = self.loop
-                Task {
+                // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
+                Task(executorPreference: loop) {
                     let response = await work()
-                    loop.execute { [self] in self.asyncCompleted(response) }
+                    if loop.inLoop { self.asyncCompleted(response) } else { loop.execute { [self] in self.asyncCompleted(response) } }
                 }
             }
         case .methodNotAllowed(let allow):

@@ -4,7 +4,9 @@ import Glibc
 
 /// One thread, one epoll instance. Owns its connections; everything about a connection happens on its
 /// loop's thread. Other threads hand work in with `execute`, which wakes the loop through an eventfd.
-final class EventLoop: @unchecked Sendable {
+/// Other components (the upstream client) may share a loop: they register descriptors of their own, a
+/// ticker, and keep per-loop state as an attachment — all on the loop's thread (`EventLoop.current`).
+public final class EventLoop: @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
     let id: Int
     let core: ServerCore
     private let epfd: Int32
@@ -14,10 +16,19 @@ final class EventLoop: @unchecked Sendable {
     private(set) var connectionCount = 0
     private var taskLock = pthread_mutex_t()
     private var tasks: [() -> Void] = []
+    /// Jobs of Swift tasks that prefer this loop, enqueued on its own thread: run before it waits again.
+    private var localJobs: [UnownedJob] = []
+    private var thread: pthread_t?
+    /// Descriptors other components registered, and their tickers and per-loop state.
+    private var foreign: [Int32: LoopDescriptorHandler] = [:]
+    private var tickers: [(UInt64) -> Void] = []
+    private var lastForeignTick: UInt64 = 0
+    private var attachments: [ObjectIdentifier: AnyObject] = [:]
+    private var stopHooks: [() -> Void] = []
     private var reserveFD: Int32 = -1
     private var draining = false
     private var stopped = false
-    let readBuffer: UnsafeMutableRawBufferPointer
+    public let readBuffer: UnsafeMutableRawBufferPointer
     private var lastTick: UInt64 = 0
     private let tickNanos: UInt64
     private var lastEMFILELog: UInt64 = 0
@@ -52,7 +63,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `task` on this loop's thread.
-    func execute(_ task: @escaping () -> Void) {
+    public func execute(_ task: @escaping () -> Void) {
         pthread_mutex_lock(&taskLock)
         tasks.append(task)
         pthread_mutex_unlock(&taskLock)
@@ -60,13 +71,15 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func run() {
+        thread = pthread_self()
+        LoopThread.set(self)
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         lastTick = Syscall.monotonicNanos()
         while !stopped {
             let n = fds.withUnsafeMutableBufferPointer { f in
                 events.withUnsafeMutableBufferPointer { e in
-                    lede_epoll_wait(epfd, f.baseAddress, e.baseAddress, 256, Int32(tickNanos / 1_000_000))
+                    lede_epoll_wait(epfd, f.baseAddress, e.baseAddress, 256, tickers.isEmpty ? Int32(tickNanos / 1_000_000) : 10)
                 }
             }
             if n > 0 {
@@ -76,8 +89,14 @@ final class EventLoop: @unchecked Sendable {
                     if fd == wakeFD { _ = lede_eventfd_drain(wakeFD); runTasks() }
                     else if listeners.contains(fd) { acceptConnections(fd) }
                     else if Int(fd) < connections.count, let c = connections[Int(fd)] { c.handle(events: ev) }
+                    else { foreign[fd]?.handle(events: ev) }
                 }
             }
+            if !tickers.isEmpty {
+                let now = Syscall.monotonicNanos()
+                if now &- lastForeignTick >= 10_000_000 { lastForeignTick = now; for t in tickers { t(now) } }
+            }
+            runLocalJobs()
             flushLog()
             let now = Syscall.monotonicNanos()
             if now &- lastTick >= tickNanos {
@@ -86,13 +105,57 @@ final class EventLoop: @unchecked Sendable {
                 for c in connections where c != nil { c!.tick(now: now) }
                 flushLog()
             }
+            runLocalJobs()   // any a tick started, before the loop waits again
             if draining && connectionCount == 0 { stopped = true }
         }
+        for hook in stopHooks { hook() }
+        stopHooks.removeAll(); attachments.removeAll(); tickers.removeAll()
         for fd in listeners { close(fd) }
         listeners.removeAll()
         close(epfd); close(wakeFD)
         if reserveFD >= 0 { close(reserveFD) }
         core.loopStopped()
+    }
+
+    // MARK: - Sharing the loop (on its thread only)
+
+    /// The loop whose thread this is, if any.
+    public static var current: EventLoop? { LoopThread.current }
+
+    /// Watches `fd` for `handler` (readable and/or writable), level-triggered.
+    public func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
+        foreign[fd] = handler
+        _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
+    }
+
+    public func deregister(_ fd: Int32) {
+        foreign[fd] = nil
+        _ = lede_epoll_ctl(epfd, 3, fd, 0)
+    }
+
+    /// `tick` is called about every 10 ms with the monotonic time in nanoseconds.
+    public func addTicker(_ tick: @escaping (UInt64) -> Void) { tickers.append(tick) }
+
+    /// `hook` runs when the loop stops.
+    public func onStop(_ hook: @escaping () -> Void) { stopHooks.append(hook) }
+
+    /// Per-loop state of another component, made on first use.
+    public func attachment<T: AnyObject>(_ key: ObjectIdentifier, make: () -> T) -> T {
+        if let a = attachments[key] as? T { return a }
+        let a = make()
+        attachments[key] = a
+        return a
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inLoop: Bool { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+
+    private func runLocalJobs() {
+        while !localJobs.isEmpty {
+            let batch = localJobs
+            localJobs.removeAll(keepingCapacity: true)
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        }
     }
 
     private func runTasks() {
@@ -159,7 +222,7 @@ final class EventLoop: @unchecked Sendable {
         if draining { c.shutdownRequested() }
     }
 
-    func setInterest(_ fd: Int32, read: Bool, write: Bool) {
+    public func setInterest(_ fd: Int32, read: Bool, write: Bool) {
         _ = lede_epoll_ctl(epfd, 2, fd, (read ? 1 : 0) | (write ? 2 : 0))
     }
 
@@ -231,4 +294,39 @@ final class EventLoop: @unchecked Sendable {
         }
         logBuffer.removeAll(keepingCapacity: true)
     }
+}
+
+
+/// Swift tasks that prefer a loop (the server starts its async handlers so) run on its thread: a handler's
+/// awaits resume where its connection lives, and its answer is written without a thread hop.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        if inLoop {
+            localJobs.append(job)
+        } else {
+            execute { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+        }
+    }
+}
+
+/// The event loop running on the current thread, if any.
+enum LoopThread {
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    static func set(_ loop: EventLoop) { pthread_setspecific(key, Unmanaged.passUnretained(loop).toOpaque()) }
+
+    static var current: EventLoop? {
+        guard let p = pthread_getspecific(key) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(p).takeUnretainedValue()
+    }
+}
+
+/// A descriptor another component registered on a loop.
+public protocol LoopDescriptorHandler: AnyObject {
+    func handle(events: UInt32)
 }
