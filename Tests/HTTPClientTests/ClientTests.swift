@@ -39,7 +39,10 @@ final class ScriptedServer: @unchecked Sendable {   // @unchecked: `accepted` is
     func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
 
     /// Reads one request head (and a Content-Length body); nil at EOF.
-    static func readRequest(_ fd: Int32) -> String? {
+    static func readRequest(_ fd: Int32) -> String? { readMessage(fd)?.head }
+
+    /// Reads one message: its head and its Content-Length body; nil at EOF.
+    static func readMessage(_ fd: Int32) -> (head: String, body: [UInt8])? {
         var data = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -52,7 +55,7 @@ final class ScriptedServer: @unchecked Sendable {   // @unchecked: `accepted` is
                     if n <= 0 { return nil }
                     data += chunk[0..<n]
                 }
-                return head
+                return (head, Array(data[(end + 4)..<(end + 4 + length)]))
             }
             let n = recv(fd, &chunk, chunk.count, 0)
             if n <= 0 { return nil }

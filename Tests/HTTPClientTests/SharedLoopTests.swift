@@ -84,24 +84,7 @@ final class TestConnection {
 
     func get(_ path: String) throws -> (Int, String) {
         ScriptedServer.write(fd, "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
-        var data = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let end = data.indices.dropLast(3).first(where: { data[$0] == 13 && data[$0 + 1] == 10 && data[$0 + 2] == 13 && data[$0 + 3] == 10 }) {
-                let head = String(decoding: data[..<end], as: UTF8.self)
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
-                while data.count < end + 4 + length {
-                    let n = recv(fd, &chunk, chunk.count, 0)
-                    guard n > 0 else { throw NSError(domain: "closed", code: 0) }
-                    data += chunk[0..<n]
-                }
-                let status = Int(head.split(separator: " ")[1]) ?? 0
-                return (status, String(decoding: data[(end + 4)..<(end + 4 + length)], as: UTF8.self))
-            }
-            let n = recv(fd, &chunk, chunk.count, 0)
-            guard n > 0 else { throw NSError(domain: "closed", code: 0) }
-            data += chunk[0..<n]
-        }
+        guard let (head, body) = ScriptedServer.readMessage(fd) else { throw NSError(domain: "closed", code: 0) }
+        return (Int(head.split(separator: " ")[1]) ?? 0, String(decoding: body, as: UTF8.self))
     }
 }
