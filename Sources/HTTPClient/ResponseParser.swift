@@ -13,14 +13,33 @@ public struct ResponseHead: Sendable, Equatable {
 
     /// The first value of a field, by case-insensitive name.
     public func value(_ name: String) -> String? {
-        fields.first { $0.name.utf8.count == name.utf8.count && $0.name.lowercased() == name.lowercased() }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of a field, comma lists split and trimmed.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name.lowercased() }
-            .flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: [" ", "\t"]) } }
-            .filter { !$0.isEmpty }
+        var out: [String] = []
+        for f in fields where Self.sameName(f.name, name) {
+            for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                let t = Self.trimmed(part)
+                if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) }
+            }
+        }
+        return out
+    }
+
+    /// ASCII case-insensitive equality of field names (tokens are ASCII), without allocating.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.utf8.elementsEqual(b.utf8) { x, y in (x | 0x20) == (y | 0x20) && ((x | 0x20) >= 97 && (x | 0x20) <= 122 || x == y) }
+    }
+
+    /// Without leading and trailing spaces and tabs.
+    static func trimmed(_ s: Substring.UTF8View) -> Substring.UTF8View {
+        var t = s
+        while let f = t.first, f == 32 || f == 9 { t = t.dropFirst() }
+        while let l = t.last, l == 32 || l == 9 { t = t.dropLast() }
+        return t
     }
 }
 
@@ -273,8 +292,9 @@ public struct ResponseParser {
     static func framing(of h: ResponseHead, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
         if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
         let te = h.values("Transfer-Encoding").map { $0.lowercased() }
-        let lengths = h.fields.filter { $0.name.lowercased() == "content-length" }.flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: [" ", "\t"]) }
+        let lengths = h.fields.filter { ResponseHead.sameName($0.name, "content-length") }
+            .flatMap { $0.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) }
+            .map { String(decoding: ResponseHead.trimmed($0), as: UTF8.self) }
         if !te.isEmpty {
             guard lengths.isEmpty else { throw .malformed("both Transfer-Encoding and Content-Length") }
             guard te.last == "chunked" else {

@@ -33,25 +33,39 @@ public struct UpstreamRequest: Sendable, Equatable {
     }
 
     public static func formEncode(_ items: [(String, String)]) -> String {
-        items.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+        var out: [UInt8] = []
+        out.reserveCapacity(items.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 } * 2)
+        for (i, (k, v)) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: "&")) }
+            appendPercentEncoded(k, keep: ":", to: &out)
+            out.append(UInt8(ascii: "="))
+            appendPercentEncoded(v, keep: ":", to: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Encodes everything but RFC 3986 unreserved characters (and keeps `:` readable for `morelike:`).
     public static func percentEncode(_ s: String, keep: String = ":") -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count * 3)
+        appendPercentEncoded(s, keep: keep, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(UnicodeScalar(b))
+                out.append(b)
             default:
-                if keep.utf8.contains(b) { out.unicodeScalars.append(UnicodeScalar(b)) } else {
-                    let hex = Array("0123456789ABCDEF".unicodeScalars)
-                    out.unicodeScalars.append("%"); out.unicodeScalars.append(hex[Int(b >> 4)]); out.unicodeScalars.append(hex[Int(b & 15)])
+                if keep.utf8.contains(b) { out.append(b) } else {
+                    out.append(UInt8(ascii: "%")); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
                 }
             }
         }
-        return out
     }
 }
 
