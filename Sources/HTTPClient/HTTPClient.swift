@@ -317,6 +317,8 @@ public final class ClientMetrics: @unchecked Sendable {   // @unchecked: `rows` 
         family("lede_upstream_connections_open", "gauge", "Upstream connections open, per origin (all loops).") { $0.open }
         family("lede_upstream_connections_created_total", "counter", "Upstream connections made, per origin.") { $0.created }
         family("lede_upstream_requests_total", "counter", "Requests sent upstream, per origin (requests per connection: this over created).") { $0.requests }
+        out += "# HELP lede_upstream_requests_per_connection Requests sent per connection made, per origin (keep-alive at work).\n# TYPE lede_upstream_requests_per_connection gauge\n"
+        for (origin, r) in all { out += "lede_upstream_requests_per_connection{origin=\"\(origin)\"} \(r.created == 0 ? 0 : Double(r.requests) / Double(r.created))\n" }
         family("lede_upstream_requests_reused_total", "counter", "Requests sent on a kept-alive connection.") { $0.reused }
         family("lede_upstream_tls_handshakes_total", "counter", "TLS handshakes completed, per origin.") { $0.handshakes }
         family("lede_upstream_pool_waits_total", "counter", "Requests that waited for a free pooled connection.") { $0.queued }

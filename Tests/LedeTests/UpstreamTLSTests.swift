@@ -31,6 +31,10 @@ final class UpstreamTLSTests: XCTestCase {
         let metrics = String(decoding: m.body, as: UTF8.self)
         XCTAssertTrue(metrics.contains("lede_upstream_tls_handshakes_total{origin=\"https://localhost:\(port)\"} 1"), metrics)
         XCTAssertTrue(metrics.contains("lede_upstream_connections_created_total{origin=\"https://localhost:\(port)\"} 1"), metrics)
+        let requests = metrics.split(separator: "\n").first { $0.hasPrefix("lede_upstream_requests_total{origin=\"https://localhost:\(port)\"}") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? 0
+        XCTAssertGreaterThanOrEqual(requests, 2, "two titles, one connection")
+        XCTAssertTrue(metrics.contains("lede_upstream_requests_per_connection{origin=\"https://localhost:\(port)\"} \(requests).0"), metrics)
     }
 
     func testACertificateThatDoesNotVerifyIsA502ThatSaysSo() throws {
