@@ -161,11 +161,26 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
         return NotificationPage(list: n.list ?? [], count: n.count, rawcount: n.rawcount ?? 0, continue: n.continue)
     }
 
+    /// The badge's call: the whole answer is validated, but only `rawcount` (and an `error`) is read out of it,
+    /// with no `Codable` machinery — this runs on every app open.
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
-        let (q, _) = try await action(Self.notificationsRequest(lang, authorization, .unread, 1, nil), as: UnreadCountQuery.self)
-        guard let n = q.notifications else { throw UpstreamError.malformed("no query.notifications in the answer") }
-        return n.rawcount ?? 0
+        let req = Self.notificationsRequest(lang, authorization, .unread, 1, nil)
+        let response = try await actionAnswer(req)
+        let found: [[String]: JSONPaths.Value]
+        do { found = try JSONPaths.values(response.body, at: Self.unreadPaths) } catch {
+            throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
+        }
+        if let error = found[["error"]] {
+            guard error.kind == .object, let code = found[["error", "code"]], code.kind == .string else {
+                throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
+            }
+            try actionError(code.text, req, response)
+        }
+        guard found[["query", "notifications"]]?.kind == .object else { throw UpstreamError.malformed("no query.notifications in the answer") }
+        return found[["query", "notifications", "rawcount"]]?.lenientInt ?? 0
     }
+
+    static let unreadPaths = [["error"], ["error", "code"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
 
     public func csrfToken(lang: LanguageCode, authorization: String) async throws -> String {
         let (q, _) = try await action(Self.tokenRequest(lang, authorization), as: TokensQuery.self)
@@ -329,35 +344,43 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
 
     /// Action API: errors come as `{"error":{"code","info"}}`, usually with HTTP 200.
     func action<Q: Decodable>(_ req: UpstreamRequest, as type: Q.Type) async throws -> (Q, Int) {
-        let (response, _) = try await exchange(req)
-        switch response.status {
-        case 200..<300: break
-        case 401, 403: throw UpstreamError.notAuthorised
-        case 404: throw UpstreamError.notFound("not found upstream")
-        default: throw UpstreamError.unavailable(status: response.status)
-        }
+        let response = try await actionAnswer(req)
         let envelope = try decode(ActionEnvelope<Q>.self, response.body, kind: req.kind)
-        if let e = envelope.error {
-            if Self.authErrorCodes.contains(e.code) || e.code.hasPrefix("mwoauth-invalid-authorization") { throw UpstreamError.notAuthorised }
-            if e.code == "ratelimited" || e.code == "maxlag" {
-                // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
-                let origin = self.origin(lang: req.lang)
-                let wait = guards.backOff(origin: origin, kind: req.kind,
-                                          seconds: guards.retryAfterSeconds(response.headers["retry-after"]) ?? guards.settings.defaultRetryAfter)
-                logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("error", e.code), ("retry_after", "\(wait)")])
-                throw UpstreamError.rateLimited(retryAfter: wait)
-            }
-            if e.code == "readonly" || e.code.hasPrefix("internal_api_error") {
-                throw UpstreamError.unavailable(status: 503)
-            }
-            throw UpstreamError.malformed("upstream API error '\(e.code)'")
-        }
+        if let e = envelope.error { try actionError(e.code, req, response) }
         guard let q = envelope.query else {
             // A generator with no results answers without `query` at all.
             if let empty = Self.emptyQuery(Q.self) { return (empty, response.body.count) }
             throw UpstreamError.malformed("\(req.kind): no query in the answer")
         }
         return (q, response.body.count)
+    }
+
+    /// An Action API exchange whose status is a success (anything else thrown as what it means).
+    func actionAnswer(_ req: UpstreamRequest) async throws -> UpstreamResponse {
+        let (response, _) = try await exchange(req)
+        switch response.status {
+        case 200..<300: return response
+        case 401, 403: throw UpstreamError.notAuthorised
+        case 404: throw UpstreamError.notFound("not found upstream")
+        default: throw UpstreamError.unavailable(status: response.status)
+        }
+    }
+
+    /// What an Action API `{"error":{"code"}}` means; always throws.
+    func actionError(_ code: String, _ req: UpstreamRequest, _ response: UpstreamResponse) throws -> Never {
+        if Self.authErrorCodes.contains(code) || code.hasPrefix("mwoauth-invalid-authorization") { throw UpstreamError.notAuthorised }
+        if code == "ratelimited" || code == "maxlag" {
+            // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
+            let origin = self.origin(lang: req.lang)
+            let wait = guards.backOff(origin: origin, kind: req.kind,
+                                      seconds: guards.retryAfterSeconds(response.headers["retry-after"]) ?? guards.settings.defaultRetryAfter)
+            logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("error", code), ("retry_after", "\(wait)")])
+            throw UpstreamError.rateLimited(retryAfter: wait)
+        }
+        if code == "readonly" || code.hasPrefix("internal_api_error") {
+            throw UpstreamError.unavailable(status: 503)
+        }
+        throw UpstreamError.malformed("upstream API error '\(code)'")
     }
 
     private static func emptyQuery<Q: Decodable>(_ type: Q.Type) -> Q? {

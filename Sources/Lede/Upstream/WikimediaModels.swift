@@ -258,16 +258,6 @@ struct NotificationsQuery: Decodable {
     var notifications: Notifications?
 }
 
-/// The badge's reading of a notifications answer: `rawcount` only, the list left undecoded.
-struct UnreadCountQuery: Decodable {
-    struct Notifications: Decodable {
-        var rawcount: Int?
-        enum CodingKeys: String, CodingKey { case rawcount }
-        init(from decoder: Decoder) throws { rawcount = try decoder.container(keyedBy: CodingKeys.self).lenientInt(.rawcount) }
-    }
-    var notifications: Notifications?
-}
-
 struct TokensQuery: Decodable {
     struct Tokens: Decodable {
         var csrftoken: String?
