@@ -56,7 +56,7 @@ public final class LedeApp: @unchecked Sendable {
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)
-        AnimalRoutes.register(on: router)
+        AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }

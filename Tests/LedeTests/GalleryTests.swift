@@ -194,4 +194,22 @@ final class RGalleryLiveTests: XCTestCase {
         XCTAssertTrue(String(decoding: svg.body, as: UTF8.self).hasPrefix("<svg"))
         XCTAssertEqual((json(try get("/animals/tags"))["tags"] as? [String])?.first, "africa")
     }
+
+    /// Each distinct query is encoded (and compressed) once: the same query in another order is the same
+    /// prepared answer, gzip and identity alike, and a conditional request is a 304.
+    func testAnimalsAnswersArePreparedPerDistinctQuery() throws {
+        let a = try get("/animals?tags=pet,bird&favorites=6,2")
+        let b = try get("/animals?favorites=2,6&tags=bird,pet")
+        XCTAssertEqual(a.status, 200)
+        XCTAssertEqual(a.body, b.body)
+        let etag = try XCTUnwrap(a.headers["etag"])
+        XCTAssertEqual(b.headers["etag"], etag)
+        XCTAssertEqual(a.headers["cache-control"], "public, max-age=300")
+        let all = try get("/animals"), gz = try get("/animals", "Accept-Encoding: gzip\r\n")
+        XCTAssertEqual(gz.headers["content-encoding"], "gzip", "the whole list is large enough to compress")
+        XCTAssertNotEqual(gz.headers["etag"], all.headers["etag"], "each representation has its own strong ETag")
+        XCTAssertEqual(try get("/animals", "Accept-Encoding: gzip\r\n").body, gz.body)
+        XCTAssertEqual(try get("/animals?tags=bird,pet&favorites=2,6", "If-None-Match: \(etag)\r\n").status, 304)
+        XCTAssertNotEqual(try get("/animals?tags=bird&favorites=6,2").body, a.body, "another query, another answer")
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 
 enum AnimalRoutes {
@@ -10,15 +11,21 @@ enum AnimalRoutes {
     struct ListBody: Encodable { var items: [Item]; var count: Int; var message: String? }
     struct TagsBody: Encodable { var tags: [String] }
 
-    static func register(on router: Router) {
+    /// `responses`: the prepared answers of each distinct query (normalised: tags and favorites sorted), bounded LRU.
+    static func register(on router: Router, responses: UpstreamCache) {
         router.get("/animals") { ctx in
             do {
                 let tags = Set(try Animals.list(ctx.request.queryParameter("tags"), name: "tags"))
                 let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
                 let only = try Animals.flag(ctx.request.queryParameter("favoritesOnly"), name: "favoritesOnly")
+                let key = "animals:\(tags.sorted().joined(separator: ","))|\(favorites.sorted().map(String.init).joined(separator: ","))|\(only)"
+                if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
                 let items = Animals.filter(tags: tags, favorites: favorites, favoritesOnly: only).map { Item($0, favorites: favorites) }
                 let body = ListBody(items: items, count: items.count, message: items.isEmpty ? Animals.noAnimalsMessage : nil)
-                return .response(Responses.json(body, cacheControl: "public, max-age=300"))
+                let bytes = [UInt8]((try? Responses.encoder.encode(body)) ?? Data("{}".utf8))
+                let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: ["Cache-Control": "public, max-age=300"])
+                responses.insert(key, prepared, cost: bytes.count + (prepared.gzip?.count ?? 0), ttl: 300)
+                return .response(.prepared(prepared))
             } catch { return .response(Responses.problem(error)) }
         }
         let tags = Responses.json(TagsBody(tags: Animals.tags), cacheControl: "public, max-age=3600")

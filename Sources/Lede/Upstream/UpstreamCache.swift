@@ -78,6 +78,13 @@ public final class UpstreamCache: @unchecked Sendable {
         return freshValue(key, now: clock(), as: T.self)
     }
 
+    /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call).
+    public func insert<T: Sendable>(_ key: String, _ value: T, cost: Int, ttl: Double) {
+        lock.lock(); defer { lock.unlock() }
+        counters.misses += 1
+        store(key, value, cost: cost, expires: clock() + ttl)
+    }
+
     /// How a lookup was answered.
     public enum Source: String, Sendable { case hit, miss, coalesced, stale }
 
