@@ -57,7 +57,7 @@ public final class LedeApp: @unchecked Sendable {
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)
-        GalleryRoutes.register(on: router, reddit: reddit)
+        GalleryRoutes.register(on: router, reddit: reddit, responses: responses)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
 

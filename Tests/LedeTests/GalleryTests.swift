@@ -143,12 +143,23 @@ final class RGalleryLiveTests: XCTestCase {
         XCTAssertEqual(second.headers["x-cache"], "HIT"); XCTAssertEqual(json(second)["source"] as? String, "cache")
         XCTAssertEqual(reddit.calls.value, 1)
         XCTAssertEqual((json(second)["items"] as? [Any])?.count, 5)
+        // Warm: the prepared grid, the same bytes each time, gzip too, and 304 on its ETag; still one upstream call.
+        let third = try get("/images?q=CATS")
+        XCTAssertEqual(third.body, second.body)
+        XCTAssertEqual(third.headers["x-cache"], "HIT")
+        XCTAssertEqual(third.headers["vary"], "Accept-Encoding, Accept-Language")
+        let etag = try XCTUnwrap(third.headers["etag"])
+        XCTAssertEqual(try get("/images?q=cats", "If-None-Match: \(etag)\r\n").status, 304)
+        XCTAssertEqual(try get("/images?q=cats", "Accept-Encoding: gzip\r\n").headers["content-encoding"], "gzip")
+        XCTAssertEqual(reddit.calls.value, 1)
     }
 
     /// Seed 003, "search bar … show the error screen": no image posts, or no such subreddit → NO_RESULT.
     func testNoResultsInTheUsersLanguage() throws {
         let it = json(try get("/images?q=AskReddit", "Accept-Language: it\r\n"))
         XCTAssertEqual(it["message"] as? String, "Nessun risultato"); XCTAssertEqual((it["items"] as? [Any])?.count, 0)
+        XCTAssertEqual(json(try get("/images?q=AskReddit"))["message"] as? String, "No results", "each message language its own prepared grid")
+        XCTAssertEqual(json(try get("/images?q=AskReddit", "Accept-Language: it\r\n"))["message"] as? String, "Nessun risultato")
         XCTAssertEqual(json(try get("/images?q=nsfw_pics"))["message"] as? String, "No results")
         let missing = try get("/images?q=no_such_subreddit_x")
         XCTAssertEqual(missing.status, 200); XCTAssertEqual(json(missing)["message"] as? String, "No results")

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 
 enum GalleryRoutes {
@@ -9,17 +10,34 @@ enum GalleryRoutes {
     }
     struct DetailBody: Encodable { var image: GalleryImage; var related: [GalleryImage] }
 
-    static func register(on router: Router, reddit: RedditClient) {
+    static let imagesHit: HTTPHeaders = ["Cache-Control": "public, max-age=60", "Vary": "Accept-Encoding, Accept-Language", "X-Cache": "HIT"]
+    /// How long a prepared grid is served: a minute, like its max-age (the listing behind it is kept five; a grid
+    /// prepared from a cached listing may be served up to a minute past that listing's own time).
+    static let preparedTTL: Double = 60
+
+    /// `responses`: prepared grids per keyword and message language, bounded LRU.
+    static func register(on router: Router, reddit: RedditClient, responses: UpstreamCache) {
         router.get("/images") { ctx in
             let q: String
             do { q = try keyword(ctx.request) } catch { return .response(Responses.problem(error)) }
-            let acceptLanguage = ctx.request.headers["Accept-Language"]
+            // The answer depends on the keyword and, for an empty grid, on the message's language: one prepared
+            // answer per pair, served on the loop while the listing behind it is fresh.
+            let message = RedditRules.noResultsMessage(acceptLanguage: ctx.request.headers["Accept-Language"])
+            let key = "images:\(q.lowercased())|\(message)"
+            if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
             return Responses.async {
                 let (items, source) = try await reddit.images(q)
                 let fromCache = source == .hit || source == .stale
-                let body = ListBody(query: q, source: fromCache ? "cache" : "api", items: items,
-                                    message: items.isEmpty ? RedditRules.noResultsMessage(acceptLanguage: acceptLanguage) : nil)
-                var response = Responses.json(body, cacheControl: "public, max-age=60", headers: ["Vary": "Accept-Encoding, Accept-Language"])
+                func body(_ from: String) -> ListBody { ListBody(query: q, source: from, items: items, message: items.isEmpty ? message : nil) }
+                if source != .stale {
+                    // What the next requests get: the same grid, now from the cache.
+                    let bytes = [UInt8]((try? Responses.encoder.encode(body("cache"))) ?? Data("{}".utf8))
+                    let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: Self.imagesHit)
+                    responses.insert(key, prepared, cost: bytes.count + (prepared.gzip?.count ?? 0), ttl: Self.preparedTTL)
+                    if fromCache { return .prepared(prepared) }
+                }
+                var response = Responses.json(body(fromCache ? "cache" : "api"), cacheControl: "public, max-age=60",
+                                              headers: ["Vary": "Accept-Encoding, Accept-Language"])
                 response.headers.set("X-Cache", fromCache ? "HIT" : "MISS")
                 return response
             }
