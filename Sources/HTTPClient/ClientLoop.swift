@@ -20,7 +20,6 @@ extension EventLoop: ClientHost {}
 /// One client's connection pools on one host loop. Everything about its connections happens on the host's
 /// thread; other threads hand work in with `execute`.
 final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the connections are touched on the host's thread only.
-    let id: Int
     /// Strong: a server loop may stop before the client does. The cycle (a host keeps its client loop) is
     /// broken when the host stops: an own loop lets go of it, a server loop drops its attachments.
     let host: ClientHost
@@ -28,8 +27,7 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
     let shared: ClientShared
     private var stopped = false
 
-    init(id: Int, shared: ClientShared, host: ClientHost) {
-        self.id = id
+    init(shared: ClientShared, host: ClientHost) {
         self.shared = shared
         self.host = host
     }
@@ -67,11 +65,9 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
 
 /// The client's own loop thread: one epoll instance for calls made off the server's loops (tests, tools,
 /// background refreshes). The same CLinux epoll/eventfd machinery as the server's loops.
-final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
+final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all state is touched on the loop thread only, but `wake`, which locks its own.
     private let epfd: Int32
-    private let wakeFD: Int32
-    private var taskLock = pthread_mutex_t()
-    private var tasks: [() -> Void] = []
+    private let wake: WakeQueue
     private var stopped = false
     private var handlers: [Int32: LoopDescriptorHandler] = [:]
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -80,10 +76,9 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
 
     init() throws(HTTPClientError) {
         epfd = lede_epoll_create()
-        wakeFD = lede_eventfd()
-        guard epfd >= 0, wakeFD >= 0 else { throw .connect("epoll/eventfd: \(String(cString: strerror(errno)))") }
-        _ = lede_epoll_ctl(epfd, 1, wakeFD, 1)
-        pthread_mutex_init(&taskLock, nil)
+        guard epfd >= 0, let wake = WakeQueue() else { throw .connect("epoll/eventfd: \(String(cString: strerror(errno)))") }
+        self.wake = wake
+        _ = lede_epoll_ctl(epfd, 1, wake.fd, 1)
     }
 
     func start(name: String) {
@@ -98,10 +93,7 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
     }
 
     func execute(_ task: @escaping () -> Void) {
-        pthread_mutex_lock(&taskLock)
-        tasks.append(task)
-        pthread_mutex_unlock(&taskLock)
-        _ = lede_eventfd_signal(wakeFD)
+        wake.enqueue(task)
     }
 
     func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
@@ -129,7 +121,7 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
             if n > 0 {
                 for i in 0..<Int(n) {
                     let fd = fds[i]
-                    if fd == wakeFD { _ = lede_eventfd_drain(wakeFD); runTasks() }
+                    if fd == wake.fd { wake.drain() }
                     else { handlers[fd]?.handle(events: events[i]) }
                 }
             }
@@ -141,16 +133,8 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
         }
         client.close(.reset)
         client = nil
-        Glibc.close(epfd); Glibc.close(wakeFD)
+        Glibc.close(epfd)
         readBuffer.deallocate()
-    }
-
-    private func runTasks() {
-        pthread_mutex_lock(&taskLock)
-        let batch = tasks
-        tasks.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&taskLock)
-        for t in batch { t() }
     }
 }
 
@@ -523,10 +507,7 @@ final class ClientConnection: LoopDescriptorHandler {
         let wasBusy = state != .idle && state != .closed
         teardown()
         p?.finish(.failure(e))
-        if wasBusy || p != nil {
-            pool.loopConnections.removeAll { $0 === self }
-            pool.released(self, reusable: false)
-        }
+        if wasBusy || p != nil { pool.released(self, reusable: false) }   // teardown left the busy list
     }
 
     private func teardown() {

@@ -168,7 +168,7 @@ public final class HTTPClient: Sendable {
         var made: [ClientLoop] = []
         for i in 0..<max(1, configuration.loops) {
             let host = try OwnLoop()
-            let loop = ClientLoop(id: i, shared: shared, host: host)
+            let loop = ClientLoop(shared: shared, host: host)
             host.client = loop
             hosts.append(host); made.append(loop)
         }
@@ -189,7 +189,7 @@ public final class HTTPClient: Sendable {
         guard let server = EventLoop.current else { return nil }
         let shared = self.shared
         return server.attachment(ObjectIdentifier(shared)) {
-            let loop = ClientLoop(id: -1, shared: shared, host: server)
+            let loop = ClientLoop(shared: shared, host: server)
             server.addTicker { [weak loop] now in loop?.tick(now: now) }
             server.onStop { [weak loop, weak shared] in
                 guard let loop else { return }

@@ -6,16 +6,14 @@ import Glibc
 /// loop's thread. Other threads hand work in with `execute`, which wakes the loop through an eventfd.
 /// Other components (the upstream client) may share a loop: they register descriptors of their own, a
 /// ticker, and keep per-loop state as an attachment — all on the loop's thread (`EventLoop.current`).
-public final class EventLoop: @unchecked Sendable {   // @unchecked: all state but `tasks` is touched on the loop thread only; `tasks` under `taskLock`.
+public final class EventLoop: @unchecked Sendable {   // @unchecked: all state is touched on the loop thread only, but `wake`, which locks its own.
     let id: Int
     let core: ServerCore
     private let epfd: Int32
-    private let wakeFD: Int32
+    private let wake: WakeQueue
     private var listeners: [Int32] = []
     private var connections: [Connection?] = Array(repeating: nil, count: 1024)
     private(set) var connectionCount = 0
-    private var taskLock = pthread_mutex_t()
-    private var tasks: [() -> Void] = []
     /// Jobs of Swift tasks that prefer this loop, enqueued on its own thread: run before it waits again.
     private var localJobs: [UnownedJob] = []
     private var thread: pthread_t?
@@ -44,10 +42,9 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state b
         self.id = id
         self.core = core
         epfd = lede_epoll_create()
-        wakeFD = lede_eventfd()
-        guard epfd >= 0, wakeFD >= 0 else { throw Syscall.BindError(description: "epoll/eventfd: \(String(cString: strerror(errno)))") }
-        _ = lede_epoll_ctl(epfd, 1, wakeFD, 1)
-        pthread_mutex_init(&taskLock, nil)
+        guard epfd >= 0, let wake = WakeQueue() else { throw Syscall.BindError(description: "epoll/eventfd: \(String(cString: strerror(errno)))") }
+        self.wake = wake
+        _ = lede_epoll_ctl(epfd, 1, wake.fd, 1)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         tickNanos = UInt64(max(0.01, core.configuration.tickInterval) * 1e9)
@@ -64,10 +61,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state b
 
     /// Runs `task` on this loop's thread.
     public func execute(_ task: @escaping () -> Void) {
-        pthread_mutex_lock(&taskLock)
-        tasks.append(task)
-        pthread_mutex_unlock(&taskLock)
-        _ = lede_eventfd_signal(wakeFD)
+        wake.enqueue(task)
     }
 
     func run() {
@@ -86,7 +80,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state b
                 refreshDate()
                 for i in 0..<Int(n) {
                     let fd = fds[i], ev = events[i]
-                    if fd == wakeFD { _ = lede_eventfd_drain(wakeFD); runTasks() }
+                    if fd == wake.fd { wake.drain() }
                     else if listeners.contains(fd) { acceptConnections(fd) }
                     else if Int(fd) < connections.count, let c = connections[Int(fd)] { c.handle(events: ev) }
                     else { foreign[fd]?.handle(events: ev) }
@@ -112,7 +106,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state b
         stopHooks.removeAll(); attachments.removeAll(); tickers.removeAll()
         for fd in listeners { close(fd) }
         listeners.removeAll()
-        close(epfd); close(wakeFD)
+        close(epfd)
         if reserveFD >= 0 { close(reserveFD) }
         core.loopStopped()
     }
@@ -156,14 +150,6 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state b
             localJobs.removeAll(keepingCapacity: true)
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
         }
-    }
-
-    private func runTasks() {
-        pthread_mutex_lock(&taskLock)
-        let batch = tasks
-        tasks.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&taskLock)
-        for t in batch { t() }
     }
 
     // MARK: - Accept

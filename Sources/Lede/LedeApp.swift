@@ -14,10 +14,11 @@ public final class LedeApp: @unchecked Sendable {
     /// The upstream HTTP client of the live transports (nil when everything is embedded or injected).
     public let client: HTTPClient?
 
-    /// The HTTP client for these options: `--upstream-connections`, `--upstream-ca`, one loop per server loop.
+    /// The HTTP client for these options: `--upstream-connections`, `--upstream-ca`. Handlers' calls use pools
+    /// on the server's own loops; one loop thread of the client's own serves the rare calls made elsewhere.
     /// Throws when the CA file cannot be loaded.
     public static func makeClient(_ options: Options) throws(HTTPClientError) -> HTTPClient {
-        try HTTPClient(configuration: .init(loops: max(1, min(options.server.loops, 4)), connectionsPerOrigin: options.upstreamConnections,
+        try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: options.upstreamConnections,
                                             caFile: options.upstreamCA))
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPServer
 
 enum AnimalRoutes {
@@ -22,10 +21,7 @@ enum AnimalRoutes {
                 if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
                 let items = Animals.filter(tags: tags, favorites: favorites, favoritesOnly: only).map { Item($0, favorites: favorites) }
                 let body = ListBody(items: items, count: items.count, message: items.isEmpty ? Animals.noAnimalsMessage : nil)
-                let bytes = [UInt8]((try? Responses.encoder.encode(body)) ?? Data("{}".utf8))
-                let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: ["Cache-Control": "public, max-age=300"])
-                responses.insert(key, prepared, cost: bytes.count + (prepared.gzip?.count ?? 0), ttl: 300)
-                return .response(.prepared(prepared))
+                return .response(.prepared(Responses.keep(body, headers: ["Cache-Control": "public, max-age=300"], in: responses, key: key, ttl: 300)))
             } catch { return .response(Responses.problem(error)) }
         }
         let tags = Responses.json(TagsBody(tags: Animals.tags), cacheControl: "public, max-age=3600")

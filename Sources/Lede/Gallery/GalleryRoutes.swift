@@ -1,4 +1,3 @@
-import Foundation
 import HTTPServer
 
 enum GalleryRoutes {
@@ -31,9 +30,7 @@ enum GalleryRoutes {
                 func body(_ from: String) -> ListBody { ListBody(query: q, source: from, items: items, message: items.isEmpty ? message : nil) }
                 if source != .stale {
                     // What the next requests get: the same grid, now from the cache.
-                    let bytes = [UInt8]((try? Responses.encoder.encode(body("cache"))) ?? Data("{}".utf8))
-                    let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: Self.imagesHit)
-                    responses.insert(key, prepared, cost: bytes.count + (prepared.gzip?.count ?? 0), ttl: Self.preparedTTL)
+                    let prepared = Responses.keep(body("cache"), headers: Self.imagesHit, in: responses, key: key, ttl: Self.preparedTTL)
                     if fromCache { return .prepared(prepared) }
                 }
                 var response = Responses.json(body(fromCache ? "cache" : "api"), cacheControl: "public, max-age=60",

@@ -34,13 +34,26 @@ public enum Responses {
         let kept = fields
         return async {
             let body: PreparedBody = try await cache.value(key, ttl: Double(ttl)) {
-                let value = try await make()   // upstream errors propagate
-                let bytes = [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
-                let prepared = PreparedBody(contentType: "application/json", bytes: bytes, headers: kept)
-                return (prepared, bytes.count + (prepared.gzip?.count ?? 0))
+                let prepared = preparedBody(try await make(), headers: kept)   // upstream errors propagate
+                return (prepared, cost(of: prepared))
             }
             return .prepared(body)
         }
+    }
+
+    /// `value` encoded once, with its gzip representation and strong ETags.
+    public static func preparedBody<T: Encodable>(_ value: T, headers: HTTPHeaders) -> PreparedBody {
+        PreparedBody(contentType: "application/json", bytes: [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8)), headers: headers)
+    }
+
+    /// What a prepared body weighs in a cache: both representations.
+    public static func cost(of body: PreparedBody) -> Int { body.identity.count + (body.gzip?.count ?? 0) }
+
+    /// Prepares `value` and keeps it under `key` for `ttl` seconds (for answers built on the spot).
+    public static func keep<T: Encodable>(_ value: T, headers: HTTPHeaders, in cache: UpstreamCache, key: String, ttl: Double) -> PreparedBody {
+        let prepared = preparedBody(value, headers: headers)
+        cache.insert(key, prepared, cost: cost(of: prepared), ttl: ttl)
+        return prepared
     }
 
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.

@@ -12,12 +12,8 @@ enum JSONPaths {
         /// An integer from a JSON number (integral) or a string holding one, as the lenient decoders read it.
         var lenientInt: Int? {
             switch kind {
-            case .number:
-                if let n = Int(text) { return n }
-                if let d = Double(text), d.isFinite, d == d.rounded(), abs(d) < 9e15 { return Int(d) }
-                return nil
-            case .string:
-                return Int(text.trimmingCharacters(in: [" "]))
+            case .number: return Int(text) ?? Double(text).flatMap(LenientNumber.int)
+            case .string: return LenientNumber.int(string: text)
             default: return nil
             }
         }

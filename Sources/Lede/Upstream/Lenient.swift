@@ -52,11 +52,8 @@ extension KeyedDecodingContainer {
     /// A whole number from a JSON number (integral) or from a string holding one (`"1473272185"`).
     func lenientInt(_ key: Key) -> Int? {
         if let n = try? decode(Int.self, forKey: key) { return n }
-        if let d = try? decode(Double.self, forKey: key), d.isFinite, d == d.rounded(), abs(d) < 9e15 { return Int(d) }
-        if let s = try? decode(String.self, forKey: key) {
-            let t = s.trimmingCharacters(in: .whitespaces)
-            if let n = Int(t) { return n }
-        }
+        if let d = try? decode(Double.self, forKey: key), let n = LenientNumber.int(d) { return n }
+        if let s = try? decode(String.self, forKey: key) { return LenientNumber.int(string: s) }
         return nil
     }
 
@@ -88,4 +85,12 @@ extension KeyedDecodingContainer {
         counter?.add(kind, items.count - out.count)
         return out
     }
+}
+
+/// The rules for whole numbers Lede reads leniently, for the `Codable` decoders and the path reader alike.
+enum LenientNumber {
+    /// An integral, finite JSON number within exact range.
+    static func int(_ d: Double) -> Int? { d.isFinite && d == d.rounded() && abs(d) < 9e15 ? Int(d) : nil }
+    /// A string holding a whole number (`"1473272185"`), spaces around allowed.
+    static func int(string s: String) -> Int? { Int(s.trimmingCharacters(in: .whitespaces)) }
 }
