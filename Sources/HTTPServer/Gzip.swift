@@ -3,9 +3,14 @@ import CZlib
 /// gzip through the system zlib.
 public enum Gzip {
     public static func compress(_ input: [UInt8], level: Int32 = 6) -> [UInt8]? {
-        var stream = z_stream()
         // windowBits 15 + 16 selects the gzip wrapper.
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+        deflated(input, level: level, windowBits: 15 + 16, flush: Z_FINISH, done: Z_STREAM_END)
+    }
+
+    /// One zlib deflate call over all of `input` with `flush`; nil unless it returns `done` having read everything.
+    static func deflated(_ input: [UInt8], level: Int32, windowBits: Int32, flush: Int32, done: Int32) -> [UInt8]? {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
@@ -15,10 +20,10 @@ public enum Gzip {
                 stream.avail_in = UInt32(inp.count)
                 stream.next_out = out.baseAddress
                 stream.avail_out = UInt32(out.count)
-                return deflate(&stream, Z_FINISH)
+                return deflate(&stream, flush)
             }
         }
-        guard result == Z_STREAM_END else { return nil }
+        guard result == done, stream.avail_in == 0, stream.avail_out > 0 else { return nil }
         output.removeSubrange(Int(stream.total_out)...)
         return output
     }

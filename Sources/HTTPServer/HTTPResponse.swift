@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable {
         case bytes([UInt8])
         /// Bytes encoded once and shared between responses: compressed once, with strong ETags.
         case prepared(PreparedBody)
+        /// Fragments encoded (and compressed) once, assembled per request with a few per-request bytes.
+        case assembled(AssembledBody)
     }
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
@@ -30,6 +32,11 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, contentType: "text/plain; charset=utf-8", bytes: Array(string.utf8))
     }
 
+    /// A body assembled from fragments (its Content-Type and ETag travel with it).
+    public static func assembled(_ body: AssembledBody, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers, body: .assembled(body))
+    }
+
     /// A shared, pre-encoded body (its Content-Type travels with it).
     public static func prepared(_ body: PreparedBody, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         HTTPResponse(status: status, headers: headers, body: .prepared(body))
@@ -39,6 +46,7 @@ public struct HTTPResponse: Sendable {
         switch body {
         case .bytes(let b): return b.count
         case .prepared(let p): return p.identity.count
+        case .assembled(let a): return a.count
         }
     }
 }
@@ -89,9 +97,26 @@ public final class PreparedBody: Sendable {
 
 /// 64-bit FNV-1a as 16 hex digits: the strong ETag of a representation.
 public enum FNV1a {
-    public static func hash(_ bytes: [UInt8]) -> String {
-        var h: UInt64 = 0xcbf29ce484222325
-        for b in bytes { h ^= UInt64(b); h = h &* 0x100000001b3 }
+    public static let offset: UInt64 = 0xcbf29ce484222325
+    public static let prime: UInt64 = 0x100000001b3
+
+    public static func hash(_ bytes: [UInt8]) -> String { hex(value(bytes)) }
+
+    public static func value(_ bytes: [UInt8]) -> UInt64 {
+        var h = offset
+        for b in bytes { h ^= UInt64(b); h = h &* prime }
+        return h
+    }
+
+    /// Folds a 64-bit word into `h`, byte by byte.
+    public static func mix(_ h: UInt64, _ word: UInt64) -> UInt64 {
+        var h = h
+        for shift in stride(from: 0, to: 64, by: 8) { h ^= (word >> UInt64(shift)) & 0xff; h = h &* prime }
+        return h
+    }
+
+    /// 16 lowercase hex digits.
+    public static func hex(_ h: UInt64) -> String {
         let s = String(h, radix: 16)
         return String(repeating: "0", count: 16 - s.count) + s
     }

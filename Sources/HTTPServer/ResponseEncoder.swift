@@ -45,6 +45,8 @@ enum ResponseEncoder {
             contentType = summary.contentType ?? p.contentType
             varies = p.gzip != nil
             if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
+        case .assembled(let a):
+            return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: request, keepAlive: keepAlive, date: date)
         }
         if status == 200, let inm = request.ifNoneMatch, let etag, matches(ifNoneMatch: inm, etag: etag) { status = 304 }
         appendStatusLine(status, date: date, to: &out)
@@ -53,6 +55,22 @@ enum ResponseEncoder {
         appendTail(request, keepAlive: keepAlive, to: &out)
         if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
         return finish(body, into: &out)
+    }
+
+    /// An assembled body: the representation's bytes are put together only when they are sent (not for HEAD or 304).
+    private static func encodeAssembled(_ a: AssembledBody, status: Int, fields: [(name: String, value: String)], summary: FieldSummary,
+                                        into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
+        var status = status
+        let varies = a.offersGzip && summary.contentEncoding == nil
+        let gzipped = varies && request.acceptsGzip
+        let etag = summary.etag ?? (gzipped ? a.gzipETag : a.etag)
+        if status == 200, let inm = request.ifNoneMatch, matches(ifNoneMatch: inm, etag: etag) { status = 304 }
+        appendStatusLine(status, date: date, to: &out)
+        appendFields(fields, summary: summary, status: status, contentType: summary.contentType ?? a.contentType, etag: etag, gzipped: gzipped,
+                     varies: varies, bodyCount: gzipped ? a.gzipCount : a.count, to: &out)
+        appendTail(request, keepAlive: keepAlive, to: &out)
+        if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
+        return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
     }
 
     @inline(__always)

@@ -199,6 +199,40 @@ final class LiveServerTests: XCTestCase {
         XCTAssertNil(small.header("Content-Encoding"), "small bodies are sent as they are")
     }
 
+    func testAssembledBodyIsTheConcatenationInBothRepresentationsWithETagsAnd304() throws {
+        let c = try client()
+        c.send("GET /assembled?who=ann HTTP/1.1\r\nHost: t\r\n\r\n")
+        let plain = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(plain.status, 200)
+        XCTAssertEqual(plain.header("Content-Type"), "application/json")
+        XCTAssertEqual(plain.header("Vary"), "Accept-Encoding")
+        XCTAssertEqual(plain.header("Cache-Control"), "private, max-age=60")
+        let decoded = try JSONSerialization.jsonObject(with: Data(plain.body)) as? [String: Any]
+        XCTAssertEqual(decoded?["who"] as? String, "ann")
+        XCTAssertEqual((decoded?["parts"] as? [[String]])?.count, 4)
+        c.send("GET /assembled?who=ann HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        let zipped = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(zipped.header("Content-Encoding"), "gzip")
+        XCTAssertEqual(Gzip.decompress(zipped.body), plain.body, "concatenated deflate streams inflate to the identity bytes")
+        XCTAssertLessThan(zipped.body.count, plain.body.count / 3)
+        let tag = try XCTUnwrap(plain.header("ETag")), gzTag = try XCTUnwrap(zipped.header("ETag"))
+        XCTAssertNotEqual(tag, gzTag)
+        // HEAD: the same fields and length, no body.
+        c.send("HEAD /assembled?who=ann HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        let head = try XCTUnwrap(c.readResponse(head: true))
+        XCTAssertEqual(head.header("Content-Length"), "\(zipped.body.count)")
+        XCTAssertEqual(head.header("ETag"), gzTag)
+        // 304 on either tag; another user's literal changes the tag.
+        c.send("GET /assembled?who=ann HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 304)
+        c.send("GET /assembled?who=ann HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(gzTag)\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 304)
+        c.send("GET /assembled?who=bob HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n")
+        let other = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(other.status, 200)
+        XCTAssertNotEqual(other.header("ETag"), tag)
+    }
+
     func testRequestIDIsEchoedOrGenerated() throws {
         let c = try client()
         c.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-ID: abc-123\r\n\r\n")

@@ -108,6 +108,39 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertEqual(r.0, 0); XCTAssertNil(r.1)
     }
 
+    func testAssembledGzipInflatesToTheIdentityBytesForAnyMixOfPieces() {
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            var body = AssembledBody()
+            var expected: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...8, using: &rng) {
+                let n = [0, 1, 7, 300, 5_000, 70_000][Int.random(in: 0..<6, using: &rng)]
+                let bytes = (0..<n).map { _ in UInt8.random(in: 32...(round.isMultiple(of: 2) ? 40 : 126), using: &rng) }
+                if Bool.random(using: &rng) { body.append(BodyFragment(bytes)) } else { body.append(literal: bytes) }
+                expected += bytes
+            }
+            XCTAssertEqual(body.identityBytes(), expected)
+            XCTAssertEqual(body.count, expected.count)
+            let gz = body.gzipBytes()
+            XCTAssertEqual(gz.count, body.gzipCount)
+            XCTAssertEqual(Gzip.decompress(gz), expected, "round \(round)")
+        }
+    }
+
+    func testAssembledETagFollowsFragmentsAndLiterals() {
+        let a = BodyFragment("{\"a\":1}"), b = BodyFragment("{\"b\":2}")
+        func tag(_ pieces: [Any]) -> String {
+            var body = AssembledBody()
+            for p in pieces { if let f = p as? BodyFragment { body.append(f) } else { body.append(literal: p as! String) } }
+            return body.etag
+        }
+        XCTAssertEqual(tag([a, ",", b]), tag([a, ",", b]))
+        XCTAssertNotEqual(tag([a, ",", b]), tag([b, ",", a]))
+        XCTAssertNotEqual(tag([a, ",", b]), tag([a, ";", b]))
+        XCTAssertNotEqual(tag([a, b]), tag([a, ",", b]))
+        XCTAssertEqual(tag(["x", "y"]), tag(["xy"]), "literals are bytes, however they are split")
+    }
+
     func testCounterTableCountsEveryKeyAcrossGrowth() {
         var table = CounterTable()
         var expected: [Int: Int] = [:]

@@ -1,0 +1,164 @@
+import CZlib
+
+/// A piece of a body encoded once and shared between responses: its bytes, the same bytes compressed as a raw
+/// deflate stream that ends on a byte boundary with no final block (a full flush, so streams of different
+/// fragments concatenate into one valid deflate stream), their CRC-32 and a 64-bit identity (FNV-1a of the bytes).
+/// Immutable; safe to share between event loops.
+public final class BodyFragment: Sendable {
+    public let bytes: [UInt8]
+    public let deflated: [UInt8]
+    public let crc: UInt32
+    public let identity: UInt64
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        self.deflated = Deflate.flushed(bytes) ?? Deflate.stored(bytes)
+        self.crc = Deflate.crc(bytes)
+        self.identity = FNV1a.value(bytes)
+    }
+
+    public convenience init(_ string: String) { self.init(Array(string.utf8)) }
+}
+
+/// A body assembled per request from fragments encoded once and the few bytes that differ per request
+/// (literals). Its identity representation is the concatenation; its gzip representation concatenates the
+/// fragments' deflate streams (literals as stored blocks), ends the stream and combines the CRCs — nothing is
+/// compressed per request. Its strong ETag comes from the fragments' identities and the literals' bytes, never from
+/// hashing the assembled body.
+public struct AssembledBody: Sendable {
+    public enum Piece: Sendable {
+        case fragment(BodyFragment)
+        case literal([UInt8])
+    }
+
+    public let contentType: String
+    public private(set) var pieces: [Piece] = []
+    /// Identity length.
+    public private(set) var count = 0
+    private var hash: UInt64 = FNV1a.offset
+
+    public init(contentType: String = "application/json", capacity: Int = 16) {
+        self.contentType = contentType
+        pieces.reserveCapacity(capacity)
+    }
+
+    public mutating func append(_ fragment: BodyFragment) {
+        guard !fragment.bytes.isEmpty else { return }
+        pieces.append(.fragment(fragment))
+        count += fragment.bytes.count
+        // The fragment's identity enters the tag as one 64-bit word, marked so it cannot collide with literal bytes.
+        hash = FNV1a.mix(hash ^ 0xff, fragment.identity)
+    }
+
+    /// Per-request bytes; consecutive literals merge into one piece.
+    public mutating func append<S: Sequence>(literal bytes: S) where S.Element == UInt8 {
+        var l: [UInt8] = []
+        if case .literal(let last)? = pieces.last { l = last; pieces.removeLast() }
+        let before = l.count
+        for b in bytes { l.append(b); hash = (hash ^ UInt64(b)) &* FNV1a.prime }
+        count += l.count - before
+        if !l.isEmpty { pieces.append(.literal(l)) }
+    }
+
+    public mutating func append(literal string: String) {
+        var s = string
+        s.withUTF8 { append(literal: $0) }
+    }
+
+    /// The strong ETag of the identity representation.
+    public var etag: String { "\"" + FNV1a.hex(hash) + "\"" }
+    /// The strong ETag of the gzip representation.
+    public var gzipETag: String { "\"" + FNV1a.hex(hash) + "-gz\"" }
+
+    /// Whether a gzip representation is offered (the same threshold as other bodies).
+    public var offersGzip: Bool { count > Compression.threshold && Compression.isCompressible(contentType) }
+
+    public func identityBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        for p in pieces {
+            switch p {
+            case .fragment(let f): out.append(contentsOf: f.bytes)
+            case .literal(let l): out.append(contentsOf: l)
+            }
+        }
+        return out
+    }
+
+    /// The gzip member's size, computed without building it.
+    public var gzipCount: Int {
+        var n = Deflate.gzipHeader.count + Deflate.finalBlock.count + 8
+        for p in pieces {
+            switch p {
+            case .fragment(let f): n += f.deflated.count
+            case .literal(let l): n += Deflate.storedCount(l.count)
+            }
+        }
+        return n
+    }
+
+    public func gzipBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(gzipCount)
+        out.append(contentsOf: Deflate.gzipHeader)
+        var crc: UInt32 = 0
+        for p in pieces {
+            switch p {
+            case .fragment(let f):
+                out.append(contentsOf: f.deflated)
+                crc = Deflate.combine(crc, f.crc, f.bytes.count)
+            case .literal(let l):
+                Deflate.appendStored(l, to: &out)
+                crc = Deflate.combine(crc, Deflate.crc(l), l.count)
+            }
+        }
+        out.append(contentsOf: Deflate.finalBlock)
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
+        let size = UInt32(truncatingIfNeeded: count)
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: size >> UInt32(shift))) }
+        return out
+    }
+}
+
+/// Raw deflate pieces that concatenate (RFC 1951 blocks ending on a byte boundary, none of them final).
+enum Deflate {
+    /// gzip member header: deflate, no flags, no mtime, no extra flags, OS unknown (RFC 1952).
+    static let gzipHeader: [UInt8] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]
+    /// An empty fixed-Huffman block with BFINAL set: ends the concatenated stream.
+    static let finalBlock: [UInt8] = [0x03, 0x00]
+    static let maxStored = 65_535
+
+    /// `bytes` as one raw deflate stream ended by a full flush (no final block); nil if zlib fails.
+    static func flushed(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
+        Gzip.deflated(bytes, level: level, windowBits: -15, flush: Z_FULL_FLUSH, done: Z_OK)
+    }
+
+    /// `bytes` as non-final stored blocks.
+    static func stored(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        appendStored(bytes, to: &out)
+        return out
+    }
+
+    static func storedCount(_ n: Int) -> Int { n + 5 * max(1, (n + maxStored - 1) / maxStored) }
+
+    static func appendStored(_ bytes: [UInt8], to out: inout [UInt8]) {
+        var start = 0
+        repeat {
+            let n = min(maxStored, bytes.count - start)
+            out.append(0)   // BFINAL 0, BTYPE 00, padded to the byte boundary
+            out.append(UInt8(n & 0xff)); out.append(UInt8(n >> 8))
+            out.append(UInt8(~n & 0xff)); out.append(UInt8((~n >> 8) & 0xff))
+            out.append(contentsOf: bytes[start..<(start + n)])
+            start += n
+        } while start < bytes.count
+    }
+
+    static func crc(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, UInt32($0.count))) }
+    }
+
+    static func combine(_ a: UInt32, _ b: UInt32, _ lengthOfB: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: crc32_combine(UInt(a), UInt(b), off_t(lengthOfB)))
+    }
+}
