@@ -42,8 +42,12 @@ public struct AssembledBody: Sendable {
         pieces.reserveCapacity(capacity)
     }
 
+    /// Fragments shorter than this are copied as literal bytes: a deflate block of their own would cost more than it saves.
+    public static let smallFragment = 48
+
     public mutating func append(_ fragment: BodyFragment) {
         guard !fragment.bytes.isEmpty else { return }
+        if fragment.bytes.count < Self.smallFragment { append(literal: fragment.bytes); return }
         pieces.append(.fragment(fragment))
         count += fragment.bytes.count
         // The fragment's identity enters the tag as one 64-bit word, marked so it cannot collide with literal bytes.

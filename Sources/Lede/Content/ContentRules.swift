@@ -25,12 +25,18 @@ public enum ContentRules {
         for page in result.pages where isReadableArticle(page) {
             guard let c = page.coordinates?.first, let point = Coordinate(latitude: c.lat, longitude: c.lon) else { continue }
             var card = Card(page: page, lang: lang)
-            card.distanceMeters = (Geo.distance(user, point) * 10).rounded() / 10
-            card.bearingDegrees = (Geo.bearing(user, point) * 10).rounded() / 10
-            if card.bearingDegrees == 360 { card.bearingDegrees = 0 }
+            (card.distanceMeters, card.bearingDegrees) = distanceAndBearing(from: user, to: point)
             cards.append(card)
         }
         return cards.sorted { ($0.distanceMeters ?? 0, $0.title) < ($1.distanceMeters ?? 0, $1.title) }
+    }
+
+    /// Distance in metres and initial bearing in degrees [0, 360), both to a tenth, as cards carry them.
+    public static func distanceAndBearing(from user: Coordinate, to point: Coordinate) -> (Double, Double) {
+        let distance = (Geo.distance(user, point) * 10).rounded() / 10
+        var bearing = (Geo.bearing(user, point) * 10).rounded() / 10
+        if bearing == 360 { bearing = 0 }
+        return (distance, bearing)
     }
 
     /// Search: prefix results first; full-text results appended without duplicates when prefix gave fewer than

@@ -43,6 +43,9 @@ public struct FeedRequest: Sendable, Equatable {
     public var continueTitle: String?
     public var backgroundedAt: Date?
 
+    /// Whether any shared section is asked for.
+    public var wantsShared: Bool { sections.contains { $0.isShared } }
+
     /// Whether the request carries anything personal (then the answer is `private`).
     public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil }
 

@@ -13,12 +13,17 @@ public final class FeedService: @unchecked Sendable {
     private let lock = ReadWriteLock()
     private var prepared: [PreparedKey: (body: PreparedBody, expires: Double)] = [:]
     private let maxPrepared = 512
+    /// Personal sections' fragments: "Because you read" and "Continue reading" by language and normalised title,
+    /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
+    let fragments: UpstreamCache
 
-    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.sectionTimeout = sectionTimeout
         self.now = now
         self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
+        self.fragments = UpstreamCache(limits: fragmentLimits, clock: { now().timeIntervalSinceReferenceDate })
     }
 
     /// How a section came out. A placeholder's `reason` and `retryAfterSeconds` come from it.
@@ -40,17 +45,22 @@ public final class FeedService: @unchecked Sendable {
         }
     }
 
+    /// One section encoded (and compressed) once.
     struct Fragment: Sendable {
         var kind: SectionKind
-        var bytes: [UInt8]
+        var body: BodyFragment
         var status: Status
     }
 
+    /// The sections every user of a language and date shares, with the feed's head (date, generatedAt, lang).
     struct SharedPart: Sendable {
         var fragments: [SectionKind: Fragment]
+        var date: FeedDate
+        var lang: String
         var generatedAt: String
         var expires: Date
-        var hasPlaceholder: Bool { fragments.values.contains { $0.status != .ok } }
+        var head: BodyFragment
+        var cost: Int { fragments.values.reduce(head.bytes.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
     }
 
     static let encoder: JSONEncoder = {
@@ -59,15 +69,15 @@ public final class FeedService: @unchecked Sendable {
         return e
     }()
 
-    static func encode<T: Encodable>(_ section: FeedSection<T>) -> [UInt8] {
-        [UInt8]((try? encoder.encode(section)) ?? Data("{}".utf8))
+    static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
     func placeholder(_ kind: SectionKind, _ status: Status) -> Fragment {
         var retry = retryAfterSeconds
         if case .backingOff(let seconds) = status { retry = seconds }
         let section = FeedSection<NoItem>(kind: kind, status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
-        return Fragment(kind: kind, bytes: Self.encode(section), status: status)
+        return Fragment(kind: kind, body: BodyFragment(Self.encode(section)), status: status)
     }
 
     func status(of error: Error) -> Status {
@@ -85,14 +95,14 @@ public final class FeedService: @unchecked Sendable {
     func sharedTTL(isToday: Bool, placeholders: Bool) -> Double { placeholders ? 5 : (isToday ? 300 : 3_600) }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
-        let key = "shared:\(lang.code):\(date):\(isToday)"
+        let key = "shared:\(lang.code):\(date):\(isToday)"   // = sharedKey(request)
         // The build itself never throws: failures become placeholders, cached briefly.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.expires.timeIntervalSince(now()) }
         let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor) { [self] () async throws -> (SharedPart, Int) in
             let built = await buildShared(lang: lang, date: date, isToday: isToday)
-            return (built, built.fragments.values.reduce(0) { $0 + $1.bytes.count })
+            return (built, built.cost)
         }
-        return part ?? SharedPart(fragments: [:], generatedAt: Timestamp.iso8601(), expires: now())
+        return part ?? Self.sharedPart([:], date: date, lang: lang.code, expires: now())
     }
 
     private func buildShared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
@@ -104,21 +114,21 @@ public final class FeedService: @unchecked Sendable {
         switch await featured {
         case .ok(let feed):
             if let tfa = feed.tfa {
-                fragments[.featured] = Fragment(kind: .featured, bytes: Self.encode(FeedSection(kind: .featured, items: [Card(summary: tfa, lang: lang)])), status: .ok)
+                fragments[.featured] = Fragment(kind: .featured, body: BodyFragment(Self.encode(FeedSection(kind: .featured, items: [Card(summary: tfa, lang: lang)]))), status: .ok)
             }
             if let most = feed.mostread, !most.articles.isEmpty {
-                fragments[.mostRead] = Fragment(kind: .mostRead, bytes: Self.encode(FeedSection(kind: .mostRead, items: FeedRules.mostRead(most, lang: lang))), status: .ok)
+                fragments[.mostRead] = Fragment(kind: .mostRead, body: BodyFragment(Self.encode(FeedSection(kind: .mostRead, items: FeedRules.mostRead(most, lang: lang)))), status: .ok)
             }
             if let image = feed.image {
-                fragments[.pictureOfTheDay] = Fragment(kind: .pictureOfTheDay, bytes: Self.encode(FeedSection(kind: .pictureOfTheDay, items: [FeedRules.picture(image, lang: lang.code)])), status: .ok)
+                fragments[.pictureOfTheDay] = Fragment(kind: .pictureOfTheDay, body: BodyFragment(Self.encode(FeedSection(kind: .pictureOfTheDay, items: [FeedRules.picture(image, lang: lang.code)]))), status: .ok)
             }
             if isToday, let news = feed.news, !news.isEmpty {
                 let items = news.map { NewsItem(story: $0.story, links: ($0.links ?? []).map { Card(summary: $0, lang: lang) }) }
-                fragments[.news] = Fragment(kind: .news, bytes: Self.encode(FeedSection(kind: .news, items: items)), status: .ok)
+                fragments[.news] = Fragment(kind: .news, body: BodyFragment(Self.encode(FeedSection(kind: .news, items: items))), status: .ok)
             }
             if let events = feed.onthisday, !events.isEmpty {
                 let items = events.map { OnThisDayItem(text: $0.text, year: $0.year, pages: ($0.pages ?? []).map { Card(summary: $0, lang: lang) }) }
-                fragments[.onThisDay] = Fragment(kind: .onThisDay, bytes: Self.encode(FeedSection(kind: .onThisDay, items: items)), status: .ok)
+                fragments[.onThisDay] = Fragment(kind: .onThisDay, body: BodyFragment(Self.encode(FeedSection(kind: .onThisDay, items: items))), status: .ok)
             }
         case .timeout:
             for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, .timeout) }
@@ -126,60 +136,59 @@ public final class FeedService: @unchecked Sendable {
             for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, status(of: e)) }
         }
         switch await random {
-        case .ok(let card): fragments[.random] = Fragment(kind: .random, bytes: Self.encode(FeedSection(kind: .random, items: [card])), status: .ok)
+        case .ok(let card): fragments[.random] = Fragment(kind: .random, body: BodyFragment(Self.encode(FeedSection(kind: .random, items: [card]))), status: .ok)
         case .timeout: fragments[.random] = placeholder(.random, .timeout)
         case .failed(let e): fragments[.random] = placeholder(.random, status(of: e))
         }
         let hasPlaceholder = fragments.values.contains { $0.status != .ok }
-        return SharedPart(fragments: fragments, generatedAt: Timestamp.iso8601(),
-                          expires: now().addingTimeInterval(sharedTTL(isToday: isToday, placeholders: hasPlaceholder)))
+        return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, placeholders: hasPlaceholder)))
+    }
+
+    static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date) -> SharedPart {
+        let generatedAt = Timestamp.iso8601()
+        return SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
+                          head: BodyFragment(head(date: date, generatedAt: generatedAt, lang: lang)))
     }
 
     // MARK: - The feed
 
-    /// The response for a request without personal parameters, if a prepared one is fresh: answered on the
-    /// event loop with no upstream work and no encoding.
+    /// The response when every part the request needs is at hand: answered on the event loop with no upstream
+    /// work and no encoding. A feed without personal parameters is a prepared body; a personal one is assembled
+    /// from the cached shared part, the cached personal fragments and the per-request numbers.
     public func cachedResponse(for request: FeedRequest) -> HTTPResponse? {
-        guard !request.isPersonal else { return nil }
-        let key = PreparedKey(request)
-        let t = now().timeIntervalSinceReferenceDate
-        return lock.withReadLock {
-            guard let entry = prepared[key], entry.expires > t else { return nil }
-            return .prepared(entry.body)
+        if !request.isPersonal {
+            let key = PreparedKey(request)
+            let t = now().timeIntervalSinceReferenceDate
+            return lock.withReadLock {
+                guard let entry = prepared[key], entry.expires > t else { return nil }
+                return .prepared(entry.body)
+            }
         }
+        var part: SharedPart?
+        if request.wantsShared {
+            guard let cached = sharedCache.cachedValue(sharedKey(request), as: SharedPart.self) else { return nil }
+            part = cached
+        }
+        var personal = PersonalParts()
+        for kind in Self.personalKinds where request.sections.contains(kind) {
+            switch personalKey(kind, request) {
+            case nil: continue
+            case let key?:
+                guard let value = fragments.cachedValue(key, as: PersonalPart.self) else { return nil }
+                personal[kind] = value
+            }
+        }
+        do { return try assemble(request, shared: part, personal: personal) } catch { return Responses.problem(error) }
     }
 
     public func feed(_ request: FeedRequest) async throws -> HTTPResponse {
-        let wantsShared = request.sections.contains { $0.isShared }
-        async let sharedPart: SharedPart? = wantsShared ? shared(lang: request.lang, date: request.date, isToday: request.isToday) : nil
-        async let personal = personalFragments(request)
+        async let sharedPart: SharedPart? = request.wantsShared ? shared(lang: request.lang, date: request.date, isToday: request.isToday) : nil
+        async let personal = personalParts(request)
         let part = await sharedPart
-        let personalParts = await personal
-
-        var chosen: [Fragment] = []
-        for kind in request.sections {
-            if kind.isShared { if let f = part?.fragments[kind] { chosen.append(f) } }
-            else if let f = personalParts[kind] { chosen.append(f) }
-        }
-        if !chosen.isEmpty && chosen.allSatisfy({ $0.status != .ok }) {
-            let timeouts = chosen.allSatisfy { $0.status == .timeout }
-            let waits = chosen.compactMap { f -> Int? in if case .backingOff(let s) = f.status { return s }; return nil }
-            if waits.count == chosen.count, let wait = waits.max() {
-                throw Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
-                              headers: ["Retry-After": "\(wait)"])
-            }
-            throw Problem(status: timeouts ? 504 : 502, slug: timeouts ? "upstream-timeout" : "upstream-unavailable",
-                          detail: "No section of the feed could be loaded from Wikipedia. Retry shortly.", headers: ["Retry-After": "\(retryAfterSeconds)"])
-        }
-        var body = Array("{\"date\":\"\(request.date)\",\"generatedAt\":\"\(part?.generatedAt ?? Timestamp.iso8601())\",\"lang\":\"\(request.lang.code)\",\"sections\":[".utf8)
-        for (i, f) in chosen.enumerated() {
-            if i > 0 { body.append(44) }
-            body.append(contentsOf: f.bytes)
-        }
-        body.append(contentsOf: Array("]}".utf8))
-
-        if !request.isPersonal {
-            let prepared = PreparedBody(contentType: "application/json", bytes: body, headers: headers(request))
+        let response = try assemble(request, shared: part, personal: await personal)
+        if !request.isPersonal, case .assembled(let body) = response.body {
+            // Kept whole: compressed once as one stream, answered on the loop until the shared part expires.
+            let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: headers(request))
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
             let t = now().timeIntervalSinceReferenceDate
             lock.withWriteLock {
@@ -188,47 +197,151 @@ public final class FeedService: @unchecked Sendable {
             }
             return .prepared(prepared)
         }
-        var h = headers(request)
-        h.set("ETag", "\"\(FNV1a.hash(body))\"")
-        return .json(body, headers: h)
+        return response
     }
 
-    func personalFragments(_ request: FeedRequest) async -> [SectionKind: Fragment] {
-        let api = self.api, lang = request.lang, t = sectionTimeout
-        async let because: Fragment? = {
-            guard request.sections.contains(.becauseYouRead), let source = request.because else { return nil }
-            switch await withDeadline(t, { try await api.related(lang: lang, title: source) }) {
-            case .ok(let r):
-                return Fragment(kind: .becauseYouRead, bytes: Self.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(r, source: source, lang: lang, limit: 3),
-                                                                                  source: ArticleTitle.display(source))), status: .ok)
-            case .timeout: return placeholder(.becauseYouRead, .timeout)
-            case .failed(let e): return placeholder(.becauseYouRead, status(of: e))
+    /// The feed body: the shared part's head, then each chosen section's fragment (the nearby section with this
+    /// user's numbers), joined by commas. A problem when every chosen section is a placeholder.
+    func assemble(_ request: FeedRequest, shared part: SharedPart?, personal: PersonalParts) throws -> HTTPResponse {
+        var body = AssembledBody(capacity: 24)
+        if let part, part.date == request.date, part.lang == request.lang.code {
+            body.append(part.head)
+        } else {
+            body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.iso8601(), lang: request.lang.code))
+        }
+        var chosen = 0
+        var statuses: [Status] = []
+        for kind in request.sections {
+            if kind.isShared {
+                guard let f = part?.fragments[kind] else { continue }
+                if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                body.append(f.body); statuses.append(f.status); chosen += 1
+            } else {
+                switch personal[kind] {
+                case .section(let f)?:
+                    if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                    body.append(f.body); statuses.append(f.status); chosen += 1
+                case .nearby(let cell)?:
+                    guard let point = request.nearby else { continue }
+                    if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                    cell.append(to: &body, user: point, radius: Double(Self.nearbyRadius)); statuses.append(.ok); chosen += 1
+                case .absent?, nil:
+                    continue
+                }
             }
-        }()
-        async let nearby: Fragment? = {
-            guard request.sections.contains(.nearby), let point = request.nearby else { return nil }
-            switch await withDeadline(t, { try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: 10_000) }) {
-            case .ok(let r):
-                return Fragment(kind: .nearby, bytes: Self.encode(FeedSection(kind: .nearby, items: ContentRules.nearby(r, from: point, lang: lang),
-                                                                          latitude: point.latitude, longitude: point.longitude)), status: .ok)
-            case .timeout: return placeholder(.nearby, .timeout)
-            case .failed(let e): return placeholder(.nearby, status(of: e))
+        }
+        if let problem = allPlaceholders(statuses) { throw problem }
+        body.append(literal: Self.tail)
+        return .assembled(body, headers: headers(request))
+    }
+
+    /// Every chosen section failed: one problem instead of a feed of placeholders.
+    func allPlaceholders(_ statuses: [Status]) -> Problem? {
+        guard !statuses.isEmpty, statuses.allSatisfy({ $0 != .ok }) else { return nil }
+        let waits = statuses.compactMap { s -> Int? in if case .backingOff(let w) = s { return w }; return nil }
+        if waits.count == statuses.count, let wait = waits.max() {
+            return Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
+                           headers: ["Retry-After": "\(wait)"])
+        }
+        let timeouts = statuses.allSatisfy { $0 == .timeout }
+        return Problem(status: timeouts ? 504 : 502, slug: timeouts ? "upstream-timeout" : "upstream-unavailable",
+                       detail: "No section of the feed could be loaded from Wikipedia. Retry shortly.", headers: ["Retry-After": "\(retryAfterSeconds)"])
+    }
+
+    static func head(date: FeedDate, generatedAt: String, lang: String) -> String {
+        "{\"date\":\"\(date)\",\"generatedAt\":\"\(generatedAt)\",\"lang\":\"\(lang)\",\"sections\":["
+    }
+    static let tail = Array("]}".utf8)
+
+    // MARK: - Personal sections
+
+    /// A personal section as kept: an encoded section, a nearby cell (numbers written per request), or nothing
+    /// (the continue-reading article no longer exists).
+    enum PersonalPart: Sendable {
+        case section(Fragment)
+        case nearby(NearbyCell)
+        case absent
+
+        var cost: Int {
+            switch self {
+            case .section(let f): return f.body.bytes.count + f.body.deflated.count
+            case .nearby(let cell): return cell.cost
+            case .absent: return 64
             }
-        }()
-        let showContinue = FeedRequest.showsContinueReading(backgroundedAt: request.backgroundedAt, now: now())
-        async let cont: Fragment? = {
-            guard request.sections.contains(.continueReading), showContinue, let title = request.continueTitle else { return nil }
-            switch await withDeadline(t, { try await api.summary(lang: lang, title: title) }) {
-            case .ok(let s): return Fragment(kind: .continueReading, bytes: Self.encode(FeedSection(kind: .continueReading, items: [Card(summary: s, lang: lang)])), status: .ok)
-            case .timeout: return placeholder(.continueReading, .timeout)
-            case .failed(let e):
-                if case UpstreamError.notFound = e { return nil }   // the article is gone: no card, not a retry
-                return placeholder(.continueReading, status(of: e))
+        }
+    }
+
+    typealias PersonalParts = [SectionKind: PersonalPart]
+
+    static let personalKinds: [SectionKind] = [.becauseYouRead, .nearby, .continueReading]
+    static let nearbyRadius = 10_000
+    /// How long a personal fragment is kept: as long as the content route answers of the same data.
+    static func ttl(_ kind: SectionKind) -> Double { kind == .becauseYouRead ? 600 : 300 }
+
+    /// The fragment cache key of a personal section this request shows, or nil when it does not show it.
+    func personalKey(_ kind: SectionKind, _ r: FeedRequest) -> String? {
+        switch kind {
+        case .becauseYouRead:
+            guard let title = r.because else { return nil }
+            return "because:\(r.lang.code):\(ArticleTitle.normalise(title))"
+        case .continueReading:
+            guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: now()) else { return nil }
+            return "continue:\(r.lang.code):\(ArticleTitle.normalise(title))"
+        case .nearby:
+            guard let point = r.nearby else { return nil }
+            return "nearby:\(r.lang.code):\(GeoCell(point).key)"
+        default:
+            return nil
+        }
+    }
+
+    /// Builds (or finds) each personal part within the section deadline; failures become placeholders, which
+    /// are never kept (the upstream cache and guard decide when to try again).
+    func personalParts(_ request: FeedRequest) async -> PersonalParts {
+        await withTaskGroup(of: (SectionKind, PersonalPart?).self) { group in
+            for kind in Self.personalKinds where request.sections.contains(kind) {
+                guard let key = personalKey(kind, request) else { continue }
+                group.addTask { [self] in
+                    let outcome = await withDeadline(sectionTimeout) { [self] in
+                        try await fragments.value(key, ttl: Self.ttl(kind)) { [self] () async throws -> (PersonalPart, Int) in
+                            let part = try await buildPersonal(kind, request)
+                            return (part, part.cost)
+                        }
+                    }
+                    switch outcome {
+                    case .ok(let part): return (kind, part)
+                    case .timeout: return (kind, .section(placeholder(kind, .timeout)))
+                    case .failed(let e): return (kind, .section(placeholder(kind, status(of: e))))
+                    }
+                }
             }
-        }()
-        var out: [SectionKind: Fragment] = [:]
-        for f in [await because, await nearby, await cont].compactMap({ $0 }) { out[f.kind] = f }
-        return out
+            var out = PersonalParts()
+            for await (kind, part) in group { if let part { out[kind] = part } }
+            return out
+        }
+    }
+
+    func buildPersonal(_ kind: SectionKind, _ r: FeedRequest) async throws -> PersonalPart {
+        let lang = r.lang
+        switch kind {
+        case .becauseYouRead:
+            let source = r.because!
+            let result = try await api.related(lang: lang, title: source)
+            let section = FeedSection(kind: .becauseYouRead, items: ContentRules.related(result, source: source, lang: lang, limit: 3),
+                                      source: ArticleTitle.display(source))
+            return .section(Fragment(kind: kind, body: BodyFragment(Self.encode(section)), status: .ok))
+        case .continueReading:
+            do {
+                let s = try await api.summary(lang: lang, title: r.continueTitle!)
+                return .section(Fragment(kind: kind, body: BodyFragment(Self.encode(FeedSection(kind: .continueReading, items: [Card(summary: s, lang: lang)]))), status: .ok))
+            } catch UpstreamError.notFound {
+                return .absent   // the article is gone: no card, not a retry
+            }
+        default:
+            let centre = GeoCell(r.nearby!).centre
+            let result = try await api.nearby(lang: lang, latitude: centre.latitude, longitude: centre.longitude, radiusMeters: Self.nearbyRadius)
+            return .nearby(NearbyCell(result, lang: lang))
+        }
     }
 
     /// What a non-personal feed depends on.
@@ -242,6 +355,8 @@ public final class FeedService: @unchecked Sendable {
             sections = r.sections.reduce(0) { $0 | $1.bit }
         }
     }
+
+    func sharedKey(_ r: FeedRequest) -> String { "shared:\(r.lang.code):\(r.date):\(r.isToday)" }
 
     func headers(_ r: FeedRequest) -> HTTPHeaders {
         var h = HTTPHeaders()

@@ -1,0 +1,111 @@
+import Foundation
+import HTTPServer
+
+/// Numbers written per request exactly as `JSONEncoder` writes them (its shortest round-trip form, an integral
+/// value without `.0`), so an assembled body equals a fully encoded one byte for byte.
+enum JSONNumber {
+    static func text(_ v: Double) -> String {
+        var s = v.description
+        if s.hasSuffix(".0") { s.removeLast(2) }
+        return s
+    }
+}
+
+/// The geosearch cell a nearby section is fetched and encoded for: 0.01° of latitude and longitude (about 1.1 km
+/// north–south), queried at its centre. Two users in one cell share one upstream answer and one set of encoded
+/// cards; each gets distances and bearings from their own exact point.
+struct GeoCell: Hashable, Sendable {
+    static let perDegree = 100.0
+    let latIndex: Int
+    let lonIndex: Int
+
+    init(_ p: Coordinate) {
+        latIndex = min(Int((p.latitude * Self.perDegree).rounded(.down)), 89 * 100 + 99)
+        lonIndex = min(Int((p.longitude * Self.perDegree).rounded(.down)), 179 * 100 + 99)
+    }
+
+    var centre: Coordinate {
+        Coordinate(latitude: (Double(latIndex) + 0.5) / Self.perDegree, longitude: (Double(lonIndex) + 0.5) / Self.perDegree)!
+    }
+
+    var key: String { "\(latIndex),\(lonIndex)" }
+}
+
+/// A nearby section's cards for one cell, encoded once with holes where each user's `bearingDegrees` and
+/// `distanceMeters` go.
+struct NearbyCell: Sendable {
+    struct Item: Sendable {
+        let point: Coordinate
+        let title: String
+        /// The card's bytes around the two numbers, in order; `bearingFirst` says which number fills the first hole.
+        let pieces: [BodyFragment]
+        let bearingFirst: Bool
+    }
+
+    let items: [Item]
+    var cost: Int { items.reduce(0) { $0 + $1.pieces.reduce(0) { $0 + $1.bytes.count + $1.deflated.count } + 64 } }
+
+    /// The readable pages of a geosearch answer that have coordinates (the same rules as `ContentRules.nearby`).
+    init(_ result: QueryResult, lang: LanguageCode) {
+        var items: [Item] = []
+        for page in result.pages where ContentRules.isReadableArticle(page) {
+            guard let c = page.coordinates?.first, let point = Coordinate(latitude: c.lat, longitude: c.lon) else { continue }
+            var card = Card(page: page, lang: lang)
+            card.distanceMeters = 0
+            card.bearingDegrees = 0
+            let bytes = FeedService.encode(card)
+            guard let b = Self.valueRange(of: "bearingDegrees", in: bytes), let d = Self.valueRange(of: "distanceMeters", in: bytes) else { continue }
+            let (first, second) = b.lowerBound < d.lowerBound ? (b, d) : (d, b)
+            items.append(Item(point: point, title: card.title,
+                              pieces: [BodyFragment(Array(bytes[..<first.lowerBound])),
+                                       BodyFragment(Array(bytes[first.upperBound..<second.lowerBound])),
+                                       BodyFragment(Array(bytes[second.upperBound...]))],
+                              bearingFirst: b.lowerBound < d.lowerBound))
+        }
+        self.items = items
+    }
+
+    /// Where the number of a top-level `"key":` member lies (JSONEncoder output: no spaces; a key inside a string
+    /// value is escaped as `\"key\"`, so it cannot match).
+    static func valueRange(of key: String, in bytes: [UInt8]) -> Range<Int>? {
+        let needle = Array("\"\(key)\":".utf8)
+        guard bytes.count > needle.count else { return nil }
+        var i = 0
+        while i + needle.count <= bytes.count {
+            if bytes[i] == needle[0], Array(bytes[i..<(i + needle.count)]) == needle {
+                let start = i + needle.count
+                var end = start
+                while end < bytes.count, bytes[end] != 44, bytes[end] != 125 { end += 1 }
+                return start..<end
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The section for a user at `user`: items within `radius` metres, nearest first (ties by title), each with
+    /// its exact distance and bearing; the user's point as `latitude`/`longitude`.
+    func append(to body: inout AssembledBody, user: Coordinate, radius: Double) {
+        var chosen: [(distance: Double, bearing: Double, item: Item)] = []
+        chosen.reserveCapacity(items.count)
+        for item in items {
+            let (distance, bearing) = ContentRules.distanceAndBearing(from: user, to: item.point)
+            if distance <= radius { chosen.append((distance, bearing, item)) }
+        }
+        chosen.sort { ($0.distance, $0.item.title) < ($1.distance, $1.item.title) }
+        body.append(literal: Self.open)
+        for (i, c) in chosen.enumerated() {
+            if i > 0 { body.append(literal: Self.comma) }
+            let first = c.item.bearingFirst ? c.bearing : c.distance, second = c.item.bearingFirst ? c.distance : c.bearing
+            body.append(c.item.pieces[0])
+            body.append(literal: JSONNumber.text(first))
+            body.append(c.item.pieces[1])
+            body.append(literal: JSONNumber.text(second))
+            body.append(c.item.pieces[2])
+        }
+        body.append(literal: "],\"kind\":\"nearby\",\"latitude\":\(JSONNumber.text(user.latitude)),\"longitude\":\(JSONNumber.text(user.longitude)),\"status\":\"ok\"}")
+    }
+
+    static let open = Array("{\"items\":[".utf8)
+    static let comma: [UInt8] = [44]
+}
