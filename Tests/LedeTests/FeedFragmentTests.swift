@@ -50,6 +50,20 @@ final class FeedFragmentTests: XCTestCase {
         XCTAssertEqual(api.count("related"), 1); XCTAssertEqual(api.count("nearby"), 1); XCTAssertEqual(api.count("summary"), 1)
     }
 
+    func testChosenSectionsAreJoinedFragmentByFragment() async throws {
+        let api = StubAPI()
+        let service = FeedService(api: api)
+        let shared = try await service.feed(try feedRequest("sections=mostRead,news"))
+        let personal = try await service.feed(try feedRequest("sections=mostRead,news,becauseYouRead&because=Amsterdam"))
+        guard case .prepared(let p) = shared.body, let a = body(personal) else { return XCTFail() }
+        let related = try await api.base.related(lang: LanguageCode("en")!, title: "Amsterdam")
+        let because = FeedService.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(related, source: "Amsterdam", lang: LanguageCode("en")!, limit: 3),
+                                                     source: "Amsterdam"))
+        let expected = Array(p.identity.dropLast(2)) + [44] + because + Array("]}".utf8)
+        XCTAssertEqual(a.identityBytes(), expected)
+        XCTAssertEqual(Gzip.decompress(a.gzipBytes()), expected)
+    }
+
     func testTwoUsersInOneCellShareOneFetchAndGetTheirOwnExactNumbers() async throws {
         let api = StubAPI()
         let service = FeedService(api: api)

@@ -23,6 +23,9 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
         }
     }
 
+    /// The bits of every shared kind.
+    public static let sharedMask = ordered.reduce(0) { $1.isShared ? $0 | $1.bit : $0 }
+
     /// The same for every user of a language and date.
     public var isShared: Bool {
         switch self {
@@ -42,6 +45,9 @@ public struct FeedRequest: Sendable, Equatable {
     public var because: String?
     public var continueTitle: String?
     public var backgroundedAt: Date?
+
+    /// Whether every shared section is asked for (the usual request).
+    public var showsEverySharedSection: Bool { sections.reduce(0) { $1.isShared ? $0 | $1.bit : $0 } == SectionKind.sharedMask }
 
     /// Whether any shared section is asked for.
     public var wantsShared: Bool { sections.contains { $0.isShared } }

@@ -60,7 +60,10 @@ public final class FeedService: @unchecked Sendable {
         var generatedAt: String
         var expires: Date
         var head: BodyFragment
-        var cost: Int { fragments.values.reduce(head.bytes.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
+        /// The head and every shared section in screen order, joined, as one fragment: compressed as one stream
+        /// (sections repeat each other's keys and URLs), for the usual request that shows every shared section.
+        var run: BodyFragment
+        var cost: Int { fragments.values.reduce(head.bytes.count + run.bytes.count + run.deflated.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
     }
 
     static let encoder: JSONEncoder = {
@@ -146,8 +149,14 @@ public final class FeedService: @unchecked Sendable {
 
     static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date) -> SharedPart {
         let generatedAt = Timestamp.iso8601()
+        let head = Array(head(date: date, generatedAt: generatedAt, lang: lang).utf8)
+        var run = head
+        for (i, f) in SectionKind.ordered.compactMap({ fragments[$0] }).enumerated() {
+            if i > 0 { run.append(44) }
+            run.append(contentsOf: f.body.bytes)
+        }
         return SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
-                          head: BodyFragment(head(date: date, generatedAt: generatedAt, lang: lang)))
+                          head: BodyFragment(head), run: BodyFragment(run))
     }
 
     // MARK: - The feed
@@ -204,15 +213,22 @@ public final class FeedService: @unchecked Sendable {
     /// user's numbers), joined by commas. A problem when every chosen section is a placeholder.
     func assemble(_ request: FeedRequest, shared part: SharedPart?, personal: PersonalParts) throws -> HTTPResponse {
         var body = AssembledBody(capacity: 24)
+        var chosen = 0
+        var statuses: [Status] = []
+        let wholeRun = request.showsEverySharedSection
         if let part, part.date == request.date, part.lang == request.lang.code {
-            body.append(part.head)
+            if wholeRun {
+                body.append(part.run)
+                for kind in SectionKind.ordered { if let f = part.fragments[kind] { statuses.append(f.status); chosen += 1 } }
+            } else {
+                body.append(part.head)
+            }
         } else {
             body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.iso8601(), lang: request.lang.code))
         }
-        var chosen = 0
-        var statuses: [Status] = []
         for kind in request.sections {
             if kind.isShared {
+                if wholeRun { continue }
                 guard let f = part?.fragments[kind] else { continue }
                 if chosen > 0 { body.append(literal: NearbyCell.comma) }
                 body.append(f.body); statuses.append(f.status); chosen += 1
