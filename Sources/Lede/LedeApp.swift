@@ -7,6 +7,8 @@ public final class LedeApp: @unchecked Sendable {
     public let api: WikimediaClient
     public let router: Router
     public let feed: FeedService
+    /// Random articles per language, shared by `/random` and the feed.
+    public let random: RandomPool
     public let reddit: RedditClient
     /// Encoded answers of the public content routes (compressed once, not per request).
     public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
@@ -37,7 +39,8 @@ public final class LedeApp: @unchecked Sendable {
         let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
             ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, client: client!, followsRedirects: true))
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
-        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout)
+        random = RandomPool(api: api)
+        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, random: random)
         register()
     }
 
@@ -53,7 +56,7 @@ public final class LedeApp: @unchecked Sendable {
     private func register() {
         router.get("/") { _ in .response(.prepared(LedeApp.banner)) }
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages)) }
-        ContentRoutes.register(on: router, api: api, responses: responses)
+        ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)

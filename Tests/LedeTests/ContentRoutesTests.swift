@@ -104,18 +104,29 @@ final class ContentRoutesTests: XCTestCase {
         XCTAssertEqual((three["items"] as? [Any])?.count, 3, "default limit 3")
     }
 
-    func testRandomIsAlwaysAReadableArticle() async throws {
+    func testRandomIsAlwaysAReadableArticleFromThePool() async throws {
+        var previous: String?
         for _ in 0..<25 {
             let (status, card, http) = try await get("/random")
             XCTAssertEqual(status, 200)
             XCTAssertEqual(card["type"] as? String, "standard")
             XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "no-store")
+            XCTAssertNotEqual(card["title"] as? String, previous, "two consecutive answers never repeat")
+            previous = card["title"] as? String
         }
-        fake.set("random", .body("{\"batchcomplete\":true,\"query\":{\"pages\":[{\"ns\":0,\"title\":\"Mercury\",\"pageprops\":{\"disambiguation\":\"\"}}]}}"))
-        let (status, problem, _) = try await get("/random")
+        XCTAssertLessThan(fake.requests(kind: "random").count, 10, "cards come from the pool, not one upstream call each")
+    }
+
+    func testAnEmptyPoolWhoseRefillFindsNothingReadableIsTheSame503() async throws {
+        fake.set("random", .body("{\"batchcomplete\":true,\"query\":{\"pages\":[{\"ns\":0,\"title\":\"Mercury\",\"pageprops\":{\"disambiguation\":\"\"}},{\"ns\":4,\"title\":\"Wikipedia:About\"}]}}"))
+        let (status, problem, http) = try await get("/random")
         XCTAssertEqual(status, 503)
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:no-random-article")
-        XCTAssertEqual(fake.requests(kind: "random").count, 25 + ContentRoutes.randomAttempts, "bounded retries")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Retry-After"), "1")
+        XCTAssertEqual(fake.requests(kind: "random").count, RandomPool.Settings().attempts, "bounded draws")
+        fake.set("random", .status(500, "{}"))
+        let (failed, _, _) = try await get("/random")
+        XCTAssertEqual(failed, 502, "an upstream failure on an empty pool is the upstream problem")
     }
 
     func testNearbyHasDistanceAndBearingSortedByDistance() async throws {

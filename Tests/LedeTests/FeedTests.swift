@@ -11,6 +11,8 @@ final class StubAPI: WikimediaAPI, @unchecked Sendable {
     let base = WikimediaClient(transport: EmbeddedTransport())
     var delays: [String: Double] = [:]
     var failures: [String: UpstreamError] = [:]
+    /// Replaces the embedded random batches when set.
+    var randomBatch: (@Sendable (Int) async throws -> QueryResult)?
     private let lock = NSLock()
     private var calls: [String: Int] = [:]
     func count(_ k: String) -> Int { lock.withLock { calls[k] ?? 0 } }
@@ -23,7 +25,11 @@ final class StubAPI: WikimediaAPI, @unchecked Sendable {
     func featuredFeed(lang: LanguageCode, date: FeedDate) async throws -> FeaturedFeed { try await gate("feed"); return try await base.featuredFeed(lang: lang, date: date) }
     func summary(lang: LanguageCode, title: String) async throws -> PageSummary { try await gate("summary"); return try await base.summary(lang: lang, title: title) }
     func related(lang: LanguageCode, title: String) async throws -> QueryResult { try await gate("related"); return try await base.related(lang: lang, title: title) }
-    func randomCandidates(lang: LanguageCode) async throws -> QueryResult { try await gate("random"); return try await base.randomCandidates(lang: lang) }
+    func randomCandidates(lang: LanguageCode) async throws -> QueryResult {
+        try await gate("random")
+        if let randomBatch { return try await randomBatch(count("random")) }
+        return try await base.randomCandidates(lang: lang)
+    }
     func nearby(lang: LanguageCode, latitude: Double, longitude: Double, radiusMeters: Int) async throws -> QueryResult {
         try await gate("nearby"); return try await base.nearby(lang: lang, latitude: latitude, longitude: longitude, radiusMeters: radiusMeters)
     }

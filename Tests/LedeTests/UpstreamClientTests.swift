@@ -29,7 +29,7 @@ final class UpstreamClientTests: XCTestCase {
                                           "/en/w/api.php", "/en/w/api.php", "/en/w/api.php", "/en/w/api.php", "/en/w/api.php"])
         let related = try XCTUnwrap(reqs[2].query)
         XCTAssertTrue(related.hasPrefix("action=query&format=json&formatversion=2&generator=search&gsrsearch=morelike:Albert%20Einstein&gsrnamespace=0&gsrlimit=20&gsrqiprofile=classic_noboostlinks&prop=pageprops%7Cpageimages%7Cdescription%7Cextracts&ppprop=disambiguation&piprop=thumbnail&pithumbsize=320&pilimit=20&exintro=1&explaintext=1&exlimit=20"), related)
-        XCTAssertTrue(reqs[3].query!.contains("generator=random&grnnamespace=0&grnfilterredir=nonredirects&grnlimit=12"))
+        XCTAssertTrue(reqs[3].query!.contains("generator=random&grnnamespace=0&grnfilterredir=nonredirects&grnlimit=20"))
         XCTAssertTrue(reqs[4].query!.contains("generator=geosearch&ggscoord=52.3547498%7C4.8339215&ggsradius=10000&ggslimit=20"))
         XCTAssertTrue(reqs[4].query!.contains("codistancefrompoint=52.3547498%7C4.8339215&colimit=20"))
         XCTAssertTrue(reqs[5].query!.contains("generator=prefixsearch&gpssearch=Amst&gpsnamespace=0&gpslimit=24"))

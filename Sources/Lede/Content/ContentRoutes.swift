@@ -3,15 +3,13 @@ import HTTPServer
 /// `/summary/{title}`, `/related/{title}`, `/random`, `/nearby`, `/search`.
 enum ContentRoutes {
     static let maxQueryLength = 300
-    static let randomAttempts = 3
-    static let noRandomArticleSlug = "no-random-article"
 
     struct RelatedBody: Encodable { var source: String; var lang: String; var items: [Card] }
     struct NearbyBody: Encodable { var latitude: Double; var longitude: Double; var radius: Int; var lang: String; var items: [Card] }
     struct SearchBody: Encodable { var query: String; var lang: String; var items: [Card] }
 
     /// `responses` keeps encoded answers of the public, cacheable routes (summary, related, nearby, search).
-    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache) {
+    static func register(on router: Router, api: WikimediaAPI, random: RandomPool, responses: UpstreamCache) {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
@@ -39,10 +37,8 @@ enum ContentRoutes {
         router.get("/random") { ctx in
             let lang: LanguageCode
             do { lang = try LanguageCode.resolve(ctx.request) } catch { return .response(Responses.problem(error)) }
-            return Responses.async {
-                let card = try await randomCard(api: api, lang: lang)
-                return Responses.json(card, cacheControl: "no-store")
-            }
+            if let ready = random.next(lang: lang) { return .response(.prepared(ready.body)) }
+            return Responses.async { .prepared(try await random.card(lang: lang).body) }
         }
 
         router.get("/nearby") { ctx in
@@ -75,16 +71,6 @@ enum ContentRoutes {
                 return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
             }
         }
-    }
-
-    /// A random readable article: every time, or a 503 after a bounded number of upstream draws.
-    static func randomCard(api: WikimediaAPI, lang: LanguageCode) async throws -> Card {
-        var rng = SystemRandomNumberGenerator()
-        for _ in 0..<randomAttempts {
-            let candidates = try await api.randomCandidates(lang: lang)
-            if let page = ContentRules.randomPick(candidates, using: &rng) { return Card(page: page, lang: lang) }
-        }
-        throw Problem(status: 503, slug: noRandomArticleSlug, detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
     }
 
     static func articleTitle(_ raw: String?) throws -> String {

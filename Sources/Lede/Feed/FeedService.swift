@@ -5,6 +5,8 @@ import HTTPServer
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.
 public final class FeedService: @unchecked Sendable {
     public let api: WikimediaAPI
+    /// The feed's random card comes from the same pool as `/random`.
+    public let random: RandomPool
     public let sectionTimeout: Double
     public let retryAfterSeconds = 10
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
@@ -18,8 +20,9 @@ public final class FeedService: @unchecked Sendable {
     let fragments: UpstreamCache
 
     public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
+        self.random = random ?? RandomPool(api: api, clock: { now().timeIntervalSinceReferenceDate })
         self.sectionTimeout = sectionTimeout
         self.now = now
         self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
@@ -89,7 +92,7 @@ public final class FeedService: @unchecked Sendable {
             if let seconds = u.retryAfter { return .backingOff(seconds) }
             return .upstreamError
         }
-        if let p = error as? Problem, p.slug == ContentRoutes.noRandomArticleSlug { return .noSuitableArticle }
+        if let p = error as? Problem, p.slug == RandomPool.noArticle.slug { return .noSuitableArticle }
         return .upstreamError
     }
 
@@ -111,7 +114,8 @@ public final class FeedService: @unchecked Sendable {
     private func buildShared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
         let api = self.api
         async let featured = withDeadline(sectionTimeout) { try await api.featuredFeed(lang: lang, date: date) }
-        async let random = withDeadline(sectionTimeout) { try await ContentRoutes.randomCard(api: api, lang: lang) }
+        let pool = self.random
+        async let random = withDeadline(sectionTimeout) { try await pool.card(lang: lang).card }
         var fragments: [SectionKind: Fragment] = [:]
         let feedKinds: [SectionKind] = [.featured, .mostRead, .pictureOfTheDay, .news, .onThisDay]
         switch await featured {

@@ -57,12 +57,15 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
         ] + pageProps + [("pilimit", "20"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "20")], kind: "related")
     }
 
+    /// Random pages per call: the most the extracts module answers for at once.
+    static let randomBatch = 20
+
     static func randomRequest(_ lang: LanguageCode) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("generator", "random"),
-            ("grnnamespace", "0"), ("grnfilterredir", "nonredirects"), ("grnlimit", "12"),
+            ("grnnamespace", "0"), ("grnfilterredir", "nonredirects"), ("grnlimit", "\(randomBatch)"),
             ("prop", "pageprops|pageimages|description|extracts"),
-        ] + pageProps + [("pilimit", "12"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "12")], kind: "random")
+        ] + pageProps + [("pilimit", "\(randomBatch)"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "\(randomBatch)")], kind: "random")
     }
 
     static func nearbyRequest(_ lang: LanguageCode, _ lat: Double, _ lon: Double, _ radius: Int) -> UpstreamRequest {

@@ -68,7 +68,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         case "random":
             var pool = articles.filter { $0.ns == 0 }
             pool.shuffle()
-            return pages(Array(pool.prefix(12)), lang: request.lang)
+            return pages(Array(pool.prefix(min(20, Int(q["grnlimit"] ?? "") ?? 10))), lang: request.lang)
         case "geosearch":
             return geosearch(q, articles: articles, lang: request.lang)
         case "prefixsearch":

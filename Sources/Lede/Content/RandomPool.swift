@@ -1,0 +1,151 @@
+import Foundation
+import HTTPServer
+
+/// Random articles served from a pool per language, so `/random` and the feed's random card need no upstream
+/// call per request:
+/// - a refill draws one batch of random main-namespace pages in one upstream call (up to `attempts` calls when a
+///   batch holds nothing readable), keeps only readable articles (never a disambiguation page, never another
+///   namespace, never a card the pool already holds) and encodes each card once;
+/// - cards are served fresh first; once the fresh ones are used up the served ones rotate, oldest first, so two
+///   consecutive answers never repeat a card while the pool holds others;
+/// - falling to `lowWater` fresh cards starts one background refill; concurrent requests on an empty pool wait
+///   for that same refill (one upstream call however many wait);
+/// - an empty pool whose refill fails answers with the refill's error (`no-random-article` when nothing readable
+///   was drawn), as a request without a pool would.
+public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` is only touched with `lock` held
+    public struct Entry: Sendable {
+        public let card: Card
+        public let body: PreparedBody
+        let key: String
+        let born: Double
+    }
+
+    public struct Settings: Sendable {
+        public var lowWater = 6
+        /// Served cards kept for rotation.
+        public var keepServed = 48
+        /// Upstream draws per refill before giving up.
+        public var attempts = 3
+        /// A card older than this is not served again.
+        public var maxAge: Double = 3_600
+        /// After a failed refill, a non-empty pool waits this long before the next one.
+        public var retryAfterFailure: Double = 2
+        public init() {}
+    }
+
+    private final class Shelf {
+        var fresh: [Entry] = []
+        var served: [Entry] = []
+        var refill: Task<Void, Never>?
+        var lastError: Error?
+        var failedAt = -Double.infinity
+        var refills = 0
+    }
+
+    public let api: WikimediaAPI
+    public let settings: Settings
+    private let clock: @Sendable () -> Double
+    private let lock = NSLock()
+    private var shelves: [String: Shelf] = [:]
+
+    public init(api: WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
+        self.api = api
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public static let noArticle = Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
+
+    /// A card now if the pool has one (for the event loop); starts a refill when the pool runs low.
+    public func next(lang: LanguageCode) -> Entry? {
+        lock.withLock { take(shelf(lang.code), lang: lang) }
+    }
+
+    /// A card, waiting for the pool's refill when it is empty.
+    public func card(lang: LanguageCode) async throws -> Entry {
+        let (ready, refill): (Entry?, Task<Void, Never>?) = lock.withLock {
+            let s = shelf(lang.code)
+            if let e = take(s, lang: lang) { return (e, nil) }
+            return (nil, s.refill ?? startRefill(s, lang: lang))
+        }
+        if let ready { return ready }
+        await refill?.value
+        return try lock.withLock {
+            let s = shelf(lang.code)
+            if let e = take(s, lang: lang) { return e }
+            throw s.lastError ?? Self.noArticle
+        }
+    }
+
+    /// Refills made so far for a language (tests, metrics).
+    public func refillCount(lang: LanguageCode) -> Int { lock.withLock { shelves[lang.code]?.refills ?? 0 } }
+
+    // MARK: - Lock held
+
+    private func shelf(_ lang: String) -> Shelf {
+        if let s = shelves[lang] { return s }
+        let s = Shelf()
+        shelves[lang] = s
+        return s
+    }
+
+    private func take(_ s: Shelf, lang: LanguageCode) -> Entry? {
+        let now = clock()
+        s.fresh.removeAll { now - $0.born > settings.maxAge }
+        s.served.removeAll { now - $0.born > settings.maxAge }
+        var chosen: Entry?
+        if !s.fresh.isEmpty {
+            let e = s.fresh.removeFirst()
+            s.served.append(e)
+            if s.served.count > settings.keepServed { s.served.removeFirst(s.served.count - settings.keepServed) }
+            chosen = e
+        } else if !s.served.isEmpty {
+            // Rotation: the oldest served card goes to the back; the one just served is last, so never repeated.
+            let e = s.served.removeFirst()
+            s.served.append(e)
+            chosen = e
+        }
+        if chosen != nil, s.fresh.count <= settings.lowWater, s.refill == nil, now - s.failedAt >= settings.retryAfterFailure {
+            startRefill(s, lang: lang)
+        }
+        return chosen
+    }
+
+    @discardableResult
+    private func startRefill(_ s: Shelf, lang: LanguageCode) -> Task<Void, Never> {
+        s.refills += 1
+        let task = Task { [self] in await refill(s, lang: lang) }
+        s.refill = task
+        return task
+    }
+
+    // MARK: - Refill (off the lock)
+
+    private func refill(_ s: Shelf, lang: LanguageCode) async {
+        var error: Error = Self.noArticle
+        var added: [Entry] = []
+        for _ in 0..<settings.attempts {
+            do {
+                let batch = try await api.randomCandidates(lang: lang)
+                let known: Set<String> = lock.withLock { Set((s.fresh + s.served).map(\.key)) }
+                var seen = known
+                let born = clock()
+                for page in batch.pages where ContentRules.isReadableArticle(page) && seen.insert(ArticleTitle.normalise(page.title)).inserted {
+                    let card = Card(page: page, lang: lang)
+                    added.append(Entry(card: card, body: Responses.preparedBody(card, headers: ["Cache-Control": "no-store"]),
+                                       key: ArticleTitle.normalise(page.title), born: born))
+                }
+                if !added.isEmpty { break }
+                error = Self.noArticle
+            } catch let e {
+                error = e
+                break   // an upstream failure is not retried here; the guard and the next refill decide
+            }
+        }
+        lock.withLock {
+            s.fresh.append(contentsOf: added)
+            s.refill = nil
+            if added.isEmpty { s.lastError = error; s.failedAt = clock() } else { s.lastError = nil; s.failedAt = -.infinity }
+        }
+    }
+}
