@@ -28,11 +28,14 @@ public final class BodyFragment: Sendable {
 public struct AssembledBody: Sendable {
     public enum Piece: Sendable {
         case fragment(BodyFragment)
-        case literal([UInt8])
+        /// A run of per-request bytes in `literals`.
+        case literal(Range<Int>)
     }
 
     public let contentType: String
     public private(set) var pieces: [Piece] = []
+    /// Every per-request byte, in order; literal pieces are ranges of it (one buffer, not one array per piece).
+    public private(set) var literals: [UInt8] = []
     /// Identity length.
     public private(set) var count = 0
     private var hash: UInt64 = FNV1a.offset
@@ -40,10 +43,11 @@ public struct AssembledBody: Sendable {
     public init(contentType: String = "application/json", capacity: Int = 16) {
         self.contentType = contentType
         pieces.reserveCapacity(capacity)
+        literals.reserveCapacity(256)
     }
 
-    /// Fragments shorter than this are copied as literal bytes: a deflate block of their own would cost more than it saves.
-    public static let smallFragment = 48
+    /// Fragments smaller than this are copied as literals: a stored block costs less than a tiny deflate stream.
+    static let smallFragment = 48
 
     public mutating func append(_ fragment: BodyFragment) {
         guard !fragment.bytes.isEmpty else { return }
@@ -55,13 +59,23 @@ public struct AssembledBody: Sendable {
     }
 
     /// Per-request bytes; consecutive literals merge into one piece.
-    public mutating func append<S: Sequence>(literal bytes: S) where S.Element == UInt8 {
-        var l: [UInt8] = []
-        if case .literal(let last)? = pieces.last { l = last; pieces.removeLast() }
-        let before = l.count
-        for b in bytes { l.append(b); hash = (hash ^ UInt64(b)) &* FNV1a.prime }
-        count += l.count - before
-        if !l.isEmpty { pieces.append(.literal(l)) }
+    public mutating func append(literal bytes: UnsafeBufferPointer<UInt8>) {
+        guard !bytes.isEmpty else { return }
+        let start = literals.count
+        literals.append(contentsOf: bytes)
+        var h = hash
+        for b in bytes { h = (h ^ UInt64(b)) &* FNV1a.prime }
+        hash = h
+        count += bytes.count
+        if case .literal(let last)? = pieces.last, last.upperBound == start {
+            pieces[pieces.count - 1] = .literal(last.lowerBound..<literals.count)
+        } else {
+            pieces.append(.literal(start..<literals.count))
+        }
+    }
+
+    public mutating func append(literal bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { append(literal: $0) }
     }
 
     public mutating func append(literal string: String) {
@@ -83,7 +97,7 @@ public struct AssembledBody: Sendable {
         for p in pieces {
             switch p {
             case .fragment(let f): out.append(contentsOf: f.bytes)
-            case .literal(let l): out.append(contentsOf: l)
+            case .literal(let r): out.append(contentsOf: literals[r])
             }
         }
         return out
@@ -95,7 +109,7 @@ public struct AssembledBody: Sendable {
         for p in pieces {
             switch p {
             case .fragment(let f): n += f.deflated.count
-            case .literal(let l): n += Deflate.storedCount(l.count)
+            case .literal(let r): n += Deflate.storedCount(r.count)
             }
         }
         return n
@@ -111,7 +125,8 @@ public struct AssembledBody: Sendable {
             case .fragment(let f):
                 out.append(contentsOf: f.deflated)
                 crc = Deflate.combine(crc, f.crc, f.bytes.count)
-            case .literal(let l):
+            case .literal(let r):
+                let l = literals[r]
                 Deflate.appendStored(l, to: &out)
                 crc = Deflate.combine(crc, Deflate.crc(l), l.count)
             }
@@ -140,25 +155,27 @@ enum Deflate {
     /// `bytes` as non-final stored blocks.
     static func stored(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        appendStored(bytes, to: &out)
+        appendStored(bytes[...], to: &out)
         return out
     }
 
     static func storedCount(_ n: Int) -> Int { n + 5 * max(1, (n + maxStored - 1) / maxStored) }
 
-    static func appendStored(_ bytes: [UInt8], to out: inout [UInt8]) {
-        var start = 0
+    static func appendStored(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        var start = bytes.startIndex
         repeat {
-            let n = min(maxStored, bytes.count - start)
+            let n = min(maxStored, bytes.endIndex - start)
             out.append(0)   // BFINAL 0, BTYPE 00, padded to the byte boundary
             out.append(UInt8(n & 0xff)); out.append(UInt8(n >> 8))
             out.append(UInt8(~n & 0xff)); out.append(UInt8((~n >> 8) & 0xff))
             out.append(contentsOf: bytes[start..<(start + n)])
             start += n
-        } while start < bytes.count
+        } while start < bytes.endIndex
     }
 
-    static func crc(_ bytes: [UInt8]) -> UInt32 {
+    static func crc(_ bytes: [UInt8]) -> UInt32 { crc(bytes[...]) }
+
+    static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, UInt32($0.count))) }
     }
 

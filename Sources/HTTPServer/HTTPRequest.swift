@@ -56,13 +56,33 @@ public struct HTTPRequest: Sendable {
     /// (the parser has already refused malformed percent-encoding in the target).
     public var queryItems: [(name: String, value: String)] {
         guard let query, !query.isEmpty else { return [] }
-        return query.split(separator: "&", omittingEmptySubsequences: true).compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = PercentDecoding.decode(parts[0], plusAsSpace: true) else { return nil }
-            let value = parts.count > 1 ? PercentDecoding.decode(parts[1], plusAsSpace: true) : ""
-            guard let value else { return nil }
-            return (name: name, value: value)
+        // One pass over the bytes (no generic split): `&` separates pairs, the first `=` splits a pair; empty
+        // pairs are skipped; a pair whose escapes are malformed is left out.
+        var items: [(name: String, value: String)] = []
+        let u = query.utf8
+        var pairStart = u.startIndex
+        var equals: String.UTF8View.Index?
+        var i = u.startIndex
+        func take(_ end: String.UTF8View.Index) {
+            guard pairStart < end else { return }
+            let nameEnd = equals ?? end
+            guard let name = PercentDecoding.decode(query[pairStart..<nameEnd], plusAsSpace: true) else { return }
+            let value = equals.map { PercentDecoding.decode(query[u.index(after: $0)..<end], plusAsSpace: true) } ?? ""
+            guard let value else { return }
+            items.append((name: name, value: value))
         }
+        while i < u.endIndex {
+            let b = u[i]
+            if b == UInt8(ascii: "&") {
+                take(i)
+                pairStart = u.index(after: i); equals = nil
+            } else if b == UInt8(ascii: "="), equals == nil {
+                equals = i
+            }
+            i = u.index(after: i)
+        }
+        take(u.endIndex)
+        return items
     }
 
     /// The first value of query parameter `name`.
@@ -74,6 +94,8 @@ public struct HTTPRequest: Sendable {
 public enum PercentDecoding {
     /// Decodes `%HH` escapes; nil when an escape is malformed or the result is not valid UTF-8.
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
+        // Most names and values carry no escape: the text itself (already valid UTF-8), no byte copy.
+        if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) { return String(s) }
         let utf8 = Array(s.utf8)
         var out = [UInt8](); out.reserveCapacity(utf8.count)
         var i = 0

@@ -66,6 +66,72 @@ public enum Timestamp {
         return "\(days[Int(tm.tm_wday)]), \(pad(Int(tm.tm_mday))) \(months[Int(tm.tm_mon)]) \(tm.tm_year + 1900) \(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec))) GMT"
     }
 
+    /// Seconds since 1970 of an RFC 3339 date-time (`2026-11-20T08:30:00Z`, `…:00.5Z`, `…:00+01:00`; `T`/`t`,
+    /// `Z`/`z`; at most 9 fraction digits), or nil. Strict: every field in range (leap second 60 accepted as 59),
+    /// nothing before or after. No formatter, no allocation: it runs on the event loop for every request carrying one.
+    public static func parseRFC3339(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { parseRFC3339(bytes: $0) }
+    }
+
+    public static func parseRFC3339(bytes b: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard b.count >= 20, b.count <= 40 else { return nil }
+        func digits(_ at: Int, _ n: Int) -> Int? {
+            var v = 0
+            for i in at..<(at + n) {
+                guard i < b.count, b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard let year = digits(0, 4), b[4] == 45, let month = digits(5, 2), b[7] == 45, let day = digits(8, 2),
+              b[10] == 84 || b[10] == 116, let hour = digits(11, 2), b[13] == 58, let minute = digits(14, 2), b[16] == 58,
+              let second = digits(17, 2) else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
+        var i = 19
+        var fraction = 0.0
+        if b[i] == 46 {
+            i += 1
+            var scale = 0.1
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 { fraction += Double(b[i] - 48) * scale; scale /= 10; i += 1 }
+            guard i > start, i - start <= 9 else { return nil }
+        }
+        guard i < b.count else { return nil }
+        var offset = 0
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45 {
+            guard let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 58, let om = digits(i + 4, 2), oh <= 23, om <= 59 else { return nil }
+            offset = (oh * 60 + om) * 60 * (b[i] == 43 ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Double(days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset) + fraction
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
     static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
     static func pad3(_ n: Int) -> String { n < 10 ? "00\(n)" : (n < 100 ? "0\(n)" : "\(n)") }
 }

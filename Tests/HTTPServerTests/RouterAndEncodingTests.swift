@@ -200,6 +200,23 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertEqual(Timestamp.httpDate(seconds: 784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
         XCTAssertEqual(Timestamp.iso8601(seconds: 0, millis: 5), "1970-01-01T00:00:00.005Z")
     }
+
+    func testRFC3339ParsingMatchesFoundationAndRejectsEverythingElse() {
+        let f = ISO8601DateFormatter()
+        for text in ["2026-11-20T08:30:00Z", "1970-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2100-12-31T12:00:00Z", "1969-07-20T20:17:40Z"] {
+            XCTAssertEqual(Timestamp.parseRFC3339(text), f.date(from: text)!.timeIntervalSince1970, text)
+        }
+        XCTAssertEqual(Timestamp.parseRFC3339("2026-11-20T08:30:00+01:30"), Timestamp.parseRFC3339("2026-11-20T07:00:00Z"))
+        XCTAssertEqual(Timestamp.parseRFC3339("2026-11-20t08:30:00-02:00"), Timestamp.parseRFC3339("2026-11-20T10:30:00z"))
+        XCTAssertEqual(Timestamp.parseRFC3339("2026-11-20T08:30:00.25Z")!, Timestamp.parseRFC3339("2026-11-20T08:30:00Z")! + 0.25, accuracy: 1e-6)
+        XCTAssertEqual(Timestamp.parseRFC3339("2016-12-31T23:59:60Z"), Timestamp.parseRFC3339("2016-12-31T23:59:59Z"), "a leap second reads as :59")
+        for bad in ["", "yesterday", "2026-11-20", "2026-11-20T08:30Z", "2026-11-20T08:30:00", "2026-13-01T00:00:00Z",
+                    "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T08:60:00Z",
+                    "2026-11-20T08:30:00.Z", "2026-11-20T08:30:00.1234567890Z", "2026-11-20T08:30:00+0100", "2026-11-20T08:30:00+24:00",
+                    "2026-11-20 08:30:00Z", " 2026-11-20T08:30:00Z", "2026-11-20T08:30:00Zx", "२०२६-11-20T08:30:00Z", "+2026-11-20T08:30:00Z"] {
+            XCTAssertNil(Timestamp.parseRFC3339(bad), bad)
+        }
+    }
 }
 
 import Foundation

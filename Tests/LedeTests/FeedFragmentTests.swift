@@ -117,6 +117,13 @@ final class FeedFragmentTests: XCTestCase {
             let encoded = String(decoding: try JSONEncoder().encode(N(v: v)), as: UTF8.self)
             XCTAssertEqual(encoded, "{\"v\":\(JSONNumber.text(v))}")
         }
+        // Distances and bearings (rounded to 0.1) take the integer path: still JSONEncoder's text.
+        var values = (0..<3_600).map { Double($0) / 10 }
+        for _ in 0..<5_000 { values.append((Double.random(in: 0...25_000_000) * 10).rounded() / 10) }
+        for v in values {
+            let encoded = String(decoding: try JSONEncoder().encode(N(v: v)), as: UTF8.self)
+            XCTAssertEqual(encoded, "{\"v\":\(JSONNumber.text(v))}", "\(v)")
+        }
     }
 
     func testGeoCellsAreValidAtTheEdgesOfTheMap() {

@@ -175,6 +175,20 @@ final class RGalleryLiveTests: XCTestCase {
         XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=a,,b").status, 400)
     }
 
+    /// A details answer is prepared once per keyword, image and exclusion set: the same bytes from the loop, 304 on
+    /// its ETag, gzip offered, and one listing call behind them all.
+    func testDetailsArePreparedPerKeywordImageAndExclusions() throws {
+        let first = try get("/images/1gq2c04?q=cats&exclude=1gq2c02,1gq2c01")
+        let second = try get("/images/1gq2c04?q=Cats&exclude=1gq2c01,1gq2c02")
+        XCTAssertEqual(first.body, second.body, "keyword case and exclusion order do not make another answer")
+        XCTAssertEqual(second.headers["x-cache"], "HIT")
+        let etag = try XCTUnwrap(second.headers["etag"])
+        XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", "If-None-Match: \(etag)\r\n").status, 304)
+        XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", "Accept-Encoding: gzip\r\n").headers["content-encoding"], "gzip")
+        XCTAssertNotEqual(try get("/images/1gq2c04?q=cats").body, first.body, "another exclusion set, another answer")
+        XCTAssertEqual(reddit.calls.value, 1)
+    }
+
     func testUpstreamFailuresAreClearProblems() throws {
         reddit.behaviour.mutate { $0 = .status(500, "{}") }
         let r500 = try get("/images?q=EarthPorn")

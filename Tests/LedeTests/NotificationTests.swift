@@ -33,6 +33,18 @@ final class BellBadgingTests: XCTestCase {
             XCTAssertEqual(String(decoding: b.jsonBytes, as: UTF8.self), String(decoding: try Responses.encoder.encode(b), as: UTF8.self))
         }
     }
+
+    func testTheListIsWrittenAsJSONEncoderWouldWriteIt() throws {
+        let embedded = EmbeddedNotifications.list(for: "Alice", lang: "en", read: [700_010])
+        var items = embedded.prefix(12).map(NotificationItem.init)
+        var odd = items[0]
+        odd.agent = nil; odd.body = "tab\tquote\"back\\slash/é 😀 \u{1}"; odd.category = nil; odd.timestamp = nil; odd.wiki = nil; odd.primaryLink = nil; odd.title = nil
+        items.append(odd)
+        for (list, cont) in [(items, "1795176000|700010" as String?), ([], nil)] {
+            let body = NotificationRoutes.ListBody(badge: Badge(unread: 120, exploreFeedOn: false), notifications: list, continue: cont)
+            XCTAssertEqual(String(decoding: body.jsonBytes, as: UTF8.self), String(decoding: try Responses.encoder.encode(body), as: UTF8.self))
+        }
+    }
 }
 
 final class NotificationRulesTests: XCTestCase {

@@ -60,8 +60,8 @@ public struct FeedRequest: Sendable, Equatable {
 
     public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
         // Query parameters read once (the first value of each name wins).
-        var q: [String: String] = [:]
-        for item in request.queryItems where q[item.name] == nil { q[item.name] = item.value }
+        var q = FirstValues()
+        for item in request.queryItems { q.set(item.name, item.value) }
         let lang = try LanguageCode.resolve(lang: q["lang"], acceptLanguage: request.headers["Accept-Language"])
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
@@ -97,14 +97,43 @@ public struct FeedRequest: Sendable, Equatable {
         return now.timeIntervalSince(backgroundedAt) > continueReadingAfter
     }
 
+    /// RFC 3339 (what the app sends: `2026-11-20T08:30:00Z`, fractions and offsets allowed), parsed without a
+    /// formatter: this runs on the event loop for every warm personal feed.
     static func parseISO8601(_ s: String) -> Date? {
-        guard s.count <= 40 else { return nil }
-        let plain = ISO8601DateFormatter()
-        if let d = plain.date(from: s) { return d }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: s)
+        Timestamp.parseRFC3339(s).map { Date(timeIntervalSince1970: $0) }
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
+
+    /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
+    struct FirstValues {
+        var lang, date, sections, lat, lon, because, `continue`, backgroundedAt: String?
+        mutating func set(_ name: String, _ value: String) {
+            func first(_ slot: inout String?) { if slot == nil { slot = value } }
+            switch name {
+            case "lang": first(&lang)
+            case "date": first(&date)
+            case "sections": first(&sections)
+            case "lat": first(&lat)
+            case "lon": first(&lon)
+            case "because": first(&because)
+            case "continue": first(&`continue`)
+            case "backgroundedAt": first(&backgroundedAt)
+            default: break
+            }
+        }
+        subscript(_ name: String) -> String? {
+            switch name {
+            case "lang": return lang
+            case "date": return date
+            case "sections": return sections
+            case "lat": return lat
+            case "lon": return lon
+            case "because": return because
+            case "continue": return `continue`
+            case "backgroundedAt": return backgroundedAt
+            default: return nil
+            }
+        }
+    }
 }

@@ -101,7 +101,7 @@ public final class FeedService: @unchecked Sendable {
     func sharedTTL(isToday: Bool, placeholders: Bool) -> Double { placeholders ? 5 : (isToday ? 300 : 3_600) }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
-        let key = "shared:\(lang.code):\(date):\(isToday)"   // = sharedKey(request)
+        let key = "shared:\(lang.code):\(date.dayNumber):\(isToday)"   // = sharedKey(request)
         // The build itself never throws: failures become placeholders, cached briefly.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.expires.timeIntervalSince(now()) }
         let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor) { [self] () async throws -> (SharedPart, Int) in
@@ -291,7 +291,28 @@ public final class FeedService: @unchecked Sendable {
         }
     }
 
-    typealias PersonalParts = [SectionKind: PersonalPart]
+    /// The three personal parts of one request (a slot each: no dictionary per request).
+    struct PersonalParts: Sendable {
+        var because, nearby, continueReading: PersonalPart?
+        subscript(_ kind: SectionKind) -> PersonalPart? {
+            get {
+                switch kind {
+                case .becauseYouRead: return because
+                case .nearby: return nearby
+                case .continueReading: return continueReading
+                default: return nil
+                }
+            }
+            set {
+                switch kind {
+                case .becauseYouRead: because = newValue
+                case .nearby: nearby = newValue
+                case .continueReading: continueReading = newValue
+                default: break
+                }
+            }
+        }
+    }
 
     static let personalKinds: [SectionKind] = [.becauseYouRead, .nearby, .continueReading]
     static let nearbyRadius = 10_000
@@ -376,13 +397,20 @@ public final class FeedService: @unchecked Sendable {
         }
     }
 
-    func sharedKey(_ r: FeedRequest) -> String { "shared:\(r.lang.code):\(r.date):\(r.isToday)" }
+    func sharedKey(_ r: FeedRequest) -> String { "shared:\(r.lang.code):\(r.date.dayNumber):\(r.isToday)" }
 
     func headers(_ r: FeedRequest) -> HTTPHeaders {
+        if r.lang.code == "en" { return r.isPersonal ? Self.englishPersonal : Self.englishShared }
+        return Self.headers(personal: r.isPersonal, lang: r.lang.code)
+    }
+
+    static func headers(personal: Bool, lang: String) -> HTTPHeaders {
         var h = HTTPHeaders()
-        h.set("Cache-Control", r.isPersonal ? "private, max-age=60" : "public, max-age=60")
+        h.set("Cache-Control", personal ? "private, max-age=60" : "public, max-age=60")
         h.set("Vary", "Accept-Encoding, Accept-Language")
-        h.set("Content-Language", r.lang.code)
+        h.set("Content-Language", lang)
         return h
     }
+    static let englishPersonal = headers(personal: true, lang: "en")
+    static let englishShared = headers(personal: false, lang: "en")
 }

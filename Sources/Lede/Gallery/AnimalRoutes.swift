@@ -26,11 +26,18 @@ enum AnimalRoutes {
         }
         let tags = Responses.json(TagsBody(tags: Animals.tags), cacheControl: "public, max-age=3600")
         router.get("/animals/tags") { _ in .response(tags) }
+        // An animal's answer depends only on whether it is among the favorites: both forms prepared at start.
+        let itemHeaders: HTTPHeaders = ["Cache-Control": "public, max-age=300"]
+        let items = Dictionary(uniqueKeysWithValues: Animals.all.map { a in
+            (a.id, (plain: Responses.preparedBody(Item(a, favorites: []), headers: itemHeaders),
+                    favorite: Responses.preparedBody(Item(a, favorites: [a.id]), headers: itemHeaders)))
+        })
         router.get("/animals/{id}") { ctx in
             do {
                 let animal = try find(ctx.parameter("id"))
                 let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
-                return .response(Responses.json(Item(animal, favorites: favorites), cacheControl: "public, max-age=300"))
+                guard let prepared = items[animal.id] else { throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(animal.id).") }
+                return .response(.prepared(favorites.contains(animal.id) ? prepared.favorite : prepared.plain))
             } catch { return .response(Responses.problem(error)) }
         }
         router.get("/animals/{id}/image.svg") { ctx in

@@ -9,6 +9,7 @@ enum GalleryRoutes {
     }
     struct DetailBody: Encodable { var image: GalleryImage; var related: [GalleryImage] }
 
+    static let imageHit: HTTPHeaders = ["Cache-Control": "public, max-age=60", "X-Cache": "HIT"]
     static let imagesHit: HTTPHeaders = ["Cache-Control": "public, max-age=60", "Vary": "Accept-Encoding, Accept-Language", "X-Cache": "HIT"]
     /// How long a prepared grid is served: a minute, like its max-age (the listing behind it is kept five; a grid
     /// prepared from a cached listing may be served up to a minute past that listing's own time).
@@ -49,13 +50,22 @@ enum GalleryRoutes {
                 guard items.allSatisfy(isPostID) else { throw bad("exclude is a comma list of image ids.") }
                 exclude = Set(items)
             } catch { return .response(Responses.problem(error)) }
+            // One prepared answer per keyword, image and exclusion set (bounded LRU, like the grids).
+            let key = "image:\(q.lowercased()):\(id):\(exclude.sorted().joined(separator: ","))"
+            if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
             return Responses.async {
                 let (items, source) = try await reddit.images(q)
                 guard let image = items.first(where: { $0.id == id }) else {
                     throw Problem(status: 404, slug: "not-found", detail: "No image \(id) in the results for \(q).")
                 }
-                var response = Responses.json(DetailBody(image: image, related: RedditRules.related(items, selected: id, exclude: exclude)), cacheControl: "public, max-age=60")
-                response.headers.set("X-Cache", source == .hit || source == .stale ? "HIT" : "MISS")
+                let body = DetailBody(image: image, related: RedditRules.related(items, selected: id, exclude: exclude))
+                let fromCache = source == .hit || source == .stale
+                if source != .stale {
+                    let prepared = Responses.keep(body, headers: Self.imageHit, in: responses, key: key, ttl: Self.preparedTTL)
+                    if fromCache { return .prepared(prepared) }
+                }
+                var response = Responses.json(body, cacheControl: "public, max-age=60")
+                response.headers.set("X-Cache", fromCache ? "HIT" : "MISS")
                 return response
             }
         }

@@ -13,6 +13,22 @@ enum NotificationRoutes {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(badge, forKey: .badge); try c.encode(notifications, forKey: .notifications); try c.encode(self.continue, forKey: .continue)
         }
+
+        /// What `encode(to:)` gives with sorted keys, written by hand (per-user answers are encoded per request).
+        var jsonBytes: [UInt8] {
+            var out = Array("{\"badge\":".utf8)
+            out.reserveCapacity(512 * notifications.count + 256)
+            out.append(contentsOf: badge.jsonBytes)
+            out.append(contentsOf: ",\"continue\":".utf8)
+            if let c = self.continue { JSONText.appendQuoted(c, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: ",\"notifications\":[".utf8)
+            for (i, n) in notifications.enumerated() {
+                if i > 0 { out.append(44) }
+                n.appendJSON(to: &out)
+            }
+            out.append(contentsOf: "]}".utf8)
+            return out
+        }
     }
 
     static let noStore = "private, no-store"
@@ -52,7 +68,7 @@ enum NotificationRoutes {
                 var items = page.list.map(NotificationItem.init)
                 if let groups { items = items.filter { groups.contains($0.filter) } }
                 let body = ListBody(badge: Badge(unread: page.rawcount, exploreFeedOn: feedOn), notifications: items, continue: page.continue)
-                return Responses.json(body, cacheControl: noStore)
+                return Responses.json(bytes: body.jsonBytes, cacheControl: noStore)
             }
         }
 

@@ -82,6 +82,26 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
         primaryLink = n.content?.links?.primary?.url
     }
 
+    /// The item as `JSONEncoder` with sorted keys writes it (the same members and values; nil as `null`), written
+    /// by hand: a notifications page is per user, so it is encoded on every request.
+    public func appendJSON(to out: inout [UInt8]) {
+        func key(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
+        func string(_ v: String?) { if let v { JSONText.appendQuoted(v, to: &out) } else { out.append(contentsOf: [110, 117, 108, 108]) } }
+        key("{\"agent\":"); string(agent)
+        key(",\"body\":"); string(body)
+        key(",\"category\":"); string(category)
+        key(",\"filter\":\""); out.append(contentsOf: filter.rawValue.utf8); out.append(34)
+        key(",\"header\":"); string(header)
+        key(",\"id\":"); out.append(contentsOf: String(id).utf8)
+        key(",\"primaryLink\":"); string(primaryLink)
+        key(",\"read\":"); if read { key("true") } else { key("false") }
+        key(",\"timestamp\":"); string(timestamp)
+        key(",\"title\":"); string(title)
+        key(",\"type\":"); string(type)
+        key(",\"wiki\":"); string(wiki)
+        out.append(125)
+    }
+
     enum CodingKeys: String, CodingKey { case id, wiki, type, category, filter, timestamp, read, agent, title, header, body, primaryLink }
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)

@@ -18,7 +18,7 @@ public enum DeepLinks {
         if let name, !name.isEmpty { return name }
         func part(_ v: Double, _ pos: String, _ neg: String) -> String {
             let r = (abs(v) * 10_000).rounded() / 10_000
-            return String(format: "%.4f° %@", r, r == 0 ? pos : (v < 0 ? neg : pos))
+            return TextFormat.fixed(r, digits: 4) + "° " + (r == 0 ? pos : (v < 0 ? neg : pos))
         }
         return "\(part(c.latitude, "N", "S")), \(part(c.longitude, "E", "W"))"
     }

@@ -55,15 +55,7 @@ public enum ArticleTitle {
 
 /// Coordinates written for upstream and for links: at most 7 decimals, never an exponent, `-0` as `0`.
 public enum Coordinates {
-    public static func format(_ value: Double) -> String {
-        var s = String(format: "%.7f", value)
-        if s.contains(".") {
-            while s.hasSuffix("0") { s.removeLast() }
-            if s.hasSuffix(".") { s.removeLast() }
-        }
-        if s == "-0" { s = "0" }
-        return s
-    }
+    public static func format(_ value: Double) -> String { TextFormat.trimmedFixed(value, digits: 7) }
 }
 
 import Foundation

@@ -56,8 +56,8 @@ public struct FeedDate: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.init(year: y, month: m, day: d)
     }
 
-    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
-    public var pathComponent: String { String(format: "%04d/%02d/%02d", year, month, day) }
+    public var description: String { "\(TextFormat.padded(year, 4))-\(TextFormat.padded(month, 2))-\(TextFormat.padded(day, 2))" }
+    public var pathComponent: String { "\(TextFormat.padded(year, 4))/\(TextFormat.padded(month, 2))/\(TextFormat.padded(day, 2))" }
 
     public static func < (a: FeedDate, b: FeedDate) -> Bool { (a.year, a.month, a.day) < (b.year, b.month, b.day) }
 

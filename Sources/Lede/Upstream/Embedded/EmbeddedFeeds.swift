@@ -86,7 +86,7 @@ enum EmbeddedFeeds {
                       links: [find("Mercury (planet)") ?? standard[1]].map(summary)),
             ]
         }
-        let key = String(format: "%02d-%02d", feedDate.month, feedDate.day)
+        let key = "\(TextFormat.padded(feedDate.month, 2))-\(TextFormat.padded(feedDate.day, 2))"
         feed.onthisday = (events[key] ?? []).map { year, text, titles in
             let pages = titles.compactMap { t in articles.first { $0.title == t } ?? nil }.map(summary)
             return .init(text: text, year: year, pages: pages.isEmpty ? [summary(standard[0])] : pages)
@@ -143,6 +143,29 @@ enum EmbeddedNotifications {
             return b
         }
         return base.map { n in var n = n; n.read = read.contains(n.id) ? "20261121083000" : nil; return n }
+    }
+
+    /// A notification as the embedded Echo answer writes it: its JSON in both read states, encoded once.
+    struct Encoded: Sendable {
+        let id: Int
+        let unix: Int
+        let unread: [UInt8]
+        let read: [UInt8]
+    }
+
+    nonisolated(unsafe) private static var encodedCache: [String: [Encoded]] = [:]
+
+    /// The user's notifications, newest first, each encoded once per user and language.
+    static func encoded(for user: String, lang: String) -> [Encoded] {
+        if let e = cacheLock.withLock({ encodedCache[user + "|" + lang] }) { return e }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        let e = list(for: user, lang: lang, read: []).map { n -> Encoded in
+            var r = n; r.read = "20261121083000"
+            return Encoded(id: n.id, unix: n.timestamp?.utcunix ?? 0, unread: Array((try? encoder.encode(n)) ?? Data()), read: Array((try? encoder.encode(r)) ?? Data()))
+        }
+        cacheLock.withLock { encodedCache[user + "|" + lang] = e }
+        return e
     }
 
     private static func build(for user: String, lang: String) -> [EchoNotification] {
