@@ -49,6 +49,21 @@ public enum Timestamp {
         return iso8601(seconds: Int(tv.tv_sec), millis: Int(tv.tv_usec) / 1000)
     }
 
+    /// `2026-11-22T02:03:04Z`: RFC 3339 UTC in whole seconds, the one form API answers carry (default date
+    /// decoders, Swift's `.iso8601` and the OpenAPI generator's, read it; they refuse fractions).
+    public static func rfc3339Seconds() -> String {
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        return rfc3339(seconds: Int(tv.tv_sec))
+    }
+
+    public static func rfc3339(seconds: Int) -> String {
+        var t = time_t(seconds)
+        var tm = Glibc.tm()
+        gmtime_r(&t, &tm)
+        return "\(tm.tm_year + 1900)-\(pad(Int(tm.tm_mon) + 1))-\(pad(Int(tm.tm_mday)))T\(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec)))Z"
+    }
+
     public static func iso8601(seconds: Int, millis: Int) -> String {
         var t = time_t(seconds)
         var tm = Glibc.tm()

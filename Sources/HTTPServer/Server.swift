@@ -158,8 +158,8 @@ public final class HTTPServer: @unchecked Sendable {
         router.get("/healthz") { _ in .response(.prepared(health, headers: noStore)) }
         router.get("/readyz") { [weak self] _ in
             if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
-            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.",
-                                     extensions: [("status", "\"draining\"")]).response)
+            // The slug says draining; the problem's `status` member stays the number (no second `status` key).
+            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.").response)
         }
         router.get("/metrics") { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""

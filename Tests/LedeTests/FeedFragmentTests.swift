@@ -148,6 +148,9 @@ final class FeedFragmentLiveTests: XCTestCase {
         XCTAssertEqual(plain.status, 200)
         XCTAssertEqual(plain.body, again.body)
         XCTAssertEqual(plain.headers["cache-control"], "private, max-age=60")
+        let generatedAt = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(plain.body)) as? [String: Any])?["generatedAt"] as? String)
+        XCTAssertNotNil(generatedAt.range(of: #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"#, options: .regularExpression),
+                        "whole seconds, as default date decoders read it: \(generatedAt)")
         let zipped = try get("Accept-Encoding: gzip\r\n")
         XCTAssertEqual(zipped.headers["content-encoding"], "gzip")
         XCTAssertEqual(Gzip.decompress(zipped.body), plain.body)

@@ -95,7 +95,7 @@ final class RealAnswersTests: XCTestCase {
         XCTAssertEqual(item.id, 88)
         XCTAssertEqual(item.timestamp?.utcunix, 1_473_272_185)
         XCTAssertEqual(item.agent?.id, 12)
-        XCTAssertEqual(NotificationItem(item).timestamp, "2016-09-07T18:16:25.000Z")
+        XCTAssertEqual(NotificationItem(item).timestamp, "2016-09-07T18:16:25Z")
     }
 
     func testNotificationWithoutATitleAndWithAHiddenAgent() throws {

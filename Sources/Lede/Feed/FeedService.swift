@@ -152,7 +152,7 @@ public final class FeedService: @unchecked Sendable {
     }
 
     static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date) -> SharedPart {
-        let generatedAt = Timestamp.iso8601()
+        let generatedAt = Timestamp.rfc3339Seconds()
         let head = Array(head(date: date, generatedAt: generatedAt, lang: lang).utf8)
         var run = head
         for (i, f) in SectionKind.ordered.compactMap({ fragments[$0] }).enumerated() {
@@ -228,7 +228,7 @@ public final class FeedService: @unchecked Sendable {
                 body.append(part.head)
             }
         } else {
-            body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.iso8601(), lang: request.lang.code))
+            body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.rfc3339Seconds(), lang: request.lang.code))
         }
         for kind in request.sections {
             if kind.isShared {

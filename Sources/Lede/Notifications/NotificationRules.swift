@@ -70,10 +70,15 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
     public var body: String?
     public var primaryLink: String?
 
+    /// Echo's `utciso8601` in the one form Lede sends (RFC 3339 UTC, whole seconds), or nil when it is not a date.
+    static func wholeSeconds(_ text: String) -> String? {
+        Timestamp.parseRFC3339(text).map { Timestamp.rfc3339(seconds: Int($0.rounded(.down))) }
+    }
+
     public init(_ n: EchoNotification) {
         id = n.id; wiki = n.wiki; type = n.type; category = n.category
         filter = FilterGroup.of(type: n.type, category: n.category)
-        timestamp = n.timestamp?.utciso8601 ?? n.timestamp?.utcunix.map { Timestamp.iso8601(seconds: $0, millis: 0) }
+        timestamp = n.timestamp?.utcunix.map { Timestamp.rfc3339(seconds: $0) } ?? n.timestamp?.utciso8601.flatMap(Self.wholeSeconds)
         read = n.isRead
         agent = n.agent?.name
         title = n.title?.full

@@ -175,7 +175,7 @@ enum EmbeddedNotifications {
             let kind = kinds[(i + (user == "Bob" ? 3 : 0)) % kinds.count]
             let agent = agents[i % agents.count]
             let unix = start - i * 37 * 60
-            let iso = Timestamp.iso8601(seconds: unix, millis: 0).replacingOccurrences(of: ".000Z", with: "Z")
+            let iso = Timestamp.rfc3339(seconds: unix)
             var json: [String: Any] = [
                 "wiki": "\(lang)wiki", "id": id, "type": kind.type, "category": kind.category, "section": kind.category == "system" || kind.category == "login-fail" ? "alert" : "message",
                 "timestamp": ["utciso8601": iso, "utcunix": unix, "unix": String(unix)],

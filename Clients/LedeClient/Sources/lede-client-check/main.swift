@@ -1,0 +1,191 @@
+// Calls every operation of openapi.yaml through the generated client against a running Lede (embedded default),
+// with realistic parameters and the documented error cases, using the generator's default configuration.
+// Each answer must decode into its documented case, and re-encoding what was decoded must give back every member
+// the server sent (nothing dropped by the generated types). Exit status 1 on the first failure.
+//   swift run lede-client-check http://127.0.0.1:8080
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import LedeClient
+import OpenAPIRuntime
+import OpenAPIURLSession
+
+/// Keeps the bytes of the last answer body (and adds the bearer token when one is set), so each decoded value can
+/// be compared with exactly what the server sent.
+final class Recorder: ClientMiddleware, @unchecked Sendable {   // `last` is only touched under `lock`
+    let token: String?
+    private let lock = NSLock()
+    private var last = Data()
+    init(token: String?) { self.token = token }
+
+    var body: Data { lock.withLock { last } }
+
+    func intercept(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+                   next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let token { request.headerFields[.authorization] = "Bearer \(token)" }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        let data = responseBody == nil ? Data() : try await Data(collecting: responseBody!, upTo: 16 << 20)
+        lock.withLock { last = data }
+        return (response, responseBody == nil ? nil : HTTPBody(data))
+    }
+}
+
+struct Failure: Error, CustomStringConvertible { let description: String }
+
+let serverURL = URL(string: CommandLine.arguments.dropFirst().first ?? "http://127.0.0.1:8080")!
+func client(_ token: String? = nil) -> (Client, Recorder) {
+    let recorder = Recorder(token: token)
+    return (Client(serverURL: serverURL, transport: URLSessionTransport(), middlewares: [recorder]), recorder)
+}
+
+let encoder: JSONEncoder = {
+    let e = JSONEncoder()
+    e.dateEncodingStrategy = .iso8601   // the generator's default transcoder writes the same whole-second form
+    return e
+}()
+
+/// Every member `sent` holds is in `decoded` with the same value (a `null` sent may be absent after re-encoding).
+func differences(_ sent: Any, _ decoded: Any?, _ path: String) -> [String] {
+    switch sent {
+    case let object as [String: Any]:
+        guard let other = decoded as? [String: Any] else { return ["\(path): an object became \(String(describing: decoded))"] }
+        var out: [String] = []
+        for (key, value) in object {
+            if value is NSNull, other[key] == nil || other[key] is NSNull { continue }
+            out += differences(value, other[key], path + "." + key)
+        }
+        for key in other.keys where object[key] == nil { out.append("\(path).\(key): not sent, but decoded") }
+        return out
+    case let array as [Any]:
+        guard let other = decoded as? [Any], other.count == array.count else { return ["\(path): an array of \(array.count) became \(String(describing: decoded))"] }
+        return zip(array, other).enumerated().flatMap { differences($0.element.0, $0.element.1, "\(path)[\($0.offset)]") }
+    case let string as String:
+        return decoded as? String == string ? [] : ["\(path): \(string) became \(String(describing: decoded))"]
+    case is NSNull:
+        return decoded == nil || decoded is NSNull ? [] : ["\(path): null became \(String(describing: decoded))"]
+    default:
+        let a = (sent as? NSNumber)?.doubleValue, b = (decoded as? NSNumber)?.doubleValue
+        return a != nil && a == b ? [] : ["\(path): \(sent) became \(String(describing: decoded))"]
+    }
+}
+
+var checked = 0
+/// `value` decoded from the recorder's last body loses nothing when encoded again.
+func roundTrip<T: Encodable>(_ name: String, _ value: T, _ recorder: Recorder) throws {
+    let sent = try JSONSerialization.jsonObject(with: recorder.body, options: [.fragmentsAllowed])
+    let again = try JSONSerialization.jsonObject(with: try encoder.encode(value), options: [.fragmentsAllowed])
+    let diff = differences(sent, again, name)
+    guard diff.isEmpty else { throw Failure(description: "\(name): decoding lost or changed members:\n  " + diff.prefix(10).joined(separator: "\n  ")) }
+    checked += 1
+    print("ok  \(name)")
+}
+
+func expect<T>(_ name: String, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw Failure(description: "\(name): not the documented case: \(error)") }
+}
+
+func run() async throws {
+    let (anon, rec) = client()
+    let (alice, aliceRec) = client("demo-alice")
+    let (bob, bobRec) = client("demo-bob")
+
+    let index = try await anon.getServiceIndex()
+    try roundTrip("GET / 200", try expect("GET /") { try index.ok.body.json }, rec)
+    let languages = try await anon.getLanguages()
+    try roundTrip("GET /languages 200", try expect("GET /languages") { try languages.ok.body.json }, rec)
+
+    let feed = try await anon.getFeed()
+    try roundTrip("GET /feed 200", try expect("GET /feed") { try feed.ok.body.json }, rec)
+    let personal = try await anon.getFeed(query: .init(lang: .en, lat: "52.3547498", lon: "4.8339215", because: "Albert_Einstein",
+                                                      _continue: "Rijksmuseum", backgroundedAt: Date(timeIntervalSince1970: 1_767_225_600)))
+    let personalBody = try expect("GET /feed personal") { try personal.ok.body.json }
+    guard personalBody.sections.contains(where: { $0.kind == .nearby }), personalBody.sections.contains(where: { $0.kind == .becauseYouRead }) else {
+        throw Failure(description: "GET /feed personal: no nearby or becauseYouRead section")
+    }
+    try roundTrip("GET /feed personal 200", personalBody, rec)
+    let badDate = try await anon.getFeed(query: .init(date: "2026-13-01"))
+    try roundTrip("GET /feed 400", try expect("GET /feed 400") { try badDate.badRequest.body.application_problem_plus_json }, rec)
+
+    let badge = try await alice.getNotificationBadge()
+    try roundTrip("GET /notifications/badge 200", try expect("badge") { try badge.ok.body.json }, aliceRec)
+    let noAuth = try await anon.getNotificationBadge()
+    try roundTrip("GET /notifications/badge 401", try expect("badge 401") { try noAuth.unauthorized.body.application_problem_plus_json }, rec)
+    let page = try await alice.listNotifications(query: .init(filter: .unread, limit: 10))
+    let pageBody = try expect("GET /notifications") { try page.ok.body.json }
+    try roundTrip("GET /notifications 200", pageBody, aliceRec)
+    if let next = pageBody._continue {
+        let second = try await alice.listNotifications(query: .init(filter: .unread, limit: 10, _continue: next))
+        try roundTrip("GET /notifications page 2 200", try expect("GET /notifications page 2") { try second.ok.body.json }, aliceRec)
+    }
+    let badPage = try await alice.listNotifications(query: .init(_continue: "not-a-continue"))
+    try roundTrip("GET /notifications 400", try expect("GET /notifications 400") { try badPage.badRequest.body.application_problem_plus_json }, aliceRec)
+    let read = try await bob.markNotificationsRead(body: .json(.case2(.init(all: true))))
+    try roundTrip("POST /notifications/read 200", try expect("POST /notifications/read") { try read.ok.body.json }, bobRec)
+
+    let link = try await anon.getPlacesDeepLink(query: .init(lat: "52.3547498", lon: "4.8339215", name: "Amsterdam"))
+    try roundTrip("GET /places/deeplink 200", try expect("deeplink") { try link.ok.body.json }, rec)
+    let badLink = try await anon.getPlacesDeepLink(query: .init(lat: "91", lon: "0"))
+    try roundTrip("GET /places/deeplink 400", try expect("deeplink 400") { try badLink.badRequest.body.application_problem_plus_json }, rec)
+    let locations = try await anon.getPlacesLocations()
+    try roundTrip("GET /places/locations 200", try expect("locations") { try locations.ok.body.json }, rec)
+
+    let animals = try await anon.listAnimals(query: .init(tags: "bird", favorites: "3,7"))
+    try roundTrip("GET /animals 200", try expect("animals") { try animals.ok.body.json }, rec)
+    let tags = try await anon.listAnimalTags()
+    try roundTrip("GET /animals/tags 200", try expect("animal tags") { try tags.ok.body.json }, rec)
+    let animal = try await anon.getAnimal(path: .init(id: 5), query: .init(favorites: "5"))
+    try roundTrip("GET /animals/{id} 200", try expect("animal") { try animal.ok.body.json }, rec)
+    let noAnimal = try await anon.getAnimal(path: .init(id: 999))
+    try roundTrip("GET /animals/{id} 404", try expect("animal 404") { try noAnimal.notFound.body.application_problem_plus_json }, rec)
+    let svg = try await anon.getAnimalImage(path: .init(id: 1), query: .init(size: 160))
+    let svgBody = try expect("animal image") { try svg.ok.body.image_svg_plus_xml_charset_utf_hyphen_8 }
+    let svgText = String(decoding: try await Data(collecting: svgBody, upTo: 1 << 20), as: UTF8.self)
+    guard svgText.hasPrefix("<svg") || svgText.hasPrefix("<?xml") else { throw Failure(description: "GET /animals/{id}/image.svg: not SVG") }
+    checked += 1; print("ok  GET /animals/{id}/image.svg 200")
+
+    let images = try await anon.searchImages(query: .init(q: "cats"))
+    let grid = try expect("images") { try images.ok.body.json }
+    try roundTrip("GET /images 200", grid, rec)
+    if let first = grid.items.first {
+        let image = try await anon.getImage(path: .init(id: first.id), query: .init(q: "cats"))
+        try roundTrip("GET /images/{id} 200", try expect("image") { try image.ok.body.json }, rec)
+    }
+    let noImage = try await anon.getImage(path: .init(id: "zzz999"), query: .init(q: "cats"))
+    try roundTrip("GET /images/{id} 404", try expect("image 404") { try noImage.notFound.body.application_problem_plus_json }, rec)
+
+    let summary = try await anon.getSummary(path: .init(title: "Albert_Einstein"))
+    try roundTrip("GET /summary/{title} 200", try expect("summary") { try summary.ok.body.json }, rec)
+    let redirected = try await anon.getSummary(path: .init(title: "Bombay"))
+    try roundTrip("GET /summary/{title} redirect 200", try expect("summary redirect") { try redirected.ok.body.json }, rec)
+    let missing = try await anon.getSummary(path: .init(title: "No_such_article_for_the_client_check"))
+    try roundTrip("GET /summary/{title} 404", try expect("summary 404") { try missing.notFound.body.application_problem_plus_json }, rec)
+    let related = try await anon.getRelated(path: .init(title: "Amsterdam"), query: .init(limit: 5))
+    try roundTrip("GET /related/{title} 200", try expect("related") { try related.ok.body.json }, rec)
+    let random = try await anon.getRandom()
+    try roundTrip("GET /random 200", try expect("random") { try random.ok.body.json }, rec)
+    let nearby = try await anon.getNearby(query: .init(lat: "52.3547498", lon: "4.8339215", radius: 5000))
+    try roundTrip("GET /nearby 200", try expect("nearby") { try nearby.ok.body.json }, rec)
+    let badNearby = try await anon.getNearby(query: .init(lat: "52.3547498", lon: "200"))
+    try roundTrip("GET /nearby 400", try expect("nearby 400") { try badNearby.badRequest.body.application_problem_plus_json }, rec)
+    let found = try await anon.search(query: .init(q: "Amst"))
+    try roundTrip("GET /search 200", try expect("search") { try found.ok.body.json }, rec)
+
+    let health = try await anon.getHealth()
+    try roundTrip("GET /healthz 200", try expect("healthz") { try health.ok.body.json }, rec)
+    let ready = try await anon.getReadiness()
+    try roundTrip("GET /readyz 200", try expect("readyz") { try ready.ok.body.json }, rec)
+    let metrics = try await anon.getMetrics()
+    _ = try expect("metrics") { try metrics.ok.body }
+    checked += 1; print("ok  GET /metrics 200")
+}
+
+do {
+    try await run()
+    print("lede-client-check: \(checked) answers decoded with nothing lost")
+} catch {
+    print("lede-client-check: FAILED: \(error)")
+    exit(1)
+}
