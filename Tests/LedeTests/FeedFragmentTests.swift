@@ -94,7 +94,7 @@ final class FeedFragmentTests: XCTestCase {
     }
 
     func testInvalidPersonalParametersAreRejectedBeforeAnyWorkAndNothingIsCached() async throws {
-        for bad in ["because=%7Cx", "because=", "lat=52.1&lon=200", "lat=1e3&lon=2", "continue=a%5Bb", "backgroundedAt=soon"] {
+        for bad in ["because=%7Cx", "because=%20", "lat=52.1&lon=200", "lat=1e3&lon=2", "continue=a%5Bb", "backgroundedAt=soon"] {
             XCTAssertThrowsError(try feedRequest(bad), bad)
         }
     }

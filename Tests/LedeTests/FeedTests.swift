@@ -142,6 +142,19 @@ final class FeedScenarioTests: XCTestCase {
     }
 
     /// Seed 000, Settings — Explore feed: only the sections the user turned on, in the screen's order.
+    /// lat without lon: the feed still arrives; nearby is a placeholder saying why, and nothing failed upstream.
+    func testHalfALocationMakesANearbyPlaceholderNotAFailedFeed() async throws {
+        let service = FeedService(api: StubAPI())
+        for q in ["lat=52.1", "sections=nearby&lon=4.8"] {
+            let response = try await service.feed(try feedRequest(q))
+            XCTAssertEqual(response.status, 200, q)
+            let nearby = try sections(response).first { $0["kind"] as? String == "nearby" }
+            XCTAssertEqual(nearby?["status"] as? String, "placeholder", q)
+            XCTAssertEqual(nearby?["reason"] as? String, "incomplete-location", q)
+            XCTAssertNil(nearby?["retryAfterSeconds"], q)
+        }
+    }
+
     func testSettingsSelectedSectionsOnly() async throws {
         let service = FeedService(api: StubAPI())
         let s = try sections(try await service.feed(try feedRequest("sections=random,pictureOfTheDay,mostRead")))
@@ -175,10 +188,17 @@ final class FeedScenarioTests: XCTestCase {
     func testFeedRequestValidation() {
         let now = ISO8601DateFormatter().date(from: "2026-11-22T10:00:00Z")!
         for bad in ["date=2026-11-23", "date=2014-12-31", "date=2026-13-01", "date=20261122", "sections=featured,,news", "sections=ads",
-                    "lat=52", "lat=91&lon=0", "backgroundedAt=yesterday", "lang=zz", "because="] {
+                    "lat=91", "lon=1e3", "lat=91&lon=0", "backgroundedAt=yesterday", "lang=zz", "because=%20", "continue=a%7Cb"] {
             XCTAssertThrowsError(try feedRequest(bad, now: now), bad)
         }
+        for outside in ["date=2026-11-23", "date=2014-12-31"] {
+            XCTAssertThrowsError(try feedRequest(outside, now: now), outside) { XCTAssertEqual(($0 as? Problem)?.status, 404, "a date with no feed is not found") }
+        }
+        XCTAssertThrowsError(try feedRequest("date=2026-13-01", now: now)) { XCTAssertEqual(($0 as? Problem)?.status, 400) }
         XCTAssertNoThrow(try feedRequest("date=2015-01-01&sections=news", now: now))
+        XCTAssertNil(try feedRequest("because=&continue=", now: now).because, "an empty value is no value")
+        let half = try? feedRequest("lat=52.1", now: now)
+        XCTAssertEqual(half?.incompleteLocation, true); XCTAssertNil(half?.nearby); XCTAssertEqual(half?.isPersonal, true)
         XCTAssertEqual(try feedRequest("", now: now).date.description, "2026-11-22")
         XCTAssertTrue(try feedRequest("", now: now).isToday)
     }

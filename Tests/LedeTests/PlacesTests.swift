@@ -107,10 +107,10 @@ final class PlacesLiveTests: XCTestCase {
         XCTAssertEqual(s1, 200)
         XCTAssertEqual(b1["url"] as? String, "wikipedia://places?WMFLocationLat=55.6713442&WMFLocationLon=12.5237848")
         XCTAssertEqual(b1["name"] as? String, "København")
-        let (s2, b2) = try get("/places/deeplink?article=https%3A%2F%2Fen.wikipedia.org%2Fwiki%2FLeiderdorp")
+        let (s2, b2) = try get("/places/deeplink/Leiderdorp")
         XCTAssertEqual(s2, 200)
         XCTAssertEqual(b2["url"] as? String, "wikipedia://places?WMFArticleURL=https%3A%2F%2Fen.wikipedia.org%2Fwiki%2FLeiderdorp")
-        let (s3, b3) = try get("/places/deeplink?title=Rijksmuseum&lang=nl")
+        let (s3, b3) = try get("/places/deeplink/Rijksmuseum?lang=nl")
         XCTAssertEqual(s3, 200)
         XCTAssertEqual(b3["article"] as? String, "https://nl.wikipedia.org/wiki/Rijksmuseum")
         let raw = try TestHTTPResponse(port: server.port, request: "GET /places/deeplink?lat=0.0000001&lon=-0.00000001 HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -120,9 +120,8 @@ final class PlacesLiveTests: XCTestCase {
     func testEveryInvalidDeepLinkRequestIsA400Problem() throws {
         let bad = ["", "?lat=52", "?lon=4", "?lat=91&lon=0", "?lat=0&lon=181", "?lat=NaN&lon=0", "?lat=inf&lon=0", "?lat=1e3&lon=0",
                    "?lat=52,35&lon=4", "?lat=0x10&lon=0", "?lat=\(String(repeating: "1", count: 100))&lon=0", "?lat=1&lon=2&article=https://en.wikipedia.org/wiki/X",
-                   "?article=https://evil.org/wiki/X", "?article=javascript:alert(1)", "?article=file:///etc/passwd",
-                   "?article=https://u@en.wikipedia.org/wiki/X", "?article=https://en.wikipedia.org/wiki/X%0ASet-Cookie:%20a",
-                   "?article=https://en.wikipedia.org/wiki/X&title=Y", "?title=", "?title=A%7CB", "?title=X&lang=xx",
+                   "?article=https://en.wikipedia.org/wiki/X", "?title=X", "?lat=1&lon=2&title=X",
+                   "/%20", "/A%7CB", "/X%0ASet-Cookie:%20a", "/X?lang=xx", "/X?lang=en&lang=de",
                    "?lat=1&lat=2&lon=3", "?lat=1&lon=2&name=\(String(repeating: "n", count: 201))", "?lat=1&lon=2&name=a%0Ab"]
         for q in bad {
             let (status, problem) = try get("/places/deeplink" + q)

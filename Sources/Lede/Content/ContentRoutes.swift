@@ -60,9 +60,10 @@ enum ContentRoutes {
             let lang: LanguageCode, q: String
             do {
                 lang = try LanguageCode.resolve(ctx.request)
-                q = (ctx.request.queryParameter("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required.") }
-                guard q.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
+                let raw = ctx.request.queryParameter("q") ?? ""
+                guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
+                q = trimmingQuerySpace(raw)
+                guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
             } catch { return .response(Responses.problem(error)) }
             let key = "search:\(lang.code):\(q)"
             return Responses.prepared(responses, key: key, ttl: 120) {
@@ -81,10 +82,21 @@ enum ContentRoutes {
             default: return false
             }
         }
-        guard !t.isEmpty, t.utf8.count <= 255 || t.count <= 255, !t.unicodeScalars.contains(where: forbidden) else {
+        // At most 255 code points as sent (what openapi.yaml's maxLength counts), something besides spaces.
+        guard !t.isEmpty, (raw ?? "").unicodeScalars.count <= 255, !t.unicodeScalars.contains(where: forbidden) else {
             throw Problem(status: 400, slug: "invalid-title", detail: "The title is empty, too long, or holds characters Wikipedia titles cannot (# < > [ ] { } |).")
         }
         return t
+    }
+
+    /// The space a search query is trimmed of: Unicode White_Space and the four separator controls (U+001C–U+001F),
+    /// the set openapi.yaml's pattern for `q` names.
+    static func isQuerySpace(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace || (0x1C...0x1F).contains(c.value) }
+
+    static func trimmingQuerySpace(_ s: String) -> String {
+        let scalars = s.unicodeScalars
+        guard let a = scalars.firstIndex(where: { !isQuerySpace($0) }), let b = scalars.lastIndex(where: { !isQuerySpace($0) }) else { return "" }
+        return String(scalars[a...b])
     }
 
     static func intParameter(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {

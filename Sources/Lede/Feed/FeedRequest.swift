@@ -45,6 +45,9 @@ public struct FeedRequest: Sendable, Equatable {
     public var because: String?
     public var continueTitle: String?
     public var backgroundedAt: Date?
+    /// `lat` without `lon` or the other way round (each well-formed): the nearby section becomes an
+    /// `incomplete-location` placeholder rather than the whole feed failing.
+    public var incompleteLocation = false
 
     /// Whether every shared section is asked for (the usual request).
     public var showsEverySharedSection: Bool { sections.reduce(0) { $1.isShared ? $0 | $1.bit : $0 } == SectionKind.sharedMask }
@@ -53,7 +56,7 @@ public struct FeedRequest: Sendable, Equatable {
     public var wantsShared: Bool { sections.contains { $0.isShared } }
 
     /// Whether the request carries anything personal (then the answer is `private`).
-    public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil }
+    public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil || incompleteLocation }
 
     public static let earliest = FeedDate(year: 2015, month: 1, day: 1)!
     public static let continueReadingAfter: TimeInterval = 24 * 3600
@@ -67,8 +70,9 @@ public struct FeedRequest: Sendable, Equatable {
         var date = today
         if let raw = q["date"] {
             guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
-            guard d <= today else { throw bad("date \(raw) is in the future.") }
-            guard d >= earliest else { throw bad("The feed starts on 2015-01-01.") }
+            // A well-formed date outside the feed's days names no feed: 404, like upstream's featured feed.
+            guard d <= today else { throw noFeed("There is no feed for \(raw) yet: it is in the future (UTC).") }
+            guard d >= earliest else { throw noFeed("There is no feed for \(raw): the feed starts on 2015-01-01.") }
             date = d
         }
         var sections = SectionKind.ordered
@@ -78,16 +82,26 @@ public struct FeedRequest: Sendable, Equatable {
         }
         let lat = q["lat"], lon = q["lon"]
         var nearby: Coordinate?
-        if lat != nil || lon != nil { nearby = try Coordinate.parse(lat: lat, lon: lon).get() }
-        let because = try q["because"].map { try ContentRoutes.articleTitle($0) }
-        let cont = try q["continue"].map { try ContentRoutes.articleTitle($0) }
+        var incompleteLocation = false
+        if lat != nil, lon != nil {
+            nearby = try Coordinate.parse(lat: lat, lon: lon).get()
+        } else if lat != nil || lon != nil {
+            // Still validated: a malformed or out-of-range coordinate is a 400 whether or not its pair came.
+            _ = try Coordinate.parse(lat: lat ?? "0", lon: lon ?? "0").get()
+            incompleteLocation = true
+        }
+        // An empty value is no value (an app with no history sends `because=`); anything else must be a title.
+        let because = try q["because"].flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
+        let cont = try q["continue"].flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
         var backgroundedAt: Date?
         if let raw = q["backgroundedAt"] {
             guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
             backgroundedAt = d
         }
-        return FeedRequest(lang: lang, date: date, isToday: date == today, sections: sections, nearby: nearby, because: because,
-                           continueTitle: cont, backgroundedAt: backgroundedAt)
+        var request = FeedRequest(lang: lang, date: date, isToday: date == today, sections: sections, nearby: nearby, because: because,
+                                  continueTitle: cont, backgroundedAt: backgroundedAt)
+        request.incompleteLocation = incompleteLocation
+        return request
     }
 
     /// Seed 000, Returning user: more than 24 hours in the background → the Explore view, where Continue
@@ -104,6 +118,7 @@ public struct FeedRequest: Sendable, Equatable {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
+    static func noFeed(_ detail: String) -> Problem { Problem(status: 404, slug: "no-feed-for-date", detail: detail) }
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
     struct FirstValues {

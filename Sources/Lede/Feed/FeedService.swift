@@ -86,6 +86,11 @@ public final class FeedService: @unchecked Sendable {
         return Fragment(kind: kind, body: BodyFragment(Self.encode(section)), status: status)
     }
 
+    static func isNotFound(_ error: Error) -> Bool {
+        if case .notFound = error as? UpstreamError { return true }
+        return false
+    }
+
     func status(of error: Error) -> Status {
         if let u = error as? UpstreamError {
             if u == .timeout { return .timeout }
@@ -139,12 +144,15 @@ public final class FeedService: @unchecked Sendable {
             }
         case .timeout:
             for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, .timeout) }
+        case .failed(let e) where Self.isNotFound(e):
+            break   // the wiki has no featured feed for that day (many small wikis have none): its sections are left out
         case .failed(let e):
             for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, status(of: e)) }
         }
         switch await random {
         case .ok(let card): fragments[.random] = Fragment(kind: .random, body: BodyFragment(Self.encode(FeedSection(kind: .random, items: [card]))), status: .ok)
         case .timeout: fragments[.random] = placeholder(.random, .timeout)
+        case .failed(let e) where Self.isNotFound(e): break   // no such wiki upstream (or not in the embedded default): no card
         case .failed(let e): fragments[.random] = placeholder(.random, status(of: e))
         }
         let hasPlaceholder = fragments.values.contains { $0.status != .ok }
@@ -246,6 +254,11 @@ public final class FeedService: @unchecked Sendable {
                     if chosen > 0 { body.append(literal: NearbyCell.comma) }
                     cell.append(to: &body, user: point, radius: Double(Self.nearbyRadius)); statuses.append(.ok); chosen += 1
                 case .absent?, nil:
+                    if kind == .nearby, request.incompleteLocation {
+                        // Not counted as a failed section: nothing upstream failed, the request lacked half a point.
+                        if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                        body.append(Self.incompleteLocation); chosen += 1
+                    }
                     continue
                 }
             }
@@ -272,6 +285,7 @@ public final class FeedService: @unchecked Sendable {
         "{\"date\":\"\(date)\",\"generatedAt\":\"\(generatedAt)\",\"lang\":\"\(lang)\",\"sections\":["
     }
     static let tail = Array("]}".utf8)
+    static let incompleteLocation = BodyFragment(encode(FeedSection<NoItem>(kind: .nearby, status: "placeholder", items: [], reason: "incomplete-location")))
 
     // MARK: - Personal sections
 

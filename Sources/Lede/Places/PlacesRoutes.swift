@@ -32,38 +32,46 @@ enum PlacesRoutes {
         router.get("/places/locations") { _ in .response(.prepared(list)) }
 
         router.get("/places/deeplink") { ctx in
-            do { return .response(response(try link(ctx.request).json, cacheControl: "public, max-age=86400")) }
+            do { return .response(response(try pointLink(ctx.request).json, cacheControl: "public, max-age=86400")) }
+            catch { return .response(Responses.problem(error)) }
+        }
+        router.get("/places/deeplink/{title}") { ctx in
+            do { return .response(response(try articleLink(ctx.parameter("title"), ctx.request).json, cacheControl: "public, max-age=86400")) }
             catch { return .response(Responses.problem(error)) }
         }
     }
 
-    static func link(_ r: HTTPRequest) throws -> LinkBody {
+    /// The first value of each query parameter; a parameter given twice is a 400.
+    static func query(_ r: HTTPRequest) throws -> [String: String] {
         var q: [String: String] = [:]
         for item in r.queryItems {
             guard q[item.name] == nil else { throw bad("\(item.name.prefix(40)) is given more than once.") }
             q[item.name] = item.value
         }
-        let byPoint = q["lat"] != nil || q["lon"] != nil
-        let byArticle = q["article"] != nil || q["title"] != nil
-        guard byPoint != byArticle else { throw bad("Give either lat and lon, or article (or title with lang) — exactly one form.") }
-        if byPoint {
-            let c = try Coordinate.parse(lat: q["lat"], lon: q["lon"]).get()
-            var name: String?
-            if let n = q["name"] {
-                guard n.count <= 200, !n.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else { throw bad("name must be at most 200 characters without control characters.") }
-                name = n.isEmpty ? nil : n
+        return q
+    }
+
+    /// `/places/deeplink?lat=&lon=[&name=]`: the link for a point.
+    static func pointLink(_ r: HTTPRequest) throws -> LinkBody {
+        let q = try query(r)
+        guard q["article"] == nil, q["title"] == nil else { throw bad("An article's link is GET /places/deeplink/{title}?lang=…; this route takes lat, lon and name.") }
+        let c = try Coordinate.parse(lat: q["lat"], lon: q["lon"]).get()
+        var name: String?
+        if let n = q["name"] {
+            // Counted in code points, as JSON Schema's maxLength counts.
+            guard n.unicodeScalars.count <= 200, !n.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else {
+                throw bad("name must be at most 200 characters without control characters.")
             }
-            return LinkBody(url: DeepLinks.places(c), coordinate: c, name: name, article: nil)
+            name = n.isEmpty ? nil : n
         }
-        let article: ArticleURL
-        if let raw = q["article"] {
-            guard q["title"] == nil else { throw bad("Give article or title, not both.") }
-            guard let a = ArticleURL(raw) else { throw bad("article must be an https://{lang}.wikipedia.org/wiki/Title URL.") }
-            article = a
-        } else {
-            let title = try ContentRoutes.articleTitle(q["title"])
-            article = ArticleURL(lang: try LanguageCode.resolve(lang: q["lang"], acceptLanguage: r.headers["Accept-Language"]), title: title)
-        }
+        return LinkBody(url: DeepLinks.places(c), coordinate: c, name: name, article: nil)
+    }
+
+    /// `/places/deeplink/{title}?lang=`: the link that opens Places on an article (`WMFArticleURL`).
+    static func articleLink(_ rawTitle: String?, _ r: HTTPRequest) throws -> LinkBody {
+        let q = try query(r)
+        let title = try ContentRoutes.articleTitle(rawTitle)
+        let article = ArticleURL(lang: try LanguageCode.resolve(lang: q["lang"], acceptLanguage: r.headers["Accept-Language"]), title: title)
         return LinkBody(url: DeepLinks.places(article: article), coordinate: nil, name: nil, article: article.url)
     }
 

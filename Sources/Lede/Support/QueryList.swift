@@ -4,8 +4,13 @@ import HTTPServer
 /// items trimmed, no empty items, a bounded count; a violation is a 400 problem with the caller's slug.
 enum QueryList {
     static func items(_ raw: String, name: String, slug: String, max: Int = 100, maxItemLength: Int = 64) throws -> [String] {
-        let items = raw.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard items.allSatisfy({ !$0.isEmpty && $0.count <= maxItemLength }) else {
+        // Items trimmed of spaces and tabs; lengths in code points (as openapi.yaml's patterns count them).
+        let items = raw.split(separator: ",", omittingEmptySubsequences: false).map { item -> String in
+            let s = item.unicodeScalars
+            guard let a = s.firstIndex(where: { $0 != " " && $0 != "\t" }), let b = s.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+            return String(s[a...b])
+        }
+        guard items.allSatisfy({ !$0.isEmpty && $0.unicodeScalars.count <= maxItemLength }) else {
             throw Problem(status: 400, slug: slug, detail: "\(name) is a comma list with no empty items.")
         }
         guard items.count <= max else { throw Problem(status: 400, slug: slug, detail: "\(name) holds at most \(max) entries.") }

@@ -106,6 +106,8 @@ func run() async throws {
         throw Failure(description: "GET /feed personal: no nearby or becauseYouRead section")
     }
     try roundTrip("GET /feed personal 200", personalBody, rec)
+    let noFeed = try await anon.getFeed(query: .init(date: "2014-12-31"))
+    try roundTrip("GET /feed 404", try expect("GET /feed 404") { try noFeed.notFound.body.application_problem_plus_json }, rec)
     let badDate = try await anon.getFeed(query: .init(date: "2026-13-01"))
     try roundTrip("GET /feed 400", try expect("GET /feed 400") { try badDate.badRequest.body.application_problem_plus_json }, rec)
 
@@ -127,6 +129,8 @@ func run() async throws {
 
     let link = try await anon.getPlacesDeepLink(query: .init(lat: "52.3547498", lon: "4.8339215", name: "Amsterdam"))
     try roundTrip("GET /places/deeplink 200", try expect("deeplink") { try link.ok.body.json }, rec)
+    let articleLink = try await anon.getPlacesArticleDeepLink(path: .init(title: "Rijksmuseum"), query: .init(lang: .nl))
+    try roundTrip("GET /places/deeplink/{title} 200", try expect("article deeplink") { try articleLink.ok.body.json }, rec)
     let badLink = try await anon.getPlacesDeepLink(query: .init(lat: "91", lon: "0"))
     try roundTrip("GET /places/deeplink 400", try expect("deeplink 400") { try badLink.badRequest.body.application_problem_plus_json }, rec)
     let locations = try await anon.getPlacesLocations()
