@@ -44,6 +44,7 @@ routes=(
   "images|/images?q=cats|"
   "image|/images/1gq2c04?q=cats|"
   "summary|/summary/Albert_Einstein|"
+  "article|/article/Albert_Einstein|"
   "related|/related/Amsterdam|"
   "random|/random|"
   "nearby|/nearby?lat=52.3547498&lon=4.8339215|"

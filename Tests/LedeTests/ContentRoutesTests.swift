@@ -7,32 +7,7 @@ import XCTest
 @testable import Lede
 
 /// The content endpoints over HTTP, against the fake Wikimedia on loopback.
-final class ContentRoutesTests: XCTestCase {
-    var fake: FakeUpstream!
-    var server: HTTPServer!
-    var base = ""
-
-    override func setUpWithError() throws {
-        fake = try FakeUpstream()
-        server = try startLede { [fake] in
-            $0.upstream = fake!.template
-            $0.upstreamTimeout = 0.5
-            $0.cacheLimits.staleIfError = 0
-        }
-        base = "http://127.0.0.1:\(server.port)"
-    }
-
-    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
-
-    func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any], HTTPURLResponse) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        let http = response as! HTTPURLResponse
-        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return (http.statusCode, json, http)
-    }
-
+final class ContentRoutesTests: FakeUpstreamTestCase {
     func testSummaryIsAPreviewCardWithIPAStripped() async throws {
         let (status, card, http) = try await get("/summary/Copenhagen")
         XCTAssertEqual(status, 200)

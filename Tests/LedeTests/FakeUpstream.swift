@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
 import HTTPServer
 @testable import Lede
 
@@ -46,6 +50,7 @@ final class FakeUpstream: @unchecked Sendable {
         let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx) } }
         router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
         router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)
+        router.get("/{lang}/api/rest_v1/page/media-list/{title}", handler)
         router.get("/{lang}/w/api.php", handler)
         router.post("/{lang}/w/api.php", handler)
         try server.start()
@@ -60,7 +65,11 @@ final class FakeUpstream: @unchecked Sendable {
     static func kind(path: String, query: String?, body: String) -> String {
         if path.contains("/feed/featured/") { return "feed" }
         if path.contains("/page/summary/") { return "summary" }
+        if path.contains("/page/media-list/") { return "media" }
         let q = (query ?? "") + "&" + body
+        if q.contains("action=parse") { return "contents" }
+        if q.contains("prop=langlinks") { return "languages" }
+        if q.contains("prop=imageinfo") { return "files" }
         if q.contains("echomarkread") { return "markread" }
         if q.contains("meta=tokens") { return "token" }
         if q.contains("meta=notifications") { return "notifications" }
@@ -132,4 +141,33 @@ func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in 
     let server = app.makeServer(logger: Logger(level: .off))
     try server.start()
     return (app, server)
+}
+
+/// Lede on loopback in front of a fresh `FakeUpstream`, and a JSON GET helper: the setup of the HTTP tests of the
+/// content routes and the article screen.
+class FakeUpstreamTestCase: XCTestCase {
+    var fake: FakeUpstream!
+    var server: HTTPServer!
+    var base = ""
+
+    override func setUpWithError() throws {
+        fake = try FakeUpstream()
+        server = try startLede { [fake] in
+            $0.upstream = fake!.template
+            $0.upstreamTimeout = 0.5
+            $0.cacheLimits.staleIfError = 0
+        }
+        base = "http://127.0.0.1:\(server.port)"
+    }
+
+    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
+
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any], HTTPURLResponse) {
+        var r = URLRequest(url: URL(string: base + path)!)
+        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
+        let (data, response) = try await URLSession.shared.data(for: r)
+        let http = response as! HTTPURLResponse
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return (http.statusCode, json, http)
+    }
 }

@@ -40,6 +40,10 @@ final class StubAPI: WikimediaAPI, @unchecked Sendable {
     }
     func csrfToken(lang: LanguageCode, authorization: String) async throws -> String { try await base.csrfToken(lang: lang, authorization: authorization) }
     func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws { try await base.markRead(lang: lang, authorization: authorization, ids: ids, token: token) }
+    func articleContents(lang: LanguageCode, title: String) async throws -> ArticleContents { try await gate("contents"); return try await base.articleContents(lang: lang, title: title) }
+    func languageLinks(lang: LanguageCode, title: String) async throws -> [LanguageLink] { try await gate("languages"); return try await base.languageLinks(lang: lang, title: title) }
+    func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem] { try await gate("media"); return try await base.mediaList(lang: lang, title: title) }
+    func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo] { try await gate("files"); return try await base.fileInfo(lang: lang, files: files) }
 }
 
 func feedRequest(_ query: String, now: Date = Date()) throws -> FeedRequest {

@@ -366,6 +366,8 @@ public final class FeedService: @unchecked Sendable {
                     switch outcome {
                     case .ok(let part): return (kind, part)
                     case .timeout: return (kind, .section(placeholder(kind, .timeout)))
+                    // No such wiki upstream (or not in the embedded default): the section is left out, not failed.
+                    case .failed(let e) where Self.isNotFound(e): return (kind, .absent)
                     case .failed(let e): return (kind, .section(placeholder(kind, status(of: e))))
                     }
                 }

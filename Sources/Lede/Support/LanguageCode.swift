@@ -87,6 +87,20 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         return best?.code
     }
 
+    /// Every edition the header names with q > 0, most preferred first (ties in header order), each once; at most
+    /// `limit` (the article screen's language picker puts these first).
+    public static func preferredEditions(_ header: String?, limit: Int = 8) -> [String] {
+        guard let header else { return [] }
+        var found: [(code: String, q: Int, order: Int)] = []
+        WeightedList.forEach(header) { tag, weight in
+            let q = weight ?? 0
+            guard q > 0, !(tag.count == 1 && tag[0] == 42), let code = edition(tag), !found.contains(where: { $0.code == code.code }) else { return true }
+            found.append((code.code, q, found.count))
+            return found.count < 32
+        }
+        return found.sorted { ($0.q, -$0.order) > ($1.q, -$1.order) }.prefix(limit).map(\.code)
+    }
+
     /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`).
     private static func edition(_ tag: UnsafeBufferPointer<UInt8>) -> LanguageCode? {
         if let code = find(tag) { return LanguageCode(verified: code) }

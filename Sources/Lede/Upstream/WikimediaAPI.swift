@@ -18,6 +18,14 @@ public protocol WikimediaAPI: Sendable {
     func csrfToken(lang: LanguageCode, authorization: String) async throws -> String
     /// Marks `ids` read (at most 50: callers batch), or everything when `ids` is nil.
     func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws
+    /// The article screen: its table of contents (redirects followed).
+    func articleContents(lang: LanguageCode, title: String) async throws -> ArticleContents
+    /// Every other edition the article exists in (redirects followed).
+    func languageLinks(lang: LanguageCode, title: String) async throws -> [LanguageLink]
+    /// The article's images and videos in page order.
+    func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem]
+    /// Sizes and credits of up to 50 files (`File:…` titles), by title as asked.
+    func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo]
 }
 
 extension WikimediaAPI {

@@ -13,6 +13,11 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
         public var related: Double = 600
         public var nearby: Double = 300
         public var search: Double = 120
+        /// The article screen's parts: contents, media and file credits change with edits; language links rarely.
+        public var contents: Double = 600
+        public var languages: Double = 3_600
+        public var media: Double = 600
+        public var files: Double = 3_600
         public init() {}
     }
 
@@ -38,6 +43,35 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
     }
 
     // MARK: - Requests, exactly as the contract lists them
+
+    static func contentsRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+            ("action", "parse"), ("page", ArticleTitle.normalise(title)), ("prop", "sections|displaytitle"), ("redirects", "1"),
+            ("format", "json"), ("formatversion", "2"),
+        ], kind: "contents")
+    }
+
+    static func languagesRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+            ("action", "query"), ("prop", "langlinks"), ("titles", ArticleTitle.normalise(title)), ("lllimit", "max"),
+            ("llprop", "url|langname|autonym"), ("redirects", "1"), ("format", "json"), ("formatversion", "2"),
+        ], kind: "languages")
+    }
+
+    static func mediaRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/media-list/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: "media")
+    }
+
+    /// At most 50 files a call (the Action API's limit for `titles`).
+    static let maxFilesPerCall = 50
+
+    static func filesRequest(_ lang: LanguageCode, _ files: [String]) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+            ("action", "query"), ("titles", files.joined(separator: "|")), ("prop", "imageinfo"), ("iiprop", "url|size|extmetadata"),
+            ("iiurlwidth", "640"), ("iiextmetadatafilter", "Artist|Credit|LicenseShortName|LicenseUrl|ImageDescription|AttributionRequired"),
+            ("format", "json"), ("formatversion", "2"),
+        ], kind: "files")
+    }
 
     static func featuredRequest(_ lang: LanguageCode, _ date: FeedDate) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/api/rest_v1/feed/featured/\(date.pathComponent)", kind: "feed")
@@ -202,6 +236,52 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
     // MARK: - Exchange, status mapping, decoding
 
     /// The origin (`scheme://host[:port]`) a request for `lang` goes to: what back-off and the breaker are kept by.
+    public func articleContents(lang: LanguageCode, title: String) async throws -> ArticleContents {
+        let req = Self.contentsRequest(lang, title)
+        return try await cache.value("contents:\(lang.code):\(ArticleTitle.normalise(title))", ttl: ttls.contents) { [self] in
+            let response = try await actionAnswer(req)
+            let answer = try decode(ParseAnswer.self, response.body, kind: req.kind)
+            if let e = answer.error {
+                if e.code == "missingtitle" || e.code == "invalidtitle" || e.code == "nosuchpageid" { throw UpstreamError.notFound("The page does not exist.") }
+                try actionError(e.code, req, response)
+            }
+            guard let parse = answer.parse, let title = parse.title else { throw UpstreamError.malformed("contents: no parse in the answer") }
+            return (ArticleContents(title: title, displayTitle: parse.displaytitle, sections: parse.sections ?? []), response.body.count)
+        }
+    }
+
+    public func languageLinks(lang: LanguageCode, title: String) async throws -> [LanguageLink] {
+        let req = Self.languagesRequest(lang, title)
+        return try await cache.value("languages:\(lang.code):\(ArticleTitle.normalise(title))", ttl: ttls.languages) { [self] in
+            let (q, size) = try await action(req, as: LangLinksQuery.self)
+            guard let page = q.pages?.first else { throw UpstreamError.malformed("languages: no page in the answer") }
+            if page.missing || page.invalid { throw UpstreamError.notFound("The page does not exist.") }
+            return (page.langlinks ?? [], size)
+        }
+    }
+
+    public func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem] {
+        let req = Self.mediaRequest(lang, title)
+        return try await cache.value("media:\(lang.code):\(ArticleTitle.normalise(title))", ttl: ttls.media) { [self] in
+            let (answer, size, _) = try await restFollowing(req, as: MediaListAnswer.self)
+            return (answer.items ?? [], size)
+        }
+    }
+
+    public func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo] {
+        let wanted = Array(files.prefix(Self.maxFilesPerCall))
+        guard !wanted.isEmpty else { return [:] }
+        let req = Self.filesRequest(lang, wanted)
+        return try await cache.value("files:\(lang.code):\(wanted.joined(separator: "|"))", ttl: ttls.files) { [self] in
+            let (q, size) = try await action(req, as: ImageInfoQuery.self)
+            var out: [String: FileInfo] = [:]
+            // Answers use spaces where the request had underscores (`normalized`): matched on the normalised title.
+            let byKey = Dictionary((q.pages ?? []).map { (ArticleTitle.normalise($0.title), $0) }, uniquingKeysWith: { a, _ in a })
+            for file in wanted { if let info = byKey[ArticleTitle.normalise(file)] { out[file] = info } }
+            return (out, size)
+        }
+    }
+
     public func origin(lang: String) -> String {
         if let known = originsLock.withReadLock({ origins[lang] }) { return known }
         let base = transport.baseURL(lang: lang)

@@ -166,6 +166,12 @@ func run() async throws {
     try roundTrip("GET /summary/{title} redirect 200", try expect("summary redirect") { try redirected.ok.body.json }, rec)
     let missing = try await anon.getSummary(path: .init(title: "No_such_article_for_the_client_check"))
     try roundTrip("GET /summary/{title} 404", try expect("summary 404") { try missing.notFound.body.application_problem_plus_json }, rec)
+    let article = try await anon.getArticle(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), headers: .init(Accept_hyphen_Language: "de, fr;q=0.8"))
+    let articleBody = try expect("GET /article/{title}") { try article.ok.body.json }
+    guard articleBody.languages.items.first?.lang == "de", !articleBody.media.items.isEmpty else { throw Failure(description: "GET /article/{title}: languages or media wrong") }
+    try roundTrip("GET /article/{title} 200", articleBody, rec)
+    let noArticle = try await anon.getArticle(path: .init(title: "No_such_article_for_the_client_check"))
+    try roundTrip("GET /article/{title} 404", try expect("article 404") { try noArticle.notFound.body.application_problem_plus_json }, rec)
     let related = try await anon.getRelated(path: .init(title: "Amsterdam"), query: .init(limit: 5))
     try roundTrip("GET /related/{title} 200", try expect("related") { try related.ok.body.json }, rec)
     let random = try await anon.getRandom()

@@ -37,20 +37,36 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
             return json(EmbeddedFeeds.feed(lang: request.lang, date: date, articles: articles))
         }
         if request.path.hasPrefix("/api/rest_v1/page/summary/") {
-            let raw = String(request.path.dropFirst("/api/rest_v1/page/summary/".count))
-            let title = ArticleTitle.display(raw.removingPercentEncoding ?? raw)
-            // A redirect answers as Wikimedia's REST API does: 302 with a relative `Location` (`Bombay` → `Mumbai`).
-            if let target = EmbeddedArticles.redirects[request.lang]?[title] {
-                let location = UpstreamRequest.percentEncode(ArticleTitle.normalise(target), keep: ":")
-                return UpstreamResponse(status: 302, body: Array("{\"type\":\"redirect\"}".utf8), headers: ["location": location])
-            }
-            guard let article = articles.first(where: { $0.title == title }) else {
-                return notFound("Page or revision not found.")
-            }
+            let page = restPage(request, "/api/rest_v1/page/summary/")
+            if let redirect = page.redirect { return redirect }
+            guard let article = articles.first(where: { $0.title == page.title }) else { return notFound("Page or revision not found.") }
             return json(EmbeddedTransport.summary(article, lang: request.lang))
+        }
+        if request.path.hasPrefix("/api/rest_v1/page/media-list/") {
+            let page = restPage(request, "/api/rest_v1/page/media-list/")
+            if let redirect = page.redirect { return redirect }
+            guard articles.contains(where: { $0.title == page.title }) else { return notFound("Page or revision not found.") }
+            return raw(EmbeddedArticleScreens.mediaList(title: page.title, lang: request.lang))
         }
         guard request.path == "/w/api.php" else { return notFound("No such endpoint in the embedded data.") }
         let q = Dictionary(request.query + request.form, uniquingKeysWith: { first, _ in first })
+        // The article screen's calls (redirects=1: a redirect answers for its target).
+        func resolved(_ raw: String?) -> (title: String, exists: Bool) {
+            let asked = ArticleTitle.display(raw ?? "")
+            let title = EmbeddedArticles.redirects[request.lang]?[asked] ?? asked
+            return (title, articles.contains { $0.title == title })
+        }
+        if q["action"] == "parse" {
+            let page = resolved(q["page"])
+            return raw(EmbeddedArticleScreens.parse(title: page.title, lang: request.lang, articleExists: page.exists))
+        }
+        if q["prop"] == "langlinks" {
+            let page = resolved(q["titles"])
+            return raw(EmbeddedArticleScreens.langlinks(title: page.title, lang: request.lang, articleExists: page.exists))
+        }
+        if q["prop"] == "imageinfo" {
+            return raw(EmbeddedArticleScreens.imageinfo((q["titles"] ?? "").split(separator: "|").map(String.init)))
+        }
         if q["action"] == "echomarkread" { return markRead(request, q) }
         if q["meta"] == "tokens" {
             guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
@@ -85,6 +101,16 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         default:
             return raw("{\"error\":{\"code\":\"badvalue\",\"info\":\"The embedded data does not answer this query.\"}}")
         }
+    }
+
+    /// The title of a REST page path, and for a redirect the answer Wikimedia's REST API gives: 302 with a relative
+    /// `Location` (`Bombay` → `Mumbai`).
+    private func restPage(_ request: UpstreamRequest, _ prefix: String) -> (title: String, redirect: UpstreamResponse?) {
+        let asked = String(request.path.dropFirst(prefix.count))
+        let title = ArticleTitle.display(asked.removingPercentEncoding ?? asked)
+        guard let target = EmbeddedArticles.redirects[request.lang]?[title] else { return (title, nil) }
+        let location = UpstreamRequest.percentEncode(ArticleTitle.normalise(target), keep: ":")
+        return (title, UpstreamResponse(status: 302, body: Array("{\"type\":\"redirect\"}".utf8), headers: ["location": location]))
     }
 
     // MARK: - Shapes

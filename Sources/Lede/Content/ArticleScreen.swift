@@ -1,0 +1,206 @@
+import Foundation
+import HTTPServer
+
+/// `GET /article/{title}`: the article screen in one call — its card, table of contents, the editions for the
+/// language picker, the gallery with credits, Read more, and the URLs the web view loads. The parts are fetched
+/// concurrently; a part that fails upstream is a placeholder and the rest still arrive.
+enum ArticleScreen {
+    // MARK: - Answer
+
+    struct Body: Encodable {
+        var card: Card
+        var sections: Part<Section>
+        var languages: Part<Edition>
+        var media: Part<Media>
+        var readMore: Part<Card>
+        var urls: URLs
+    }
+
+    /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
+    struct Part<Item: Encodable>: Encodable {
+        var status = "ok"
+        var items: [Item]
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        static func placeholder(_ error: Error) -> Part {
+            if let u = error as? UpstreamError {
+                if u == .timeout { return Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter) }
+                if let seconds = u.retryAfter { return Part(status: "placeholder", items: [], reason: "upstream-backoff", retryAfterSeconds: seconds) }
+            }
+            return Part(status: "placeholder", items: [], reason: "upstream-error", retryAfterSeconds: retryAfter)
+        }
+        var isPlaceholder: Bool { status != "ok" }
+    }
+    static let retryAfter = 10
+
+    struct Section: Encodable, Equatable {
+        var id: Int
+        var level: Int
+        var number: String
+        var title: String
+        var anchor: String
+    }
+
+    struct Edition: Encodable, Equatable {
+        var lang: String
+        var title: String
+        var autonym: String
+        var url: String
+    }
+
+    struct Media: Encodable, Equatable {
+        struct Size: Encodable, Equatable { var source: String; var width: Int?; var height: Int? }
+        struct License: Encodable, Equatable { var name: String; var url: String? }
+        var title: String
+        var type: String
+        var caption: String?
+        var thumbnail: Size?
+        var original: Size?
+        var artist: String?
+        var credit: String?
+        var license: License?
+        var attributionRequired: Bool?
+        var description: String?
+
+        enum CodingKeys: String, CodingKey { case title, type, caption, thumbnail, original, artist, credit, license, attributionRequired, description }
+        /// Every member always present (`null` when upstream has nothing), like the card.
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(title, forKey: .title); try c.encode(type, forKey: .type); try c.encode(caption, forKey: .caption)
+            try c.encode(thumbnail, forKey: .thumbnail); try c.encode(original, forKey: .original); try c.encode(artist, forKey: .artist)
+            try c.encode(credit, forKey: .credit); try c.encode(license, forKey: .license)
+            try c.encode(attributionRequired, forKey: .attributionRequired); try c.encode(description, forKey: .description)
+        }
+    }
+
+    struct URLs: Encodable, Equatable { var mobileHtml: String; var desktop: String }
+
+    // MARK: - Rules (pure)
+
+    /// The table of contents in document order: plain-text titles, numbers as upstream counts them.
+    static func sections(_ contents: ArticleContents) -> [Section] {
+        contents.sections.enumerated().map { i, s in
+            Section(id: s.index.flatMap { Int($0) } ?? i + 1, level: s.tocLevel, number: s.number, title: HTMLText.plain(s.line), anchor: s.anchor)
+        }
+    }
+
+    /// The language picker: the user's `Accept-Language` editions first (in their order), then the rest sorted by
+    /// autonym (case-insensitively, ties by code). Links to unknown editions are dropped; a missing autonym falls
+    /// back to the English name, then the code.
+    static func editions(_ links: [LanguageLink], preferred: [String]) -> [Edition] {
+        let editions = links.compactMap { l -> Edition? in
+            guard let code = LanguageCode(l.lang)?.code else { return nil }
+            return Edition(lang: code, title: l.title, autonym: l.autonym ?? l.langname ?? code,
+                           url: l.url ?? Card.articleURL(lang: code, title: l.title))
+        }
+        var seen = Set<String>()
+        let unique = editions.filter { seen.insert($0.lang).inserted }
+        let first = preferred.compactMap { p in unique.first { $0.lang == p } }
+        let rest = unique.filter { !preferred.contains($0.lang) }.sorted {
+            let a = $0.autonym.lowercased(), b = $1.autonym.lowercased()
+            return a != b ? a < b : $0.lang < $1.lang
+        }
+        return first + rest
+    }
+
+    /// The files a gallery shows (`showInGallery`), in page order.
+    static func galleryFiles(_ items: [MediaListItem]) -> [MediaListItem] { items.filter { $0.showInGallery } }
+
+    /// A gallery entry: the media-list item with its file's sizes and credits (HTML reduced to text).
+    static func media(_ item: MediaListItem, _ info: FileInfo?) -> Media {
+        let m = info?.metadata ?? [:]
+        func text(_ key: String) -> String? { m[key].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 } }
+        var thumbnail: Media.Size?
+        if let t = info?.thumbURL { thumbnail = Media.Size(source: t, width: info?.thumbWidth, height: info?.thumbHeight) } else if let src = item.src {
+            thumbnail = Media.Size(source: src.hasPrefix("//") ? "https:" + src : src, width: nil, height: nil)
+        }
+        let original = info?.url.map { Media.Size(source: $0, width: info?.width, height: info?.height) }
+        let license = text("LicenseShortName").map { Media.License(name: $0, url: m["LicenseUrl"].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }) }
+        let attribution = m["AttributionRequired"].map { HTMLText.plain($0).lowercased() == "true" }
+        let caption = item.captionText.flatMap { $0.isEmpty ? nil : $0 } ?? item.captionHTML.map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }
+        return Media(title: item.title, type: item.type, caption: caption, thumbnail: thumbnail, original: original, artist: text("Artist"),
+                     credit: text("Credit"), license: license, attributionRequired: attribution, description: text("ImageDescription"))
+    }
+
+    static func urls(lang: String, title: String) -> URLs {
+        let path = UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":()")
+        return URLs(mobileHtml: "https://\(lang).wikipedia.org/api/rest_v1/page/mobile-html/\(path)", desktop: "https://\(lang).wikipedia.org/wiki/\(path)")
+    }
+
+    // MARK: - Assembly
+
+    /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
+    /// problem), any other part failing is a placeholder.
+    static func build(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> Body {
+        async let summary = api.summary(lang: lang, title: title)
+        async let contents = withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) }
+        async let links = withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) }
+        async let gallery = withDeadline(timeout) { () async throws -> [Media] in
+            let files = galleryFiles(try await api.mediaList(lang: lang, title: title))
+            var infos: [String: FileInfo] = [:]
+            for batch in stride(from: 0, to: files.count, by: WikimediaClient.maxFilesPerCall) {
+                let titles = files[batch..<min(batch + WikimediaClient.maxFilesPerCall, files.count)].map(\.title)
+                infos.merge(try await api.fileInfo(lang: lang, files: titles)) { a, _ in a }
+            }
+            return files.map { media($0, infos[$0.title]) }
+        }
+        async let related = withDeadline(timeout) { try await api.related(lang: lang, title: title) }
+        let card = Card(summary: try await summary, lang: lang)
+        func part<T: Encodable & Sendable>(_ outcome: Outcome<[T]>) -> Part<T> {
+            switch outcome {
+            case .ok(let items): return Part(items: items)
+            case .timeout: return Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
+            case .failed(let e): return .placeholder(e)
+            }
+        }
+        let sectionsPart: Part<Section>
+        switch await contents {
+        case .ok(let c): sectionsPart = Part(items: sections(c))
+        case .timeout: sectionsPart = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
+        case .failed(let e): sectionsPart = .placeholder(e)
+        }
+        let languagesPart: Part<Edition>
+        switch await links {
+        case .ok(let l): languagesPart = Part(items: editions(l, preferred: preferred.filter { $0 != lang.code }))
+        case .timeout: languagesPart = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
+        case .failed(let e): languagesPart = .placeholder(e)
+        }
+        let readMore: Part<Card>
+        switch await related {
+        case .ok(var r):
+            // Reached through a redirect with nothing like the redirect's name: ask for the article's own title.
+            if card.redirectedFrom != nil, r.pages.isEmpty, case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
+                r = again
+            }
+            let cards = ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
+            readMore = Part(items: cards)
+        case .timeout: readMore = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
+        case .failed(let e): readMore = .placeholder(e)
+        }
+        return Body(card: card, sections: sectionsPart, languages: languagesPart, media: part(await gallery), readMore: readMore,
+                    urls: urls(lang: lang.code, title: card.title))
+    }
+
+    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double) {
+        router.get("/article/{title}") { ctx in
+            let lang: LanguageCode, title: String
+            do { lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title")) } catch {
+                return .response(Responses.problem(error))
+            }
+            // The picker's order depends on the reader's languages: one prepared answer per language, title and
+            // preferred editions (bounded LRU with the other prepared answers).
+            let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
+            let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
+            if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
+            return Responses.async {
+                let body = try await build(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout)
+                let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
+                // Complete answers are kept 5 minutes; one with a placeholder only a few seconds (like the feed).
+                let ttl = complete ? 300 : 5
+                let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+                return .prepared(Responses.keep(body, headers: headers, in: responses, key: key, ttl: Double(ttl)))
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// Seed 000, Article View, table of contents, Switching article language, Article Header Image Gallery and Gallery
+/// View with Image Metadata, "Read More": `GET /article/{title}` over HTTP against the fake Wikimedia on loopback,
+/// which answers each call in its real shape (parse, langlinks, media-list, imageinfo).
+final class ArticleScreenTests: FakeUpstreamTestCase {
+    func items(_ body: [String: Any], _ part: String) -> [[String: Any]] { ((body[part] as? [String: Any])?["items"] as? [[String: Any]]) ?? [] }
+    func status(_ body: [String: Any], _ part: String) -> String? { (body[part] as? [String: Any])?["status"] as? String }
+
+    func testTheWholeScreenInOneCall() async throws {
+        let (code, body, http) = try await get("/article/Albert_Einstein?lang=en")
+        XCTAssertEqual(code, 200)
+        let card = try XCTUnwrap(body["card"] as? [String: Any])
+        XCTAssertEqual(card["title"] as? String, "Albert Einstein")
+        XCTAssertFalse((card["extract"] as? String ?? "").contains("/ˈaɪnstaɪn/"), "pronunciation stripped from the card")
+        // Contents: document order, numbers, markup removed from titles.
+        let sections = items(body, "sections")
+        XCTAssertEqual(sections.map { $0["number"] as? String }, ["1", "1.1", "1.2", "1.3", "2", "2.1", "2.2", "2.2.1", "3", "4"])
+        XCTAssertEqual(sections[2]["title"] as? String, "Annus mirabilis papers")
+        XCTAssertEqual(sections[7]["level"] as? Int, 3)
+        XCTAssertEqual(sections[0]["anchor"] as? String, "Life_and_career")
+        // Gallery: only files shown in the gallery, credits as text.
+        let media = items(body, "media")
+        XCTAssertEqual(media.map { $0["title"] as? String }, ["File:Albert_Einstein_Head.jpg", "File:Einstein_1921_by_F_Schmutzer_-_restoration.jpg", "File:Einstein_lecture_1934.webm"])
+        XCTAssertEqual(media[0]["artist"] as? String, "Orren Jack Turner, Princeton, N.J.")
+        XCTAssertEqual(media[0]["credit"] as? String, "Library of Congress")
+        XCTAssertEqual(media[0]["description"] as? String, "Albert Einstein, head-and-shoulders portrait, 1947 & later.")
+        XCTAssertEqual(media[0]["attributionRequired"] as? Bool, false)
+        XCTAssertEqual((media[0]["license"] as? [String: Any])?["name"] as? String, "Public domain")
+        XCTAssertEqual((media[0]["original"] as? [String: Any])?["width"] as? Int, 2304)
+        XCTAssertEqual((media[0]["thumbnail"] as? [String: Any])?["width"] as? Int, 640)
+        XCTAssertEqual(media[2]["type"] as? String, "video")
+        XCTAssertEqual(media[2]["artist"] as? String, "Unknown author (Pathé)")
+        XCTAssertEqual(media[2]["description"] as? String, "Film of a lecture <1934>")
+        XCTAssertEqual((media[2]["license"] as? [String: Any])?["url"] as? String, "https://creativecommons.org/licenses/by-sa/4.0")
+        // Read more: like /related — never the article itself, a disambiguation page or another namespace.
+        let more = items(body, "readMore")
+        XCTAssertFalse(more.isEmpty); XCTAssertLessThanOrEqual(more.count, 3)
+        for c in more {
+            XCTAssertEqual(c["type"] as? String, "standard"); XCTAssertNotEqual(c["title"] as? String, "Albert Einstein")
+            XCTAssertFalse((c["title"] as? String ?? ":").contains(":"))
+        }
+        let urls = try XCTUnwrap(body["urls"] as? [String: String])
+        XCTAssertEqual(urls["mobileHtml"], "https://en.wikipedia.org/api/rest_v1/page/mobile-html/Albert_Einstein")
+        XCTAssertEqual(urls["desktop"], "https://en.wikipedia.org/wiki/Albert_Einstein")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Vary"), "Accept-Encoding, Accept-Language")
+        XCTAssertEqual(fake.requests(kind: "files").count, 1, "the credits of every gallery file in one call")
+    }
+
+    /// Switching article language: the reader's Accept-Language editions first, the rest by autonym.
+    func testTheLanguagePickerPutsTheReadersLanguagesFirstThenSortsByAutonym() async throws {
+        let (_, body, _) = try await get("/article/Albert_Einstein?lang=en", headers: ["Accept-Language": "ja, de;q=0.8, nl;q=0.5"])
+        let langs = items(body, "languages").map { $0["lang"] as? String }
+        XCTAssertEqual(langs, ["ja", "de", "es", "fr", "it", "ar", "zh"], "ja and de first (nl has no edition); then español, français, italiano, العربية, 中文")
+        let ja = items(body, "languages")[0]
+        XCTAssertEqual(ja["autonym"] as? String, "日本語")
+        XCTAssertEqual(ja["title"] as? String, "アルベルト・アインシュタイン")
+        XCTAssertTrue((ja["url"] as? String ?? "").hasPrefix("https://ja.wikipedia.org/wiki/"))
+        let (_, plain, _) = try await get("/article/Albert_Einstein?lang=en")
+        XCTAssertEqual(items(plain, "languages").map { $0["lang"] as? String }, ["de", "es", "fr", "it", "ar", "zh", "ja"], "by autonym alone (Deutsch, español, …)")
+    }
+
+    func testAnArticleWithNoImagesHasAnEmptyGalleryNotAPlaceholder() async throws {
+        let (code, body, _) = try await get("/article/Dam_Square")
+        XCTAssertEqual(code, 200)
+        XCTAssertEqual(status(body, "media"), "ok")
+        XCTAssertEqual(items(body, "media").count, 0)
+        XCTAssertEqual(fake.requests(kind: "files").count, 0, "no credits call for an empty gallery")
+    }
+
+    func testOnePartFailingIsAPlaceholderAndTheRestArrive() async throws {
+        fake.set("languages", .status(503, "{}"))
+        let (code, body, http) = try await get("/article/Amsterdam")
+        XCTAssertEqual(code, 200)
+        XCTAssertEqual(status(body, "languages"), "placeholder")
+        XCTAssertEqual((body["languages"] as? [String: Any])?["reason"] as? String, "upstream-error")
+        XCTAssertNotNil((body["languages"] as? [String: Any])?["retryAfterSeconds"] as? Int)
+        XCTAssertEqual(status(body, "sections"), "ok"); XCTAssertEqual(status(body, "media"), "ok"); XCTAssertEqual(status(body, "readMore"), "ok")
+        XCTAssertFalse(items(body, "sections").isEmpty)
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=5", "an answer with a placeholder is kept briefly")
+        fake.set("files", .hang)
+        let (_, slow, _) = try await get("/article/Mumbai")
+        XCTAssertEqual(status(slow, "media"), "placeholder")
+        XCTAssertEqual((slow["media"] as? [String: Any])?["reason"] as? String, "timeout")
+    }
+
+    func testTheCardFailingIsTheWholeAnswer() async throws {
+        let (missing, problem, _) = try await get("/article/No_such_article_anywhere")
+        XCTAssertEqual(missing, 404); XCTAssertEqual(problem["status"] as? Int, 404)
+        fake.set("summary", .status(500, "{}"))
+        let (broken, _, _) = try await get("/article/Copenhagen")
+        XCTAssertEqual(broken, 502)
+    }
+
+    func testARedirectAnswersForItsTarget() async throws {
+        let (code, body, _) = try await get("/article/Bombay")
+        XCTAssertEqual(code, 200)
+        let card = try XCTUnwrap(body["card"] as? [String: Any])
+        XCTAssertEqual(card["title"] as? String, "Mumbai"); XCTAssertEqual(card["redirectedFrom"] as? String, "Bombay")
+        XCTAssertEqual(items(body, "sections").first?["title"] as? String, "Etymology")
+        XCTAssertEqual((body["urls"] as? [String: String])?["desktop"], "https://en.wikipedia.org/wiki/Mumbai")
+    }
+
+    func testInvalidInputIsA400WithoutAnUpstreamCall() async throws {
+        for path in ["/article/A%7CB", "/article/%20", "/article/X?lang=zz", "/article/" + String(repeating: "x", count: 256)] {
+            let (code, problem, _) = try await get(path)
+            XCTAssertEqual(code, 400, path); XCTAssertEqual(problem["status"] as? Int, 400, path)
+        }
+        XCTAssertEqual(fake.requests.count, 0)
+    }
+
+    func testAWarmArticleIsPreparedOnceWithETagGzipAnd304() throws {
+        let first = try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\n\r\n")
+        let calls = fake.requests.count
+        let again = try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(first.body, again.body)
+        XCTAssertEqual(fake.requests.count, calls, "the warm answer makes no upstream call")
+        let tag = try XCTUnwrap(again.headers["etag"])
+        XCTAssertEqual(try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n").status, 304)
+        let zipped = try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
+        XCTAssertEqual(zipped.headers["content-encoding"], "gzip")
+        XCTAssertEqual(Gzip.decompress(zipped.body), first.body)
+    }
+}
+
+/// The article screen's pure rules, without sockets.
+final class ArticleRulesTests: XCTestCase {
+    func testHTMLIsReducedToPlainText() {
+        XCTAssertEqual(HTMLText.plain("<a href=\"//commons.wikimedia.org/wiki/User:X\" title=\"a > b\">Jane Doe</a>"), "Jane Doe")
+        XCTAssertEqual(HTMLText.plain("Line one<br/>line two<p>para</p>"), "Line one line two para")
+        XCTAssertEqual(HTMLText.plain("Fish &amp; chips &lt;3 &#233;t&#xE9; &nbsp; x&hellip;"), "Fish & chips <3 été x…")
+        XCTAssertEqual(HTMLText.plain("<i>The Night Watch</i> (1642)"), "The Night Watch (1642)")
+        XCTAssertEqual(HTMLText.plain("a<script>alert(1)</script>b<style>.x{}</style>c"), "abc")
+        XCTAssertEqual(HTMLText.plain("5 < 6 and &bogus; & done"), "5 < 6 and &bogus; & done", "text that is not markup stays")
+        XCTAssertEqual(HTMLText.plain("  \n spaced \t out  "), "spaced out")
+        XCTAssertEqual(HTMLText.plain("<span class=\"fn\">unterminated"), "unterminated")
+        XCTAssertEqual(HTMLText.plain("<b unterminated"), "<b unterminated")
+    }
+
+    func testEditionsSkipUnknownCodesAndFallBackToNames() {
+        let links = [LanguageLink(lang: "de", title: "X", url: nil, langname: "German", autonym: "Deutsch"),
+                     LanguageLink(lang: "xx-unknown", title: "X", url: nil, langname: nil, autonym: "Nope"),
+                     LanguageLink(lang: "fr", title: "X", url: "https://fr.wikipedia.org/wiki/X", langname: "French", autonym: nil),
+                     LanguageLink(lang: "de", title: "Dup", url: nil, langname: nil, autonym: "Deutsch")]
+        let e = ArticleScreen.editions(links, preferred: ["fr"])
+        XCTAssertEqual(e.map(\.lang), ["fr", "de"])
+        XCTAssertEqual(e[0].autonym, "French"); XCTAssertEqual(e[1].url, "https://de.wikipedia.org/wiki/X")
+    }
+
+    func testRealShapedAnswersDecodeLeniently() throws {
+        let client = WikimediaClient(transport: EmbeddedTransport())
+        let parse = #"{"parse":{"title":"T","displaytitle":"T","sections":[{"toclevel":1,"level":"2","line":"<b>A</b>","number":"1","index":"1","anchor":"A"},{"toclevel":"x"},{"toclevel":2,"level":3,"line":"B","number":"1.1","index":"T-1","anchor":"B"}]}}"#
+        let p = try client.decode(ParseAnswer.self, Array(parse.utf8), kind: "contents")
+        XCTAssertEqual(p.parse?.sections?.count, 2, "one unreadable section skipped")
+        XCTAssertEqual(p.parse?.sections?[1].level, 3)
+        let sections = ArticleScreen.sections(ArticleContents(title: "T", displayTitle: nil, sections: p.parse!.sections!))
+        XCTAssertEqual(sections.map(\.id), [1, 2], "a transcluded section's index is not a number: its position")
+        XCTAssertEqual(sections[0].title, "A")
+        let files = #"{"query":{"pages":[{"ns":6,"title":"File:A b.jpg","missing":true,"known":true,"imageinfo":[{"url":"https://u/a.jpg","width":"100","height":50,"extmetadata":{"Artist":{"value":"<i>Me</i>"},"AttributionRequired":{"value":true},"Odd":{"value":{"x":1}}}}]}]}}"#
+        let f = try XCTUnwrap(try client.decode(ActionEnvelope<ImageInfoQuery>.self, Array(files.utf8), kind: "files").query)
+        XCTAssertEqual(f.pages?.first?.width, 100, "a number sent as a string")
+        XCTAssertEqual(f.pages?.first?.metadata["Artist"], "<i>Me</i>")
+        XCTAssertEqual(f.pages?.first?.metadata["AttributionRequired"], "true", "a boolean sent as a boolean")
+        XCTAssertNil(f.pages?.first?.metadata["Odd"], "a value of another shape is absent")
+        let media = #"{"items":[{"title":"File:A.jpg","type":"image","showInGallery":false},{"type":"image"},{"title":"File:B.jpg","srcset":[{"src":"//u/b.jpg","scale":"1x"}]}]}"#
+        let m = try client.decode(MediaListAnswer.self, Array(media.utf8), kind: "media")
+        XCTAssertEqual(ArticleScreen.galleryFiles(m.items ?? []).map(\.title), ["File:B.jpg"])
+        XCTAssertEqual(ArticleScreen.media(m.items![1], nil).thumbnail?.source, "https://u/b.jpg")
+    }
+}
