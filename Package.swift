@@ -22,9 +22,8 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
-        // The upstream client: HTTP/1.1 + TLS on its own epoll loops. Swift 6 language mode from the start.
-        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "HTTPServer"],
-                swiftSettings: [.swiftLanguageMode(.v6)]),
+        // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "HTTPServer"]),
         .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
@@ -33,5 +32,6 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "TestSupport"]),
         .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "TestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.
+    swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CLinux.h"
 #include <errno.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -55,3 +56,5 @@ uint64_t lede_monotonic_ns(void) {
 int64_t lede_atomic_add(int64_t *p, int64_t d) { return __atomic_add_fetch(p, d, __ATOMIC_RELAXED); }
 int64_t lede_atomic_load(int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 void lede_atomic_store(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+
+void lede_buffer_stdout(size_t size) { setvbuf(stdout, NULL, _IOFBF, size); }

@@ -166,7 +166,7 @@ public final class HTTPClient: Sendable {
         shared = ClientShared(configuration: configuration, tlsContext: try TLSContext(caFile: configuration.caFile))
         var hosts: [OwnLoop] = []
         var made: [ClientLoop] = []
-        for i in 0..<max(1, configuration.loops) {
+        for _ in 0..<max(1, configuration.loops) {
             let host = try OwnLoop()
             let loop = ClientLoop(shared: shared, host: host)
             host.client = loop

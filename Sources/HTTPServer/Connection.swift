@@ -150,9 +150,10 @@ final class Connection {
                 inFlight = true
                 let loop = self.loop
                 // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
+                let connection = LoopBound(self, on: loop)
                 Task(executorPreference: loop) {
                     let response = await work()
-                    if loop.inLoop { self.asyncCompleted(response) } else { loop.execute { [self] in self.asyncCompleted(response) } }
+                    if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
             }
         case .methodNotAllowed(let allow):

@@ -316,3 +316,15 @@ enum LoopThread {
 public protocol LoopDescriptorHandler: AnyObject {
     func handle(events: UInt32)
 }
+
+/// A loop-confined object carried through a `Sendable` context (a task, another thread's callback) back to its
+/// loop, where alone it is used. Debug builds check that on every access.
+public struct LoopBound<T: AnyObject>: @unchecked Sendable {   // @unchecked: `value` is only read on `loop`'s thread (asserted).
+    private let object: T
+    public let loop: EventLoop
+    public init(_ object: T, on loop: EventLoop) { self.object = object; self.loop = loop }
+    public var value: T {
+        assert(loop.inLoop, "a loop-bound object used off its loop")
+        return object
+    }
+}

@@ -1,4 +1,11 @@
+import CLinux
 import Glibc
+
+/// Standard output as the access log uses it.
+public enum StandardOutput {
+    /// Full buffering of `size` bytes (call once at start, before any thread writes).
+    public static func useFullBuffering(size: Int = 1 << 16) { lede_buffer_stdout(size) }
+}
 
 /// Structured logs: one JSON object per line on stderr (the access log goes to stdout).
 public struct Logger: Sendable {

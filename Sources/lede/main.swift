@@ -24,7 +24,7 @@ if options.showHelp {
 if healthcheck {
     exit(HealthCheck.run(port: options.server.port))
 }
-setvbuf(stdout, nil, _IOFBF, 1 << 16)
+StandardOutput.useFullBuffering(size: 1 << 16)
 let logger = Logger(level: options.logLevel)
 let app: LedeApp
 do {

@@ -110,8 +110,9 @@ final class ClientTests: XCTestCase {
         let row = client.metrics.row(origin)
         XCTAssertEqual(row.created, 1, "20 sequential requests, one connection")
         XCTAssertEqual(row.requests, 20)
+        let client = self.client!, base = self.base
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<40 { group.addTask { let r = try await self.client.execute(ClientRequest(url: self.base + "/hello"), timeout: 2); XCTAssertEqual(r.status, 200) } }
+            for _ in 0..<40 { group.addTask { let r = try await client.execute(ClientRequest(url: base + "/hello"), timeout: 2); XCTAssertEqual(r.status, 200) } }
             try await group.waitForAll()
         }
         XCTAssertLessThanOrEqual(client.metrics.row(origin).created, 4, "never more than the pool size")
@@ -122,8 +123,9 @@ final class ClientTests: XCTestCase {
         let small = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 1))
         defer { small.shutdown() }
         let start = Date()
+        let base = self.base
         try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<3 { group.addTask { try await small.execute(ClientRequest(url: self.base + "/slow"), timeout: 2).status } }
+            for _ in 0..<3 { group.addTask { try await small.execute(ClientRequest(url: base + "/slow"), timeout: 2).status } }
             for try await s in group { XCTAssertEqual(s, 200) }
         }
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.4, "one connection: one after another")

@@ -81,6 +81,7 @@ final class UpstreamGuardTests: XCTestCase {
         do { try await guards.acquire(origin: o, timeout: 0.05); XCTFail("a third call waits, then times out") } catch {
             XCTAssertEqual(error as? UpstreamError, .timeout)
         }
+        let guards = self.guards
         async let third: Void = guards.acquire(origin: o, timeout: 2)
         try await Task.sleep(nanoseconds: 20_000_000)
         guards.release(origin: o)   // the slot passes to the waiter
@@ -98,7 +99,7 @@ final class BackPressureClientTests: XCTestCase {
     let clock = ManualClock()
     override func setUpWithError() throws { fake = try FakeUpstream() }
     override func tearDown() { fake.stop() }
-    let en = LanguageCode("en")!
+    var en: LanguageCode { .english }
 
     func client(maxConcurrent: Int = 16, staleIfError: Double = 600) -> WikimediaClient {
         WikimediaClient(transport: try! LiveTransport(template: fake.template, contact: "qa@lede.test"),
@@ -173,14 +174,14 @@ final class BackPressureClientTests: XCTestCase {
         let c = client(maxConcurrent: 2)
         fake.set("search", .delay(0.1))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for q in ["Am", "Co", "Mu", "Ri", "Ny", "Pr"] { group.addTask { _ = try await c.prefixSearch(lang: self.en, query: q) } }
+            for q in ["Am", "Co", "Mu", "Ri", "Ny", "Pr"] { group.addTask { _ = try await c.prefixSearch(lang: .english, query: q) } }
             try await group.waitForAll()
         }
         XCTAssertLessThanOrEqual(fake.maxInFlight, 2)
         XCTAssertEqual(fake.requests(kind: "search").count, 6)
         fake.set("summary", .delay(0.1))
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<40 { group.addTask { _ = try await c.summary(lang: self.en, title: "Rijksmuseum") } }
+            for _ in 0..<40 { group.addTask { _ = try await c.summary(lang: .english, title: "Rijksmuseum") } }
             try await group.waitForAll()
         }
         XCTAssertEqual(fake.requests(kind: "summary").count, 1, "40 concurrent misses, one call")

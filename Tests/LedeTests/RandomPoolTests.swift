@@ -5,7 +5,7 @@ import XCTest
 
 /// `/random` and the feed's random card from a pool per language.
 final class RandomPoolTests: XCTestCase {
-    let en = LanguageCode("en")!
+    var en: LanguageCode { .english }
 
     /// A batch of `readable` articles named after the call number, mixed with pages the pool must never serve.
     static func batch(call: Int, readable: Int) -> QueryResult {
@@ -42,7 +42,7 @@ final class RandomPoolTests: XCTestCase {
         api.randomBatch = { call in Self.batch(call: call, readable: 20) }
         let p = pool(api, lowWater: 0)
         let titles = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<100 { group.addTask { try await p.card(lang: self.en).card.title } }
+            for _ in 0..<100 { group.addTask { try await p.card(lang: .english).card.title } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         XCTAssertEqual(titles.count, 100)
@@ -59,7 +59,7 @@ final class RandomPoolTests: XCTestCase {
         XCTAssertEqual(api.count("random"), 1)
         api.delays["random"] = 0.3   // the refill stays in flight while the requests below arrive
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<100 { group.addTask { _ = p.next(lang: self.en) } }
+            for _ in 0..<100 { group.addTask { _ = p.next(lang: .english) } }
         }
         XCTAssertEqual(p.refillCount(lang: en), 2, "one refill for the crossing")
         try await Task.sleep(nanoseconds: 600_000_000)

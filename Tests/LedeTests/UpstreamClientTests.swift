@@ -8,7 +8,7 @@ final class UpstreamClientTests: XCTestCase {
     override func setUpWithError() throws { fake = try FakeUpstream() }
     override func tearDown() { fake.stop() }
 
-    let en = LanguageCode("en")!
+    var en: LanguageCode { .english }
     func live(deadline: Double = 2, cache: UpstreamCache = UpstreamCache(), maxBytes: Int = 1 << 20) -> WikimediaClient {
         WikimediaClient(transport: try! LiveTransport(template: fake.template, contact: "qa@lede.test", maxResponseBytes: maxBytes),
                         cache: cache, deadline: deadline)
@@ -123,7 +123,7 @@ final class UpstreamClientTests: XCTestCase {
         let client = live()
         fake.set("summary", .delay(0.3))
         try await withThrowingTaskGroup(of: PageSummary.self) { group in
-            for _ in 0..<100 { group.addTask { try await client.summary(lang: self.en, title: "Rijksmuseum") } }
+            for _ in 0..<100 { group.addTask { try await client.summary(lang: .english, title: "Rijksmuseum") } }
             var n = 0
             for try await s in group { XCTAssertEqual(s.title, "Rijksmuseum"); n += 1 }
             XCTAssertEqual(n, 100)
@@ -149,10 +149,10 @@ final class UpstreamClientTests: XCTestCase {
         XCTAssertEqual(stale, fresh)
         XCTAssertEqual(cache.snapshot.staleServed, 1)
         clock.now += 61    // past the bound
-        await assertThrows(.unavailable(status: 503)) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+        await assertThrows(.unavailable(status: 503)) { _ = try await client.summary(lang: en, title: "Madrid") }
         fake.set("summary", .status(404, "{}"))
         clock.now -= 61    // a 404 is an answer, never covered by a stale value
-        await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+        await assertThrows(.notFound("")) { _ = try await client.summary(lang: en, title: "Madrid") }
     }
 
     /// A missing page is remembered briefly: a popular dead link does not send every request upstream.
@@ -162,11 +162,11 @@ final class UpstreamClientTests: XCTestCase {
         let cache = UpstreamCache(limits: .init(notFoundTTL: 60), clock: { clock.now })
         let client = live(cache: cache)
         fake.set("summary", .status(404, "{}"))
-        for _ in 0..<5 { await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") } }
+        for _ in 0..<5 { await assertThrows(.notFound("")) { _ = try await client.summary(lang: en, title: "Madrid") } }
         XCTAssertEqual(fake.requests(kind: "summary").count, 1)
         fake.set("summary", .embedded)   // the page is created
         clock.now += 59
-        await assertThrows(.notFound("")) { _ = try await client.summary(lang: self.en, title: "Madrid") }
+        await assertThrows(.notFound("")) { _ = try await client.summary(lang: en, title: "Madrid") }
         clock.now += 2
         let page = try await client.summary(lang: en, title: "Madrid")
         XCTAssertEqual(page.title, "Madrid")

@@ -114,20 +114,21 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
     @discardableResult
     private func startRefill(_ s: Shelf, lang: LanguageCode) -> Task<Void, Never> {
         s.refills += 1
-        let task = Task { [self] in await refill(s, lang: lang) }
+        // The task names the shelf by language (shelves are never removed): the shelf itself stays behind the lock.
+        let task = Task { [self] in await refill(lang: lang) }
         s.refill = task
         return task
     }
 
     // MARK: - Refill (off the lock)
 
-    private func refill(_ s: Shelf, lang: LanguageCode) async {
+    private func refill(lang: LanguageCode) async {
         var error: Error = Self.noArticle
         var added: [Entry] = []
         for _ in 0..<settings.attempts {
             do {
                 let batch = try await api.randomCandidates(lang: lang)
-                let known: Set<String> = lock.withLock { Set((s.fresh + s.served).map(\.key)) }
+                let known: Set<String> = lock.withLock { shelves[lang.code].map { Set(($0.fresh + $0.served).map(\.key)) } ?? [] }
                 var seen = known
                 let born = clock()
                 for page in batch.pages where ContentRules.isReadableArticle(page) && seen.insert(ArticleTitle.normalise(page.title)).inserted {
@@ -143,6 +144,7 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
             }
         }
         lock.withLock {
+            guard let s = shelves[lang.code] else { return }
             s.fresh.append(contentsOf: added)
             s.refill = nil
             if added.isEmpty { s.lastError = error; s.failedAt = clock() } else { s.lastError = nil; s.failedAt = -.infinity }

@@ -26,7 +26,7 @@ public enum Responses {
     /// representation, `Cache-Control: public, max-age=<ttl>`) for `ttl` seconds. A fresh one is answered on the
     /// event loop; otherwise it is built off the loop, concurrent requests for one key sharing one build. Errors
     /// are not kept (a missing page briefly is, by the cache).
-    public static func prepared<T: Encodable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
+    public static func prepared<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
                                               make: @escaping @Sendable () async throws -> T) -> HandlerResult {
         if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
         var fields = headers

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // Reading what Wikimedia really sends: lenient where it costs nothing, strict where Lede cannot answer without
 // the field.
@@ -8,15 +9,16 @@ import Foundation
 //   (`formatversion=1`, Echo before 2019-12).
 // - One unreadable item in a list is skipped and counted (`SkippedItems`), never failing the list.
 
-/// Counts list items skipped while decoding one answer, by kind. Handed to the decoder through `userInfo`;
-/// one instance per decode, used by one thread.
-final class SkippedItems {
+/// Counts list items skipped while decoding one answer, by kind. Handed to the decoder through `userInfo`
+/// (one instance per decode; the counts behind a mutex, so it is `Sendable` as `userInfo` requires).
+final class SkippedItems: Sendable {
     static let key = CodingUserInfoKey(rawValue: "lede.skippedItems")!
     /// The kind that lists of upstream pages count under (the call's kind: `related`, `nearby`, `search`, …).
     let pagesKind: String
-    private(set) var counts: [String: Int] = [:]
+    private let table = Mutex<[String: Int]>([:])
+    var counts: [String: Int] { table.withLock { $0 } }
     init(pagesKind: String) { self.pagesKind = pagesKind }
-    func add(_ kind: String, _ n: Int) { if n > 0 { counts[kind, default: 0] += n } }
+    func add(_ kind: String, _ n: Int) { if n > 0 { table.withLock { $0[kind, default: 0] += n } } }
 }
 
 extension Decoder {

@@ -85,56 +85,59 @@ public final class UpstreamCache: @unchecked Sendable {
         store(key, value, cost: cost, expires: clock() + ttl)
     }
 
+    /// What a lookup found under the lock: a value, a fetch already running, or the fetch it started.
+    private enum LookupStep { case cached(any Sendable), running(Task<any Sendable, Error>), started(Task<any Sendable, Error>, Int) }
+
     /// How a lookup was answered.
     public enum Source: String, Sendable { case hit, miss, coalesced, stale }
 
     /// Like `value`, and says whether the answer came from the cache or from the upstream.
     public func lookup<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
-        lock.lock()
-        let now = clock()
-        if let v = freshValue(key, now: now, as: (any Sendable).self) {
-            lock.unlock()
+        let step: LookupStep = lock.withLock {
+            if let v = freshValue(key, now: clock(), as: (any Sendable).self) { return .cached(v) }
+            if let running = inflight[key] {
+                counters.coalesced += 1
+                return .running(running)
+            }
+            counters.misses += 1
+            let task = Task<any Sendable, Error> { [self] in
+                do {
+                    let (value, cost) = try await fetch()
+                    lock.withLock {
+                        inflight[key] = nil
+                        store(key, value, cost: cost, expires: clock() + (ttlFor?(value) ?? ttl))
+                    }
+                    return value
+                } catch {
+                    let stale: (any Sendable)? = lock.withLock {
+                        inflight[key] = nil
+                        if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
+                            store(key, Missing(error: error as! UpstreamError), cost: 64, expires: clock() + limits.notFoundTTL)
+                        }
+                        guard let e = error as? UpstreamError, e.allowsStale, let node = map[key], node.expires + limits.staleIfError > clock() else { return nil }
+                        counters.staleServed += 1
+                        moveToFront(node)
+                        return node.value
+                    }
+                    if let stale { return stale }
+                    throw error
+                }
+            }
+            inflight[key] = task
+            return .started(task, counters.staleServed)
+        }
+        switch step {
+        case .cached(let v):
             if let missing = v as? Missing { throw missing.error }
             return (v as! T, .hit)
-        }
-        if let running = inflight[key] {
-            counters.coalesced += 1
-            lock.unlock()
+        case .running(let running):
             return (try await running.value as! T, .coalesced)
+        case .started(let task, let servedStaleBefore):
+            let value = try await task.value as! T
+            let stale = lock.withLock { counters.staleServed > servedStaleBefore && map[key].map { $0.expires <= clock() } == true }
+            return (value, stale ? .stale : .miss)
         }
-        counters.misses += 1
-        let task = Task<any Sendable, Error> { [self] in
-            do {
-                let (value, cost) = try await fetch()
-                lock.lock()
-                inflight[key] = nil
-                store(key, value, cost: cost, expires: clock() + (ttlFor?(value) ?? ttl))
-                lock.unlock()
-                return value
-            } catch {
-                lock.lock()
-                inflight[key] = nil
-                if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
-                    store(key, Missing(error: error as! UpstreamError), cost: 64, expires: clock() + limits.notFoundTTL)
-                }
-                if let e = error as? UpstreamError, e.allowsStale, let node = map[key], node.expires + limits.staleIfError > clock() {
-                    counters.staleServed += 1
-                    moveToFront(node)
-                    let v = node.value
-                    lock.unlock()
-                    return v
-                }
-                lock.unlock()
-                throw error
-            }
-        }
-        inflight[key] = task
-        let servedStaleBefore = counters.staleServed
-        lock.unlock()
-        let value = try await task.value as! T
-        let stale = lock.withLock { counters.staleServed > servedStaleBefore && map[key].map { $0.expires <= clock() } == true }
-        return (value, stale ? .stale : .miss)
     }
 
     /// Drops every entry (tests, admin).

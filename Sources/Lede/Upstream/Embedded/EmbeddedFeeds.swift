@@ -120,7 +120,7 @@ enum EmbeddedNotifications {
         return out
     }()
 
-    static let kinds: [(type: String, category: String, header: (String, String) -> String, body: String?)] = [
+    static let kinds: [(type: String, category: String, header: @Sendable (String, String) -> String, body: String?)] = [
         ("edit-user-talk", "edit-user-talk", { a, u in "\(a) left a message on your talk page." }, "Thanks for the copy-edit on Nyhavn — could you check the references too?"),
         ("mention", "mention", { a, u in "\(a) mentioned you on Talk:Amsterdam." }, "What do you think of the new lead? The population figure needs a source."),
         ("reverted", "reverted", { a, u in "Your edit on Madrid was reverted." }, "Undid revision: unsourced population figure"),
