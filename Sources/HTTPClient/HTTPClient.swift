@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 import HTTPServer
 
 /// Why a call failed. Every case but `timeout` also means the connection it used was closed.
@@ -240,28 +241,23 @@ final class ClientShared: Sendable {
     let resolver = Resolver()
     let metrics = ClientMetrics()
     let tlsContext: TLSContext
-    private let attachedLock = NSLock()
-    nonisolated(unsafe) private var attachedLoops: [ClientLoop] = []   // only under attachedLock
+    private let attachedLoops = Mutex<[ClientLoop]>([])
     init(configuration: HTTPClient.Configuration, tlsContext: TLSContext) {
         self.configuration = configuration; self.tlsContext = tlsContext
     }
 
     /// Pools this client keeps on server loops, for `shutdown`.
-    func attached(_ loop: ClientLoop) { attachedLock.lock(); attachedLoops.append(loop); attachedLock.unlock() }
-    func detach(_ loop: ClientLoop) { attachedLock.lock(); attachedLoops.removeAll { $0 === loop }; attachedLock.unlock() }
+    func attached(_ loop: ClientLoop) { attachedLoops.withLock { $0.append(loop) } }
+    func detach(_ loop: ClientLoop) { attachedLoops.withLock { $0.removeAll { $0 === loop } } }
     func takeAttached() -> [ClientLoop] {
-        attachedLock.lock(); defer { attachedLock.unlock() }
-        let all = attachedLoops
-        attachedLoops.removeAll()
-        return all
+        attachedLoops.withLock { loops in defer { loops.removeAll() }; return loops }
     }
 }
 
-/// A lock-protected counter (round-robin over loops).
-final class Counter: @unchecked Sendable {   // @unchecked: `n` is only touched under `lock`.
-    private let lock = NSLock()
-    private var n = 0
-    func increment() -> Int { lock.lock(); defer { lock.unlock() }; n &+= 1; return n & Int.max }
+/// An atomic counter (round-robin over loops).
+final class Counter: Sendable {
+    private let n = Atomic<Int>(0)
+    func increment() -> Int { n.wrappingAdd(1, ordering: .relaxed).newValue & Int.max }
 }
 
 /// One request waiting for, or using, a connection. Lives on its loop.
@@ -292,23 +288,21 @@ final class Pending {
 }
 
 /// Per-origin counters for `/metrics`, across loops.
-public final class ClientMetrics: @unchecked Sendable {   // @unchecked: `rows` is only touched under `lock`.
+public final class ClientMetrics: Sendable {
     public struct Row: Sendable, Equatable {
         public var open = 0, created = 0, requests = 0, reused = 0, handshakes = 0, queued = 0, retries = 0
     }
-    private let lock = NSLock()
-    private var rows: [String: Row] = [:]
+    private let rows = Mutex<[String: Row]>([:])
 
     func update(_ origin: Origin, _ change: (inout Row) -> Void) {
-        lock.lock(); change(&rows[origin.description, default: Row()]); lock.unlock()
+        let key = origin.description
+        rows.withLock { change(&$0[key, default: Row()]) }
     }
 
-    public func row(_ origin: String) -> Row { lock.lock(); defer { lock.unlock() }; return rows[origin] ?? Row() }
+    public func row(_ origin: String) -> Row { rows.withLock { $0[origin] ?? Row() } }
 
     public func render() -> String {
-        lock.lock()
-        let all = rows.sorted { $0.key < $1.key }
-        lock.unlock()
+        let all = rows.withLock { $0.sorted { $0.key < $1.key } }
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ value: (Row) -> Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"

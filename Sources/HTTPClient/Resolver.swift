@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// A socket address getaddrinfo returned, kept as bytes (IPv4 or IPv6).
 struct ResolvedAddress: Sendable, Equatable {
@@ -14,44 +15,53 @@ struct ResolvedAddress: Sendable, Equatable {
 
 /// Name resolution off the event loops: getaddrinfo runs on a small pool of threads (it blocks), answers are
 /// kept for `ttl` seconds, IPv4 and IPv6 alike. Concurrent look-ups of one name share one getaddrinfo.
-final class Resolver: @unchecked Sendable {   // @unchecked: `cache` and `waiting` are only touched under `lock`.
+final class Resolver: Sendable {
     typealias Completion = @Sendable (Result<[ResolvedAddress], HTTPClientError>) -> Void
     let ttl: Double
     private let queue = DispatchQueue(label: "lede.resolver", attributes: .concurrent)
     private let slots = DispatchSemaphore(value: 2)
-    private let lock = NSLock()
-    private var cache: [String: (addresses: [ResolvedAddress], expires: Double)] = [:]
-    private var waiting: [String: [Completion]] = [:]
+    private struct Table {
+        var cache: [String: (addresses: [ResolvedAddress], expires: Double)] = [:]
+        var waiting: [String: [Completion]] = [:]
+    }
+    private let table = Mutex(Table())
 
     init(ttl: Double = 30) { self.ttl = ttl }
 
     /// The cached addresses of `host:port`, if fresh.
     func cached(host: String, port: Int) -> [ResolvedAddress]? {
         let key = "\(host):\(port)"
-        lock.lock(); defer { lock.unlock() }
-        guard let hit = cache[key], hit.expires > Self.now() else { return nil }
-        return hit.addresses
+        let now = Self.now()
+        return table.withLock { t in
+            guard let hit = t.cache[key], hit.expires > now else { return nil }
+            return hit.addresses
+        }
     }
 
     func resolve(host: String, port: Int, completion: @escaping Completion) {
         let key = "\(host):\(port)"
-        lock.lock()
-        if let hit = cache[key], hit.expires > Self.now() {
-            lock.unlock()
-            completion(.success(hit.addresses))
-            return
+        enum Step { case hit([ResolvedAddress]), joined, first }
+        let now = Self.now()
+        let step: Step = table.withLock { t in
+            if let hit = t.cache[key], hit.expires > now { return .hit(hit.addresses) }
+            if t.waiting[key] != nil { t.waiting[key]!.append(completion); return .joined }
+            t.waiting[key] = [completion]
+            return .first
         }
-        if waiting[key] != nil { waiting[key]!.append(completion); lock.unlock(); return }
-        waiting[key] = [completion]
-        lock.unlock()
+        switch step {
+        case .hit(let addresses): completion(.success(addresses)); return
+        case .joined: return
+        case .first: break
+        }
         queue.async { [self] in
             slots.wait()
             let result = Self.lookup(host: host, port: port)
             slots.signal()
-            lock.lock()
-            if case .success(let addresses) = result { cache[key] = (addresses, Self.now() + ttl) }
-            let callers = waiting.removeValue(forKey: key) ?? []
-            lock.unlock()
+            let expires = Self.now() + ttl
+            let callers = table.withLock { t in
+                if case .success(let addresses) = result { t.cache[key] = (addresses, expires) }
+                return t.waiting.removeValue(forKey: key) ?? []
+            }
             for c in callers { c(result) }
         }
     }

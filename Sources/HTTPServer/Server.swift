@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Glibc
 
 /// What every event loop shares: configuration, routes, metrics, readiness.
-final class ServerCore: @unchecked Sendable {
+final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let metrics: ServerMetrics
@@ -33,19 +34,22 @@ final class ServerCore: @unchecked Sendable {
 
 /// Lede's HTTP/1.1 server: N event loops, each with its own epoll instance and its own SO_REUSEPORT
 /// listener. Adds `/healthz`, `/readyz` and `/metrics` to the router it is given.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
     public let router: Router
     public let logger: Logger
     public var metrics: ServerMetrics { core.metrics }
     private let core: ServerCore
-    private var loops: [EventLoop] = []
-    private var threads: [Thread] = []
-    private let stateLock = NSLock()
-    private var draining = false
+    /// What `start` made and whether a drain has begun.
+    private struct State {
+        var loops: [EventLoop] = []
+        var port = 0
+        var draining = false
+    }
+    private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
     /// The port actually bound (useful with port 0).
-    public private(set) var port: Int = 0
+    public var port: Int { state.withLock { $0.port } }
 
     public init(configuration: ServerConfiguration, router: Router, logger: Logger = Logger()) {
         self.configuration = configuration
@@ -55,7 +59,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Whether `/readyz` says ready (false once draining has begun).
-    public var isReady: Bool { stateLock.lock(); defer { stateLock.unlock() }; return !draining }
+    public var isReady: Bool { state.withLock { !$0.draining } }
 
     /// Binds and starts the loops. Returns once the server accepts connections.
     @discardableResult
@@ -70,21 +74,21 @@ public final class HTTPServer: @unchecked Sendable {
             let (fd, p) = try Syscall.listen(host: configuration.host, port: boundPort)
             fds.append(fd); boundPort = p
         }
-        port = boundPort
+        var loops: [EventLoop] = []
         for i in 0..<loopCount {
             let loop = try EventLoop(id: i, core: core)
             loop.addListener(fds[i])
             loops.append(loop)
         }
+        state.withLock { $0.loops = loops; $0.port = boundPort }
         for loop in loops {
             let t = Thread { loop.run() }
             t.name = "lede-loop-\(loop.id)"
             t.stackSize = 1 << 20
-            threads.append(t)
             t.start()
         }
-        logger.info("listening", [("host", configuration.host), ("port", "\(port)"), ("loops", "\(loopCount)")])
-        return port
+        logger.info("listening", [("host", configuration.host), ("port", "\(boundPort)"), ("loops", "\(loopCount)")])
+        return boundPort
     }
 
     /// Blocks SIGTERM and SIGINT in the calling thread. Call it first thing in `main`, before any other thread
@@ -126,10 +130,12 @@ public final class HTTPServer: @unchecked Sendable {
     /// Graceful shutdown: readiness turns 503, listeners close, in-flight requests finish (up to the drain
     /// timeout), idle connections close. Returns when every loop has stopped. Safe to call more than once.
     public func shutdown() {
-        stateLock.lock()
-        if draining { stateLock.unlock(); return }
-        draining = true
-        stateLock.unlock()
+        let loops: [EventLoop]? = state.withLock { s in
+            if s.draining { return nil }
+            s.draining = true
+            return s.loops
+        }
+        guard let loops else { return }
         DispatchQueue.global().async { [self] in
             for loop in loops { loop.execute { loop.beginDrain() } }
             let deadline = DispatchTime.now() + configuration.timeouts.drain

@@ -2,7 +2,7 @@ import HTTPClient
 import HTTPServer
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
-public final class LedeApp: @unchecked Sendable {
+public final class LedeApp: Sendable {
     public let options: Options
     public let api: WikimediaClient
     public let router: Router

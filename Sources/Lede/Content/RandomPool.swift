@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// Random articles served from a pool per language, so `/random` and the feed's random card need no upstream
@@ -12,7 +13,7 @@ import HTTPServer
 ///   for that same refill (one upstream call however many wait);
 /// - an empty pool whose refill fails answers with the refill's error (`no-random-article` when nothing readable
 ///   was drawn), as a request without a pool would.
-public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` is only touched with `lock` held
+public final class RandomPool: Sendable {
     public struct Entry: Sendable {
         public let card: Card
         public let body: PreparedBody
@@ -45,8 +46,8 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
     public let api: WikimediaAPI
     public let settings: Settings
     private let clock: @Sendable () -> Double
-    private let lock = NSLock()
-    private var shelves: [String: Shelf] = [:]
+    /// Each language's shelf, behind one mutex (the shelves never leave it).
+    private let shelves = Mutex<[String: Shelf]>([:])
 
     public init(api: WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
         self.api = api
@@ -58,31 +59,31 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
 
     /// A card now if the pool has one (for the event loop); starts a refill when the pool runs low.
     public func next(lang: LanguageCode) -> Entry? {
-        lock.withLock { take(shelf(lang.code), lang: lang) }
+        shelves.withLock { take(Self.shelf(&$0, lang.code), lang: lang) }
     }
 
     /// A card, waiting for the pool's refill when it is empty.
     public func card(lang: LanguageCode) async throws -> Entry {
-        let (ready, refill): (Entry?, Task<Void, Never>?) = lock.withLock {
-            let s = shelf(lang.code)
+        let (ready, refill): (Entry?, Task<Void, Never>?) = shelves.withLock {
+            let s = Self.shelf(&$0, lang.code)
             if let e = take(s, lang: lang) { return (e, nil) }
             return (nil, s.refill ?? startRefill(s, lang: lang))
         }
         if let ready { return ready }
         await refill?.value
-        return try lock.withLock {
-            let s = shelf(lang.code)
+        return try shelves.withLock {
+            let s = Self.shelf(&$0, lang.code)
             if let e = take(s, lang: lang) { return e }
             throw s.lastError ?? Self.noArticle
         }
     }
 
     /// Refills made so far for a language (tests, metrics).
-    public func refillCount(lang: LanguageCode) -> Int { lock.withLock { shelves[lang.code]?.refills ?? 0 } }
+    public func refillCount(lang: LanguageCode) -> Int { shelves.withLock { $0[lang.code]?.refills ?? 0 } }
 
     // MARK: - Lock held
 
-    private func shelf(_ lang: String) -> Shelf {
+    private static func shelf(_ shelves: inout [String: Shelf], _ lang: String) -> Shelf {
         if let s = shelves[lang] { return s }
         let s = Shelf()
         shelves[lang] = s
@@ -128,7 +129,7 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
         for _ in 0..<settings.attempts {
             do {
                 let batch = try await api.randomCandidates(lang: lang)
-                let known: Set<String> = lock.withLock { shelves[lang.code].map { Set(($0.fresh + $0.served).map(\.key)) } ?? [] }
+                let known: Set<String> = shelves.withLock { $0[lang.code].map { Set(($0.fresh + $0.served).map(\.key)) } ?? [] }
                 var seen = known
                 let born = clock()
                 for page in batch.pages where ContentRules.isReadableArticle(page) && seen.insert(ArticleTitle.normalise(page.title)).inserted {
@@ -143,11 +144,12 @@ public final class RandomPool: @unchecked Sendable {   // invariant: `shelves` i
                 break   // an upstream failure is not retried here; the guard and the next refill decide
             }
         }
-        lock.withLock {
-            guard let s = shelves[lang.code] else { return }
+        let failedAt = clock()
+        shelves.withLock {
+            guard let s = $0[lang.code] else { return }
             s.fresh.append(contentsOf: added)
             s.refill = nil
-            if added.isEmpty { s.lastError = error; s.failedAt = clock() } else { s.lastError = nil; s.failedAt = -.infinity }
+            if added.isEmpty { s.lastError = error; s.failedAt = failedAt } else { s.lastError = nil; s.failedAt = -.infinity }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// What became of one section's upstream work within its deadline.
 public enum Outcome<T: Sendable>: Sendable {
@@ -28,9 +29,8 @@ public func withDeadline<T: Sendable>(_ seconds: Double, _ work: @escaping @Send
 }
 
 /// A flag that can be claimed once, from any thread.
-final class Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
+final class Once: Sendable {
+    private let done = Atomic(false)
     init() {}
-    func claim() -> Bool { lock.withLock { if done { return false }; done = true; return true } }
+    func claim() -> Bool { done.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged }
 }

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// Assembles `GET /feed`: shared sections from one coalesced, cached "shared part" per language and date (kept
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.
-public final class FeedService: @unchecked Sendable {
+public final class FeedService: Sendable {
     public let api: WikimediaAPI
     /// The feed's random card comes from the same pool as `/random`.
     public let random: RandomPool
@@ -12,8 +13,8 @@ public final class FeedService: @unchecked Sendable {
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
     let sharedCache: UpstreamCache
     private let now: @Sendable () -> Date
-    private let lock = ReadWriteLock()
-    private var prepared: [PreparedKey: (body: PreparedBody, expires: Double)] = [:]
+    /// Non-personal feeds kept whole, by what they depend on.
+    private let prepared = Mutex<[PreparedKey: (body: PreparedBody, expires: Double)]>([:])
     private let maxPrepared = 512
     /// Personal sections' fragments: "Because you read" and "Continue reading" by language and normalised title,
     /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
@@ -180,7 +181,7 @@ public final class FeedService: @unchecked Sendable {
         if !request.isPersonal {
             let key = PreparedKey(request)
             let t = now().timeIntervalSinceReferenceDate
-            return lock.withReadLock {
+            return prepared.withLock { prepared in
                 guard let entry = prepared[key], entry.expires > t else { return nil }
                 return .prepared(entry.body)
             }
@@ -212,9 +213,10 @@ public final class FeedService: @unchecked Sendable {
             let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: headers(request))
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
             let t = now().timeIntervalSinceReferenceDate
-            lock.withWriteLock {
-                if self.prepared.count >= maxPrepared { self.prepared = self.prepared.filter { $0.value.expires > t } }
-                if self.prepared.count < maxPrepared { self.prepared[PreparedKey(request)] = (prepared, expires) }
+            let key = PreparedKey(request), maxPrepared = self.maxPrepared
+            self.prepared.withLock { kept in
+                if kept.count >= maxPrepared { kept = kept.filter { $0.value.expires > t } }
+                if kept.count < maxPrepared { kept[key] = (prepared, expires) }
             }
             return .prepared(prepared)
         }

@@ -3,7 +3,7 @@ import Foundation
 /// Embedded Reddit listings, in the real `top.json` shape. Keywords: `cats` and `EarthPorn` (image posts mixed
 /// with text, video and NSFW posts), `AskReddit` (text posts only), `nsfw_pics` (image posts, all NSFW). Any other
 /// subreddit answers 404 like Reddit does for one that does not exist.
-public final class EmbeddedRedditTransport: UpstreamTransport, @unchecked Sendable {
+public final class EmbeddedRedditTransport: UpstreamTransport, Sendable {
     public init() {}
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {

@@ -76,7 +76,7 @@ public enum RedditRules {
 }
 
 /// Top posts of a subreddit, cached per keyword through the shared cache machinery.
-public final class RedditClient: @unchecked Sendable {
+public final class RedditClient: Sendable {
     public let transport: UpstreamTransport
     public let cache: UpstreamCache
     public let metrics: UpstreamMetrics

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The cache in front of public (never user-bound) upstream calls:
 /// - a TTL per entry (chosen per call kind by the caller);
@@ -8,7 +9,7 @@ import Foundation
 ///   `staleIfError` seconds past its expiry, then the error goes through;
 /// - a page that does not exist is remembered for `notFoundTTL` seconds, so a popular missing title does not send
 ///   every request upstream.
-public final class UpstreamCache: @unchecked Sendable {
+public final class UpstreamCache: Sendable {
     public struct Limits: Sendable {
         public var maxEntries: Int = 10_000
         public var maxBytes: Int = 64 << 20
@@ -43,24 +44,21 @@ public final class UpstreamCache: @unchecked Sendable {
 
     public let limits: Limits
     private let clock: @Sendable () -> Double
-    private let lock = NSLock()
-    private var map: [String: Node] = [:]
-    private var head: Node?   // most recently used
-    private var tail: Node?   // least recently used
-    private var bytes = 0
-    private var inflight: [String: Task<any Sendable, Error>] = [:]
-    private var counters = Counters()
+    /// The entries, the LRU list, fetches under way and the counters, behind one mutex (nodes never leave it).
+    private let state: Mutex<State>
 
     public init(limits: Limits = Limits(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
         self.limits = limits
         self.clock = clock
+        self.state = Mutex(State(limits: limits))
     }
 
     public var snapshot: Counters {
-        lock.lock(); defer { lock.unlock() }
-        var c = counters
-        c.entries = map.count; c.bytes = bytes
-        return c
+        state.withLock { s in
+            var c = s.counters
+            c.entries = s.map.count; c.bytes = s.bytes
+            return c
+        }
     }
 
     /// The cached value for `key`, or the result of `fetch` (shared with concurrent callers for the same key),
@@ -73,16 +71,18 @@ public final class UpstreamCache: @unchecked Sendable {
 
     /// The fresh value for `key` if one is cached, without fetching: lets a handler answer on the event loop
     /// when the answer is at hand, and go off the loop only when it is not.
-    public func cachedValue<T>(_ key: String, as type: T.Type = T.self) -> T? {
-        lock.lock(); defer { lock.unlock() }
-        return freshValue(key, now: clock(), as: T.self)
+    public func cachedValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> T? {
+        let now = clock()
+        return state.withLock { $0.freshValue(key, now: now, as: T.self) }
     }
 
     /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call).
     public func insert<T: Sendable>(_ key: String, _ value: T, cost: Int, ttl: Double) {
-        lock.lock(); defer { lock.unlock() }
-        counters.misses += 1
-        store(key, value, cost: cost, expires: clock() + ttl)
+        let expires = clock() + ttl
+        state.withLock { s in
+            s.counters.misses += 1
+            s.store(key, value, cost: cost, expires: expires)
+        }
     }
 
     /// What a lookup found under the lock: a value, a fetch already running, or the fetch it started.
@@ -94,38 +94,41 @@ public final class UpstreamCache: @unchecked Sendable {
     /// Like `value`, and says whether the answer came from the cache or from the upstream.
     public func lookup<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
-        let step: LookupStep = lock.withLock {
-            if let v = freshValue(key, now: clock(), as: (any Sendable).self) { return .cached(v) }
-            if let running = inflight[key] {
-                counters.coalesced += 1
+        let now = clock()
+        let step: LookupStep = state.withLock { s in
+            if let v = s.freshValue(key, now: now, as: (any Sendable).self) { return .cached(v) }
+            if let running = s.inflight[key] {
+                s.counters.coalesced += 1
                 return .running(running)
             }
-            counters.misses += 1
+            s.counters.misses += 1
             let task = Task<any Sendable, Error> { [self] in
                 do {
                     let (value, cost) = try await fetch()
-                    lock.withLock {
-                        inflight[key] = nil
-                        store(key, value, cost: cost, expires: clock() + (ttlFor?(value) ?? ttl))
+                    let expires = clock() + (ttlFor?(value) ?? ttl)
+                    state.withLock { s in
+                        s.inflight[key] = nil
+                        s.store(key, value, cost: cost, expires: expires)
                     }
                     return value
                 } catch {
-                    let stale: (any Sendable)? = lock.withLock {
-                        inflight[key] = nil
+                    let now = clock(), limits = self.limits
+                    let stale: (any Sendable)? = state.withLock { s in
+                        s.inflight[key] = nil
                         if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
-                            store(key, Missing(error: error as! UpstreamError), cost: 64, expires: clock() + limits.notFoundTTL)
+                            s.store(key, Missing(error: error as! UpstreamError), cost: 64, expires: now + limits.notFoundTTL)
                         }
-                        guard let e = error as? UpstreamError, e.allowsStale, let node = map[key], node.expires + limits.staleIfError > clock() else { return nil }
-                        counters.staleServed += 1
-                        moveToFront(node)
+                        guard let e = error as? UpstreamError, e.allowsStale, let node = s.map[key], node.expires + limits.staleIfError > now else { return nil }
+                        s.counters.staleServed += 1
+                        s.moveToFront(node)
                         return node.value
                     }
                     if let stale { return stale }
                     throw error
                 }
             }
-            inflight[key] = task
-            return .started(task, counters.staleServed)
+            s.inflight[key] = task
+            return .started(task, s.counters.staleServed)
         }
         switch step {
         case .cached(let v):
@@ -135,57 +138,68 @@ public final class UpstreamCache: @unchecked Sendable {
             return (try await running.value as! T, .coalesced)
         case .started(let task, let servedStaleBefore):
             let value = try await task.value as! T
-            let stale = lock.withLock { counters.staleServed > servedStaleBefore && map[key].map { $0.expires <= clock() } == true }
+            let after = clock()
+            let stale = state.withLock { s in s.counters.staleServed > servedStaleBefore && s.map[key].map { $0.expires <= after } == true }
             return (value, stale ? .stale : .miss)
         }
     }
 
     /// Drops every entry (tests, admin).
     public func removeAll() {
-        lock.lock(); defer { lock.unlock() }
-        map.removeAll(); head = nil; tail = nil; bytes = 0
+        state.withLock { s in s.map.removeAll(); s.head = nil; s.tail = nil; s.bytes = 0 }
     }
 
-    // MARK: - LRU list (lock held)
+    // MARK: - LRU list (behind the mutex)
 
-    /// A fresh entry's value of type `T`, counted as a hit and made the most recently used.
-    private func freshValue<T>(_ key: String, now: Double, as type: T.Type) -> T? {
-        guard let node = map[key], node.expires > now, let value = node.value as? T else { return nil }
-        counters.hits += 1
-        moveToFront(node)
-        return value
-    }
+    private struct State {
+        let limits: Limits
+        var map: [String: Node] = [:]
+        var head: Node?   // most recently used
+        var tail: Node?   // least recently used
+        var bytes = 0
+        var inflight: [String: Task<any Sendable, Error>] = [:]
+        var counters = Counters()
+        init(limits: Limits) { self.limits = limits }
 
-    private func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double) {
-        if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
-        guard cost <= limits.maxBytes else { return }
-        let node = Node(key: key, value: value, cost: cost, expires: expires)
-        map[key] = node
-        linkFront(node)
-        bytes += cost
-        while (map.count > limits.maxEntries || bytes > limits.maxBytes), let victim = tail {
-            unlink(victim); map[victim.key] = nil; bytes -= victim.cost
-            counters.evictions += 1
+        /// A fresh entry's value of type `T`, counted as a hit and made the most recently used.
+        mutating func freshValue<T>(_ key: String, now: Double, as type: T.Type) -> T? {
+            guard let node = map[key], node.expires > now, let value = node.value as? T else { return nil }
+            counters.hits += 1
+            moveToFront(node)
+            return value
         }
-    }
 
-    private func moveToFront(_ node: Node) {
-        guard head !== node else { return }
-        unlink(node); linkFront(node)
-    }
+        mutating func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double) {
+            if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
+            guard cost <= limits.maxBytes else { return }
+            let node = Node(key: key, value: value, cost: cost, expires: expires)
+            map[key] = node
+            linkFront(node)
+            bytes += cost
+            while (map.count > limits.maxEntries || bytes > limits.maxBytes), let victim = tail {
+                unlink(victim); map[victim.key] = nil; bytes -= victim.cost
+                counters.evictions += 1
+            }
+        }
 
-    private func linkFront(_ node: Node) {
-        node.prev = nil; node.next = head
-        head?.prev = node
-        head = node
-        if tail == nil { tail = node }
-    }
+        mutating func moveToFront(_ node: Node) {
+            guard head !== node else { return }
+            unlink(node); linkFront(node)
+        }
 
-    private func unlink(_ node: Node) {
-        node.prev?.next = node.next
-        node.next?.prev = node.prev
-        if head === node { head = node.next }
-        if tail === node { tail = node.prev }
-        node.prev = nil; node.next = nil
+        mutating func linkFront(_ node: Node) {
+            node.prev = nil; node.next = head
+            head?.prev = node
+            head = node
+            if tail == nil { tail = node }
+        }
+
+        mutating func unlink(_ node: Node) {
+            node.prev?.next = node.next
+            node.next?.prev = node.prev
+            if head === node { head = node.next }
+            if tail === node { tail = node.prev }
+            node.prev = nil; node.next = nil
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// What stands between Lede and each upstream origin:
@@ -9,7 +10,7 @@ import HTTPServer
 ///   its outcome closes the breaker again or reopens it for another cool-down.
 /// - **Bounded concurrency per origin** (Wikimedia's API etiquette): at most `maxConcurrent` calls in flight;
 ///   others wait in order, within their own deadline.
-public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mutable state is behind `lock`.
+public final class UpstreamGuard: Sendable {
     public struct Settings: Sendable {
         public var failureThreshold = 5
         public var coolDown: Double = 10
@@ -58,11 +59,19 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
 
     public let settings: Settings
     private let clock: @Sendable () -> Double
-    private let lock = NSLock()
-    private var origins: [String: Origin] = [:]
-    /// When the one pending sweep of timed-out waiters runs (uptime ns); nil when none is scheduled. One timer
-    /// for all waiters, not one per waiter: under load half the calls may wait, and Dispatch timers are not free.
-    private var sweepAt: UInt64?
+    /// Every origin's state, behind one mutex (the classes inside never leave it).
+    private struct Table {
+        var origins: [String: Origin] = [:]
+        /// When the one pending sweep of timed-out waiters runs (uptime ns); nil when none is scheduled. One timer
+        /// for all waiters, not one per waiter: under load half the calls may wait, and Dispatch timers are not free.
+        var sweepAt: UInt64?
+
+        mutating func origin(_ name: String) -> Origin {
+            if let o = origins[name] { return o }
+            let o = Origin(); origins[name] = o; return o
+        }
+    }
+    private let table = Mutex(Table())
 
     /// `clock`: wall-clock seconds since 1970 (HTTP-dates in `Retry-After` are absolute).
     public init(settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -70,17 +79,12 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
         self.clock = clock
     }
 
-    private func origin(_ name: String) -> Origin {
-        if let o = origins[name] { return o }
-        let o = Origin(); origins[name] = o; return o
-    }
-
     /// Whether a call of `kind` may go to `origin` now. Throws `.rateLimited` or `.circuitOpen` when not.
     /// Returns true when this call is the breaker's probe.
     public func admit(origin name: String, kind: String) throws -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        let o = origin(name)
         let now = clock()
+        return try table.withLock { (t: inout Table) throws(UpstreamError) -> Bool in
+        let o = t.origin(name)
         if let until = o.retryUntil[kind] {
             if until > now {
                 o.rejectedRateLimited += 1
@@ -104,15 +108,17 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
             o.rejectedCircuitOpen += 1
             throw UpstreamError.circuitOpen(retryAfter: 1)
         }
+        }
     }
 
     /// Records the outcome of a call that `admit` let through.
     public func record(origin name: String, outcome: Outcome, probe: Bool) {
-        lock.lock(); defer { lock.unlock() }
-        let o = origin(name)
+        let now = clock()
+        table.withLock { t in
+        let o = t.origin(name)
         switch outcome {
         case .abandoned:
-            if probe && o.state == .halfOpen { o.state = .open; o.openUntil = clock() }
+            if probe && o.state == .halfOpen { o.state = .open; o.openUntil = now }
         case .answered:
             o.consecutiveFailures = 0
             if o.state != .closed && (probe || o.state == .halfOpen) { o.state = .closed }
@@ -120,18 +126,20 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
             o.consecutiveFailures += 1
             if probe || (o.state == .closed && o.consecutiveFailures >= settings.failureThreshold) {
                 if o.state != .open { o.opened += 1 }
-                o.state = .open; o.openUntil = clock() + settings.coolDown
+                o.state = .open; o.openUntil = now + settings.coolDown
             }
+        }
         }
     }
 
     /// Wikimedia said to wait: no call of `kind` to `origin` before `seconds` have passed (bounded).
     public func backOff(origin name: String, kind: String, seconds: Int) -> Int {
         let s = min(max(1, seconds), settings.maxRetryAfter)
-        lock.lock(); defer { lock.unlock() }
-        let o = origin(name)
         let until = clock() + Double(s)
-        o.retryUntil[kind] = max(o.retryUntil[kind] ?? 0, until)
+        table.withLock { t in
+            let o = t.origin(name)
+            o.retryUntil[kind] = max(o.retryUntil[kind] ?? 0, until)
+        }
         return s
     }
 
@@ -145,33 +153,32 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
 
     // MARK: - Concurrency
 
-    /// A free slot is taken (nil); otherwise the origin, to wait on.
-    private func takeSlotOrOrigin(_ name: String) -> Origin? {
-        lock.lock(); defer { lock.unlock() }
-        let o = origin(name)
-        if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return nil }
-        return o
+    /// Takes a free slot if there is one.
+    private func takeSlot(_ name: String) -> Bool {
+        table.withLock { t in
+            let o = t.origin(name)
+            if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return true }
+            return false
+        }
     }
 
     /// Takes one of the origin's call slots, waiting in order for at most `timeout` seconds (then `.timeout`).
     public func acquire(origin name: String, timeout: Double) async throws {
-        guard let o = takeSlotOrOrigin(name) else { return }
+        if takeSlot(name) { return }
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let granted: Bool = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             let once = Once(c)
-            lock.lock()
             // Checked again under the same lock as the queueing, so a release in between is never missed.
-            if o.inFlight < settings.maxConcurrent {
-                o.inFlight += 1
-                lock.unlock()
-                once.resume(true)
-                return
+            let (now, schedule) = table.withLock { t -> (Bool, Bool) in
+                let o = t.origin(name)
+                if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return (true, false) }
+                o.queued += 1
+                o.waiters.append(Waiter(deadline: deadline, once: once))
+                let schedule = t.sweepAt.map { deadline < $0 } ?? true
+                if schedule { t.sweepAt = deadline }
+                return (false, schedule)
             }
-            o.queued += 1
-            o.waiters.append(Waiter(deadline: deadline, once: once))
-            let schedule = sweepAt.map { deadline < $0 } ?? true
-            if schedule { sweepAt = deadline }
-            lock.unlock()
+            if now { once.resume(true) }
             if schedule { scheduleSweep(at: deadline) }
         }
         if !granted { throw UpstreamError.timeout }
@@ -179,16 +186,12 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
 
     /// Gives the slot back, to the longest waiter if there is one.
     public func release(origin name: String) {
-        lock.lock()
-        let o = origin(name)
-        if o.waiters.isEmpty {
-            o.inFlight -= 1
-            lock.unlock()
-        } else {
-            let next = o.waiters.removeFirst()   // the slot passes straight to it
-            lock.unlock()
-            next.once.resume(true)
+        let next: Once? = table.withLock { t in
+            let o = t.origin(name)
+            if o.waiters.isEmpty { o.inFlight -= 1; return nil }
+            return o.waiters.removeFirst().once   // the slot passes straight to it
         }
+        next?.resume(true)
     }
 
     private func scheduleSweep(at deadline: UInt64) {
@@ -198,35 +201,35 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
     /// Times out every waiter whose deadline has passed, and schedules the next sweep for the earliest left.
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
-        var expired: [Once] = []
-        var earliest: UInt64?
-        lock.lock()
-        for o in origins.values where !o.waiters.isEmpty {
-            o.waiters.removeAll { w in
-                if w.deadline <= now { expired.append(w.once); o.queueTimeouts += 1; return true }
-                earliest = min(earliest ?? w.deadline, w.deadline)
-                return false
+        let (expired, next) = table.withLock { t -> ([Once], UInt64?) in
+            var expired: [Once] = []
+            var earliest: UInt64?
+            for o in t.origins.values where !o.waiters.isEmpty {
+                o.waiters.removeAll { w in
+                    if w.deadline <= now { expired.append(w.once); o.queueTimeouts += 1; return true }
+                    earliest = min(earliest ?? w.deadline, w.deadline)
+                    return false
+                }
             }
+            // Another sweep may be pending for sooner; this one reschedules only when none is.
+            var next: UInt64?
+            if let at = t.sweepAt, at > now {
+                if let e = earliest, e < at { t.sweepAt = e; next = e }
+            } else {
+                t.sweepAt = earliest; next = earliest
+            }
+            return (expired, next)
         }
-        // Another sweep may be pending for sooner; this one reschedules only when none is.
-        var next: UInt64?
-        if let at = sweepAt, at > now {
-            if let e = earliest, e < at { sweepAt = e; next = e }
-        } else {
-            sweepAt = earliest; next = earliest
-        }
-        lock.unlock()
         for once in expired { once.resume(false) }
         if let next { scheduleSweep(at: next) }
     }
 
     /// Resumes a continuation at most once (the grant and the timer race).
-    private final class Once: @unchecked Sendable {   // @unchecked: `c` is taken under `lock` exactly once.
-        private let lock = NSLock()
-        private var c: CheckedContinuation<Bool, Never>?
-        init(_ c: CheckedContinuation<Bool, Never>) { self.c = c }
+    private final class Once: Sendable {
+        private let c: Mutex<CheckedContinuation<Bool, Never>?>
+        init(_ c: CheckedContinuation<Bool, Never>) { self.c = Mutex(c) }
         func resume(_ value: Bool) {
-            lock.lock(); let taken = c; c = nil; lock.unlock()
+            let taken = c.withLock { c -> CheckedContinuation<Bool, Never>? in defer { c = nil }; return c }
             taken?.resume(returning: value)
         }
     }
@@ -234,21 +237,18 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
     // MARK: - Inspection and metrics
 
     public func state(origin name: String) -> BreakerState {
-        lock.lock(); defer { lock.unlock() }
-        guard let o = origins[name] else { return .closed }
-        if o.state == .open && o.openUntil <= clock() { return .open }   // reported as open until a probe goes
-        return o.state
+        // Reported as open until a probe goes, even past `openUntil`.
+        table.withLock { t in t.origins[name]?.state ?? .closed }
     }
 
     public func inFlight(origin name: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return origins[name]?.inFlight ?? 0
+        table.withLock { $0.origins[name]?.inFlight ?? 0 }
     }
 
     public func render() -> String {
-        lock.lock()
         let now = clock()
-        let rows = origins.sorted { $0.key < $1.key }.map { (name: $0.key, o: $0.value) }
+        return table.withLock { t in
+        let rows = t.origins.sorted { $0.key < $1.key }.map { (name: $0.key, o: $0.value) }
         var out = "# HELP lede_upstream_circuit_state Circuit breaker per upstream origin: 0 closed, 1 open, 2 half-open (probing).\n# TYPE lede_upstream_circuit_state gauge\n"
         for r in rows { out += "lede_upstream_circuit_state{origin=\"\(r.name)\"} \(r.o.state.rawValue)\n" }
         out += "# HELP lede_upstream_circuit_opened_total Times the breaker opened after consecutive failures.\n# TYPE lede_upstream_circuit_opened_total counter\n"
@@ -266,8 +266,8 @@ public final class UpstreamGuard: @unchecked Sendable {   // @unchecked: all mut
         for r in rows { out += "lede_upstream_queued_total{origin=\"\(r.name)\"} \(r.o.queued)\n" }
         out += "# HELP lede_upstream_queue_timeouts_total Calls whose deadline passed while waiting for a slot.\n# TYPE lede_upstream_queue_timeouts_total counter\n"
         for r in rows { out += "lede_upstream_queue_timeouts_total{origin=\"\(r.name)\"} \(r.o.queueTimeouts)\n" }
-        lock.unlock()
         return out
+        }
     }
 }
 

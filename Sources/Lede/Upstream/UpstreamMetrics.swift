@@ -1,56 +1,48 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// Upstream calls by kind and outcome, and their latency, rendered into `/metrics` with the cache counters.
-public final class UpstreamMetrics: @unchecked Sendable {
+public final class UpstreamMetrics: Sendable {
     public static let buckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5]
-    private let lock = NSLock()
-    private var calls: [String: Int] = [:]   // "kind\u{0}outcome"
-    private var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
-    private var sum = 0.0
+
+    private struct Table {
+        var calls: [String: Int] = [:]   // "kind\u{0}outcome"
+        var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
+        var sum = 0.0
+        var skippedItems: [String: Int] = [:]
+    }
+    private let table = Mutex(Table())
 
     public init() {}
-
-    private var skippedItems: [String: Int] = [:]
 
     /// One call's outcome; `seconds` nil for a call that was never sent (back-off, open breaker), which counts
     /// but does not enter the latency histogram.
     public func record(kind: String, outcome: String, seconds: Double?) {
-        lock.lock()
-        calls[kind + "\u{0}" + outcome, default: 0] += 1
-        if let seconds {
-            var bucket = UpstreamMetrics.buckets.count
-            for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break }
-            histogram[bucket] += 1
-            sum += seconds
+        var bucket = UpstreamMetrics.buckets.count
+        if let seconds { for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break } }
+        table.withLock { t in
+            t.calls[kind + "\u{0}" + outcome, default: 0] += 1
+            if let seconds { t.histogram[bucket] += 1; t.sum += seconds }
         }
-        lock.unlock()
     }
 
     /// List items of upstream answers that could not be read and were left out.
     public func skipped(kind: String, count: Int) {
-        lock.lock(); skippedItems[kind, default: 0] += count; lock.unlock()
+        table.withLock { $0.skippedItems[kind, default: 0] += count }
     }
 
-    public func skippedCount(kind: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return skippedItems[kind] ?? 0
-    }
+    public func skippedCount(kind: String) -> Int { table.withLock { $0.skippedItems[kind] ?? 0 } }
 
-    public func count(kind: String, outcome: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return calls[kind + "\u{0}" + outcome] ?? 0
-    }
+    public func count(kind: String, outcome: String) -> Int { table.withLock { $0.calls[kind + "\u{0}" + outcome] ?? 0 } }
 
     public func totalCalls(kind: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return calls.filter { $0.key.hasPrefix(kind + "\u{0}") }.values.reduce(0, +)
+        table.withLock { $0.calls.filter { $0.key.hasPrefix(kind + "\u{0}") }.values.reduce(0, +) }
     }
 
     public func render(cache: UpstreamCache.Counters) -> String {
-        lock.lock()
-        let c = calls, h = histogram, s = sum, skipped = skippedItems
-        lock.unlock()
+        let t = table.withLock { $0 }
+        let c = t.calls, h = t.histogram, s = t.sum, skipped = t.skippedItems
         var out = "# HELP lede_upstream_calls_total Upstream calls by kind and outcome.\n# TYPE lede_upstream_calls_total counter\n"
         for (key, n) in c.sorted(by: { $0.key < $1.key }) {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)

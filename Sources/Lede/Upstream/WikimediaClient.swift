@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// The one implementation of `WikimediaAPI`: builds each request exactly as ../shared/UPSTREAM.md says,
 /// sends it through a transport (live network or embedded data), maps statuses and Action API errors to
 /// `UpstreamError`, decodes the JSON, and caches public calls.
-public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
+public final class WikimediaClient: WikimediaAPI, Sendable {
     /// Seconds each kind of public call is cached. `random` and user-bound calls are never cached.
     public struct TTLs: Sendable {
         public var feedToday: Double = 300
@@ -283,15 +284,14 @@ public final class WikimediaClient: WikimediaAPI, @unchecked Sendable {
     }
 
     public func origin(lang: String) -> String {
-        if let known = originsLock.withReadLock({ origins[lang] }) { return known }
+        if let known = origins.withLock({ $0[lang] }) { return known }
         let base = transport.baseURL(lang: lang)
         let origin = URIReference(base).origin ?? base
         // Bounded by the languages Lede accepts (a few hundred codes).
-        originsLock.withWriteLock { origins[lang] = origin }
+        origins.withLock { $0[lang] = origin }
         return origin
     }
-    private let originsLock = ReadWriteLock()
-    private var origins: [String: String] = [:]   // only under originsLock
+    private let origins = Mutex<[String: String]>([:])
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Featured feeds for the embedded default: one per day for the 7 days up to the reference date, built from
 /// the embedded articles; other dates get the reference date's snapshot. News only on the reference date
@@ -131,15 +132,16 @@ enum EmbeddedNotifications {
         ("mention-summary", "mention", { a, u in "\(a) mentioned you in an edit summary on Mumbai." }, nil),
     ]
 
-    private static let cacheLock = NSLock()
-    nonisolated(unsafe) private static var built: [String: [EchoNotification]] = [:]
+    /// Built (and encoded) once per user and language.
+    private static let built = Mutex<[String: [EchoNotification]]>([:])
+    private static let encodedCache = Mutex<[String: [Encoded]]>([:])
 
     /// The user's notifications, newest first, with `read` set from `read`. Built once per user and language.
     static func list(for user: String, lang: String, read: Set<Int>) -> [EchoNotification] {
-        let base = cacheLock.withLock { () -> [EchoNotification] in
-            if let b = built[user + "|" + lang] { return b }
+        let base = built.withLock { cache -> [EchoNotification] in
+            if let b = cache[user + "|" + lang] { return b }
             let b = build(for: user, lang: lang)
-            built[user + "|" + lang] = b
+            cache[user + "|" + lang] = b
             return b
         }
         return base.map { n in var n = n; n.read = read.contains(n.id) ? "20261121083000" : nil; return n }
@@ -153,18 +155,17 @@ enum EmbeddedNotifications {
         let read: [UInt8]
     }
 
-    nonisolated(unsafe) private static var encodedCache: [String: [Encoded]] = [:]
 
     /// The user's notifications, newest first, each encoded once per user and language.
     static func encoded(for user: String, lang: String) -> [Encoded] {
-        if let e = cacheLock.withLock({ encodedCache[user + "|" + lang] }) { return e }
+        if let e = encodedCache.withLock({ $0[user + "|" + lang] }) { return e }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         let e = list(for: user, lang: lang, read: []).map { n -> Encoded in
             var r = n; r.read = "20261121083000"
             return Encoded(id: n.id, unix: n.timestamp?.utcunix ?? 0, unread: Array((try? encoder.encode(n)) ?? Data()), read: Array((try? encoder.encode(r)) ?? Data()))
         }
-        cacheLock.withLock { encodedCache[user + "|" + lang] = e }
+        encodedCache.withLock { $0[user + "|" + lang] = e }
         return e
     }
 

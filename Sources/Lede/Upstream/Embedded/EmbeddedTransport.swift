@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 
 /// The embedded default: answers the live client's requests from bundled data, as JSON bytes in the real
@@ -8,12 +9,12 @@ import HTTPServer
 /// date gets the snapshot of the reference date (documented in the README). Demo users for notifications:
 /// `Bearer demo-alice` (more than 99 unread) and `Bearer demo-bob`; any other token is refused like upstream
 /// refuses an invalid OAuth token. Marking read changes this process's copy only.
-public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
+public final class EmbeddedTransport: UpstreamTransport, Sendable {
     public static let referenceDate = FeedDate(year: 2026, month: 11, day: 20)!
     public static let languages = ["en", "de", "it"]
 
-    private let lock = NSLock()
-    private var readState: [String: Set<Int>]
+    /// Which demo notifications each user has read (this process's copy of Echo's state).
+    private let readState: Mutex<[String: Set<Int>]>
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
@@ -21,7 +22,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
     }()
 
     public init() {
-        readState = EmbeddedNotifications.initiallyRead
+        readState = Mutex(EmbeddedNotifications.initiallyRead)
     }
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
@@ -208,7 +209,7 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
 
     private func notifications(_ request: UpstreamRequest, _ q: [String: String]) -> UpstreamResponse {
         guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
-        lock.lock(); let read = readState[user] ?? []; lock.unlock()
+        let read = readState.withLock { $0[user] ?? [] }
         // Each notification is encoded once per user and language (read and unread forms): the stand-in for
         // Wikimedia costs a few copies per answer, so what a benchmark measures is Lede's own work.
         let all = EmbeddedNotifications.encoded(for: user, lang: request.lang)
@@ -242,14 +243,8 @@ public final class EmbeddedTransport: UpstreamTransport, @unchecked Sendable {
         guard q["token"] == EmbeddedNotifications.token(for: user) else {
             return raw("{\"error\":{\"code\":\"badtoken\",\"info\":\"Invalid CSRF token.\"}}")
         }
-        lock.lock()
-        if q["all"] == "1" {
-            readState[user] = Set(EmbeddedNotifications.ids(for: user))
-        } else {
-            let ids = (q["list"] ?? "").split(separator: "|").compactMap { Int($0) }
-            readState[user, default: []].formUnion(ids)
-        }
-        lock.unlock()
+        let ids = q["all"] == "1" ? EmbeddedNotifications.ids(for: user) : (q["list"] ?? "").split(separator: "|").compactMap { Int($0) }
+        readState.withLock { $0[user, default: []].formUnion(ids) }
         return raw("{\"query\":{\"echomarkread\":{\"result\":\"success\"}}}")
     }
 
