@@ -53,8 +53,5 @@ uint64_t lede_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int64_t lede_atomic_add(int64_t *p, int64_t d) { return __atomic_add_fetch(p, d, __ATOMIC_RELAXED); }
-int64_t lede_atomic_load(int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-void lede_atomic_store(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 
 void lede_buffer_stdout(size_t size) { setvbuf(stdout, NULL, _IOFBF, size); }

@@ -2,6 +2,7 @@ import CLinux
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 import HTTPServer
 
 /// Where a client loop's descriptors live: a server `EventLoop` the client shares (calls made from a server
@@ -13,6 +14,8 @@ protocol ClientHost: AnyObject {
     /// Runs `task` on the host's thread (from any thread).
     func execute(_ task: @escaping () -> Void)
     var readBuffer: UnsafeMutableRawBufferPointer { get }
+    /// Whether the caller runs on the host's thread (what the `@unchecked Sendable` of the loops rests on).
+    var inLoop: Bool { get }
 }
 
 extension EventLoop: ClientHost {}
@@ -49,6 +52,7 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
     // MARK: - Pools and descriptors (host thread)
 
     func submit(_ pending: Pending) {
+        assert(host.inLoop, "a client loop's pools are touched on its host's thread only")
         if stopped { pending.finish(.failure(.reset)); return }
         let pool: Pool
         if let p = pools[pending.origin] { pool = p } else {
@@ -97,6 +101,7 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
     }
 
     func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
+        assert(inLoop, "descriptors are registered on the loop's thread")
         handlers[fd] = handler
         _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
     }
@@ -110,7 +115,12 @@ final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all stat
         _ = lede_epoll_ctl(epfd, 3, fd, 0)
     }
 
+    /// The loop's thread, once `run` has begun (debug checks of confinement).
+    private let runningThread = Mutex<pthread_t?>(nil)
+    var inLoop: Bool { runningThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? true } }
+
     private func run() {
+        runningThread.withLock { $0 = pthread_self() }
         var fds = [Int32](repeating: 0, count: 128)
         var events = [UInt32](repeating: 0, count: 128)
         var lastTick = DispatchTime.now().uptimeNanoseconds

@@ -118,11 +118,13 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
 
     /// Watches `fd` for `handler` (readable and/or writable), level-triggered.
     public func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
+        assert(confined, "descriptors are registered on the loop's thread")
         foreign[fd] = handler
         _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
     }
 
     public func deregister(_ fd: Int32) {
+        assert(confined, "descriptors are deregistered on the loop's thread")
         foreign[fd] = nil
         _ = lede_epoll_ctl(epfd, 3, fd, 0)
     }
@@ -135,6 +137,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
 
     /// Per-loop state of another component, made on first use.
     public func attachment<T: AnyObject>(_ key: ObjectIdentifier, make: () -> T) -> T {
+        assert(confined, "attachments live on the loop's thread")
         if let a = attachments[key] as? T { return a }
         let a = make()
         attachments[key] = a
@@ -142,6 +145,10 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
     }
 
     /// Whether the caller runs on this loop's thread.
+    /// On the loop's thread, or before the loop runs (set-up from the starting thread): what the class's
+    /// `@unchecked Sendable` rests on, checked in debug builds.
+    var confined: Bool { thread == nil || inLoop }
+
     public var inLoop: Bool { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
 
     private func runLocalJobs() {

@@ -1,3 +1,4 @@
+import Synchronization
 /// What a handler gets: the request, the path parameters of its route, and the request id.
 public struct RequestContext: Sendable {
     public let request: HTTPRequest
@@ -24,7 +25,7 @@ public typealias Handler = @Sendable (RequestContext) -> HandlerResult
 /// Method + path pattern → handler. Patterns are `/literal/{name}`; a `{name}` matches one non-empty segment.
 /// HEAD is answered by the GET route (the server drops the body). A known path with another method is a
 /// 405 with `Allow`; anything else a 404.
-public final class Router: @unchecked Sendable {
+public final class Router: @unchecked Sendable {   // @unchecked: routes are added only before the server starts (asserted: `freeze`), then only read.
     public struct Route {
         public let method: String
         public let pattern: String
@@ -55,7 +56,12 @@ public final class Router: @unchecked Sendable {
     /// Route labels, in registration order (index = `Route.index`); used as metric labels.
     public var patterns: [String] { routes.map(\.pattern) }
 
+    /// Set when a server starts on this router: from then on its tables are only read, from every loop.
+    private let frozen = Atomic(false)
+    func freeze() { frozen.store(true, ordering: .releasing) }
+
     public func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        assert(!frozen.load(ordering: .acquiring), "routes are added before the server starts")
         let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { s in
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))

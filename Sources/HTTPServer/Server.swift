@@ -67,6 +67,7 @@ public final class HTTPServer: Sendable {
         Syscall.ignoreSIGPIPE()
         addOperationalRoutes()
         core.metrics.routeLabels = router.patterns
+        router.freeze()
         let loopCount = max(1, configuration.loops)
         var fds: [Int32] = []
         var boundPort = configuration.port

@@ -1,74 +1,73 @@
 import CLinux
 import Glibc
+import Synchronization
 
 /// Request counters, a latency histogram, connections and bytes. Each event loop records into its own
-/// shard (an uncontended lock); a scrape adds the shards up. Other layers add their own text through
+/// shard (an uncontended mutex); a scrape adds the shards up. Other layers add their own text through
 /// `addCollector`.
-public final class ServerMetrics: @unchecked Sendable {
+public final class ServerMetrics: Sendable {
     /// Upper bounds of the latency histogram, in seconds.
     public static let latencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    final class Shard {
-        var lock = pthread_mutex_t()
+    struct ShardData {
         var requests = CounterTable()      // (route index + 2) << 10 | status
         var buckets = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
         var durationSum: Double = 0
         var bytesOut = 0
-        init() { pthread_mutex_init(&lock, nil) }
+    }
+    /// One loop's counts: written by its loop, read by a scrape (an uncontended mutex).
+    final class Shard: Sendable {
+        let data = Mutex(ShardData())
     }
 
     let shards: [Shard]
-    let counters: UnsafeMutablePointer<Int64>   // [open, accepted, rejected]
-    private var collectorLock = pthread_mutex_t()
-    private var collectors: [@Sendable () -> String] = []
-    var routeLabels: [String] = []
+    private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0)
+    private let collectors = Mutex<[@Sendable () -> String]>([])
+    /// Route patterns by index, set when the server starts.
+    private let labels = Mutex<[String]>([])
+    var routeLabels: [String] {
+        get { labels.withLock { $0 } }
+        set { labels.withLock { $0 = newValue } }
+    }
 
     init(loops: Int) {
         shards = (0..<loops).map { _ in Shard() }
-        counters = .allocate(capacity: 3)
-        counters.initialize(repeating: 0, count: 3)
-        pthread_mutex_init(&collectorLock, nil)
     }
 
-    deinit { counters.deallocate() }
-
-    public var openConnections: Int { Int(lede_atomic_load(counters)) }
-    func connectionOpened() { lede_atomic_add(counters, 1); lede_atomic_add(counters + 1, 1) }
-    func connectionClosed() { lede_atomic_add(counters, -1) }
-    func connectionRejected() { lede_atomic_add(counters + 2, 1) }
+    public var openConnections: Int { open.load(ordering: .relaxed) }
+    func connectionOpened() { open.wrappingAdd(1, ordering: .relaxed); accepted.wrappingAdd(1, ordering: .relaxed) }
+    func connectionClosed() { open.wrappingSubtract(1, ordering: .relaxed) }
+    func connectionRejected() { rejected.wrappingAdd(1, ordering: .relaxed) }
 
     /// Route index -1: no route matched; -2: the request was refused by the parser.
     func record(loop: Int, route: Int, status: Int, seconds: Double, bytes: Int) {
-        let s = shards[loop]
         let key = (route + 2) << 10 | (status & 1023)
         var bucket = ServerMetrics.latencyBuckets.count
         for (i, bound) in ServerMetrics.latencyBuckets.enumerated() where seconds <= bound { bucket = i; break }
-        pthread_mutex_lock(&s.lock)
-        s.requests.increment(key)
-        s.buckets[bucket] += 1
-        s.durationSum += seconds
-        s.bytesOut += bytes
-        pthread_mutex_unlock(&s.lock)
+        shards[loop].data.withLock { s in
+            s.requests.increment(key)
+            s.buckets[bucket] += 1
+            s.durationSum += seconds
+            s.bytesOut += bytes
+        }
     }
 
     /// Adds text (Prometheus exposition format) to every scrape.
     public func addCollector(_ collector: @escaping @Sendable () -> String) {
-        pthread_mutex_lock(&collectorLock)
-        collectors.append(collector)
-        pthread_mutex_unlock(&collectorLock)
+        collectors.withLock { $0.append(collector) }
     }
 
     public func render() -> String {
         var requests: [Int: Int] = [:]
         var buckets = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
         var sum = 0.0, bytes = 0
-        for s in shards {
-            pthread_mutex_lock(&s.lock)
+        for shard in shards {
+            let s = shard.data.withLock { $0 }
             for (k, v) in s.requests.entries { requests[k, default: 0] += v }
             for i in buckets.indices { buckets[i] += s.buckets[i] }
             sum += s.durationSum; bytes += s.bytesOut
-            pthread_mutex_unlock(&s.lock)
         }
+        let routeLabels = self.routeLabels
         var out = "# HELP lede_http_requests_total HTTP requests answered, by route pattern and status.\n# TYPE lede_http_requests_total counter\n"
         for (key, count) in requests.sorted(by: { $0.key < $1.key }) {
             let route = (key >> 10) - 2, status = key & 1023
@@ -77,13 +76,11 @@ public final class ServerMetrics: @unchecked Sendable {
         }
         out += PrometheusText.histogram(name: "lede_http_request_duration_seconds", help: "Time from a complete request to its response being queued.",
                                         bounds: ServerMetrics.latencyBuckets, counts: buckets, sum: sum)
-        out += "# HELP lede_http_open_connections Connections open now.\n# TYPE lede_http_open_connections gauge\nlede_http_open_connections \(lede_atomic_load(counters))\n"
-        out += "# HELP lede_http_connections_total Connections accepted.\n# TYPE lede_http_connections_total counter\nlede_http_connections_total \(lede_atomic_load(counters + 1))\n"
-        out += "# HELP lede_http_connections_rejected_total Connections refused with 503 past --max-connections or on descriptor exhaustion.\n# TYPE lede_http_connections_rejected_total counter\nlede_http_connections_rejected_total \(lede_atomic_load(counters + 2))\n"
+        out += "# HELP lede_http_open_connections Connections open now.\n# TYPE lede_http_open_connections gauge\nlede_http_open_connections \(open.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_connections_total Connections accepted.\n# TYPE lede_http_connections_total counter\nlede_http_connections_total \(accepted.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_connections_rejected_total Connections refused with 503 past --max-connections or on descriptor exhaustion.\n# TYPE lede_http_connections_rejected_total counter\nlede_http_connections_rejected_total \(rejected.load(ordering: .relaxed))\n"
         out += "# HELP lede_http_response_bytes_total Response bytes queued (head and body).\n# TYPE lede_http_response_bytes_total counter\nlede_http_response_bytes_total \(bytes)\n"
-        pthread_mutex_lock(&collectorLock)
-        let extra = collectors
-        pthread_mutex_unlock(&collectorLock)
+        let extra = collectors.withLock { $0 }
         for c in extra { out += c() }
         return out
     }

@@ -20,9 +20,6 @@ int lede_errno(void);
 uint64_t lede_monotonic_ns(void);
 
 /// Lock-free counters shared between event loops.
-int64_t lede_atomic_add(int64_t *p, int64_t delta);
-int64_t lede_atomic_load(int64_t *p);
-void lede_atomic_store(int64_t *p, int64_t v);
 /// Full buffering of `size` bytes for stdout (the access log), set once at start before any thread writes.
 void lede_buffer_stdout(size_t size);
 

@@ -177,7 +177,7 @@ enum EmbeddedNotifications {
             let agent = agents[i % agents.count]
             let unix = start - i * 37 * 60
             let iso = Timestamp.rfc3339(seconds: unix)
-            var json: [String: Any] = [
+            let json: [String: Any] = [
                 "wiki": "\(lang)wiki", "id": id, "type": kind.type, "category": kind.category, "section": kind.category == "system" || kind.category == "login-fail" ? "alert" : "message",
                 "timestamp": ["utciso8601": iso, "utcunix": unix, "unix": String(unix)],
                 "title": ["full": "User talk:\(user)", "namespace": "User_talk", "namespace-key": 3, "text": user],
