@@ -278,7 +278,7 @@ final class ClientConnection: LoopDescriptorHandler {
         let loop = self.loop
         let origin = self.origin
         // Resolved off the loop; the answer comes back to it.
-        let box = UnsafeSendableBox(self)
+        let box = UnsafeSendableBox(self, host: loop.host)
         client.resolver.resolve(host: origin.host, port: origin.port) { result in
             loop.execute {
                 let c = box.value
@@ -534,7 +534,12 @@ final class ClientConnection: LoopDescriptorHandler {
 }
 
 /// Carries a loop-confined object across the resolver's thread and back to its loop, where alone it is used.
-struct UnsafeSendableBox<T: AnyObject>: @unchecked Sendable {   // @unchecked: `value` is only dereferenced on its own loop.
-    let value: T
-    init(_ value: T) { self.value = value }
+struct UnsafeSendableBox<T: AnyObject>: @unchecked Sendable {   // @unchecked: `value` is only dereferenced on `host`'s thread (asserted).
+    private let object: T
+    private let host: ClientHost
+    init(_ value: T, host: ClientHost) { self.object = value; self.host = host }
+    var value: T {
+        assert(host.inLoop, "a loop-confined object used off its loop")
+        return object
+    }
 }

@@ -227,7 +227,7 @@ public final class HTTPClient: Sendable {
         let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
         let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
             let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent,
-                                                    deadline: deadline, continuation: c))
+                                                    deadline: deadline, continuation: c), host: loop.host)
             loop.execute { loop.submit(pending.value) }
         }
         return try result.get()

@@ -3,7 +3,7 @@ import Glibc
 
 /// How other threads hand work to an epoll loop: closures queued under a mutex, and an eventfd the loop
 /// watches, signalled on each enqueue. The server's loops and the client's own loops both use it.
-public final class WakeQueue: @unchecked Sendable {   // @unchecked: `tasks` is only touched under `lock`; `fd` is set once.
+public final class WakeQueue: @unchecked Sendable {   // @unchecked: hands loop-confined closures to the loop thread, which alone runs them; the queue itself is under `lock`.
     /// The eventfd to register for reading; when it is readable, call `drain`.
     public let fd: Int32
     private var lock = pthread_mutex_t()
