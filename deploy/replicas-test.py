@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Three Lede replicas behind nginx (deploy/nginx.conf.template) on loopback, bounded in time:
+  1. shared cache: public answers are stored and served as HITs, gzip and identity kept apart, user-bound answers
+     never stored and never crossed between users;
+  2. rolling restart under steady load: each replica gets SIGTERM, is started again once it has exited; zero failed
+     requests, zero 5xx, every replica served traffic;
+  3. a replica is SIGKILLed under load: the balancer stops sending it traffic; failed requests at most ALLOWED_KILL_FAILURES.
+Usage: deploy/replicas-test.py path/to/lede   (needs nginx on PATH)."""
+import http.client, os, shutil, signal, subprocess, sys, tempfile, threading, time
+
+LEDE = sys.argv[1] if len(sys.argv) > 1 else ".build/release/lede"
+ALLOWED_KILL_FAILURES = 0   # proxy_next_upstream retries a refused connection on another replica
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    import socket
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+
+def get(port, path, headers=None, timeout=5):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+class Replica:
+    def __init__(self, port):
+        self.port, self.proc = port, None
+
+    def start(self):
+        self.proc = subprocess.Popen([LEDE, "--host", "127.0.0.1", "--port", str(self.port), "--access-log", "off",
+                                      "--log-level", "warning", "--drain-timeout", "3"], stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                if get(self.port, "/healthz", timeout=1)[0] == 200: return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise SystemExit(f"replica on {self.port} did not start")
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=15)
+
+
+class Load:
+    """Steady load through the balancer: requests that reach the replicas (distinct summaries, badges), counted."""
+    def __init__(self, port, workers=4):
+        self.port, self.workers = port, workers
+        self.lock = threading.Lock()
+        self.sent = self.failed = self.server_errors = 0
+        self.by_replica = {}
+        self.errors = []
+        self.running = True
+        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(workers)]
+
+    def run(self, worker):
+        titles = ["Albert_Einstein", "Amsterdam", "Mumbai", "Rijksmuseum", "Copenhagen", "Madrid"]
+        n = 0
+        while self.running:
+            n += 1
+            if n % 2:
+                path, headers = "/notifications/badge", {"Authorization": "Bearer demo-bob"}
+            else:
+                path, headers = f"/summary/{titles[n % len(titles)]}?w={worker}&n={n}", {}
+            try:
+                status, h, _ = get(self.port, path, headers)
+                with self.lock:
+                    self.sent += 1
+                    if status >= 500: self.server_errors += 1; self.errors.append(f"{status} {path}")
+                    up = h.get("x-upstream-addr", "")
+                    if up: self.by_replica[up.split(",")[-1].strip()] = self.by_replica.get(up.split(",")[-1].strip(), 0) + 1
+            except Exception as e:
+                with self.lock:
+                    self.sent += 1; self.failed += 1; self.errors.append(f"{type(e).__name__} {path}")
+
+    def __enter__(self):
+        for t in self.threads: t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.running = False
+        for t in self.threads: t.join(timeout=10)
+
+    def snapshot(self):
+        with self.lock: return self.sent, self.failed, self.server_errors, dict(self.by_replica), list(self.errors[:10])
+
+
+def main():
+    if not shutil.which("nginx"): raise SystemExit("nginx is not installed")
+    work = tempfile.mkdtemp(prefix="lede-replicas-")
+    replicas = [Replica(free_port()) for _ in range(3)]
+    lb_port = free_port()
+    template = open(os.path.join(HERE, "nginx.conf.template")).read()
+    conf = (template.replace("${LISTEN}", f"127.0.0.1:{lb_port}").replace("${CACHE_DIR}", work)
+            .replace("${PID_FILE}", os.path.join(work, "nginx.pid"))
+            .replace("${UPSTREAMS}", "\n        ".join(f"server 127.0.0.1:{r.port} max_fails=2 fail_timeout=2s;" for r in replicas))
+            # The test reads which replica answered; production configurations leave this header out.
+            .replace("add_header X-Cache-Status", "add_header X-Upstream-Addr $upstream_addr always;\n            add_header X-Cache-Status"))
+    if os.geteuid() == 0:
+        conf = "user root;\n" + conf   # CI runs as root: workers keep access to the private temp directory
+    conf_path = os.path.join(work, "nginx.conf")
+    open(conf_path, "w").write(conf)
+    ok = True
+    nginx = None
+    try:
+        for r in replicas: r.start()
+        nginx_log = open(os.path.join(work, "nginx.log"), "w")
+        nginx = subprocess.Popen(["nginx", "-p", work, "-c", conf_path, "-g", "daemon off;"], stderr=nginx_log)
+        for _ in range(100):
+            try:
+                if get(lb_port, "/healthz", timeout=1)[0] == 200: break
+            except OSError:
+                time.sleep(0.05)
+
+        # 1. Shared cache.
+        def cache(path, headers=None):
+            s, h, b = get(lb_port, path, headers)
+            return s, h.get("x-cache-status"), h.get("content-encoding"), b
+        first, second = cache("/summary/Albert_Einstein"), cache("/summary/Albert_Einstein")
+        # /feed is large enough to be offered gzip (Vary: Accept-Encoding): two variants under one key.
+        feed1, feed2 = cache("/feed"), cache("/feed")
+        gz1, gz2 = cache("/feed", {"Accept-Encoding": "gzip"}), cache("/feed", {"Accept-Encoding": "gzip"})
+        feed3 = cache("/feed")
+        lang1, lang2 = cache("/languages"), cache("/languages")
+        checks = [
+            ("summary stored, then a HIT", first[1] in ("MISS", "EXPIRED") and second[1] == "HIT"),
+            ("gzip is its own variant: MISS then HIT, gzip-encoded", gz1[1] == "MISS" and gz2[1] == "HIT" and gz2[2] == "gzip"),
+            ("identity stays identity beside it", feed3[1] == "HIT" and feed3[2] is None and feed3[3] == feed2[3]),
+            ("/feed stored, then a HIT", feed2[1] == "HIT"),
+            ("/languages stored, then a HIT", lang2[1] == "HIT"),
+        ]
+        alice = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-alice"}) for _ in range(3)]
+        bob = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-bob"}) for _ in range(3)]
+        checks.append(("badges never stored (BYPASS)", all(h.get("x-cache-status") == "BYPASS" for _, h, _ in alice + bob)))
+        checks.append(("badges never crossed between users", all(b'"99+"' in b for _, _, b in alice) and all(b'"99+"' not in b for _, _, b in bob)))
+        for name, passed in checks:
+            print(("ok   " if passed else "FAIL ") + name + ("" if passed else f"  (summary {first[1]}/{second[1]}, feed gzip {gz1[1]}/{gz2[1]} {gz2[2]}, feed {feed3[1]} {feed3[2]})"))
+            ok &= passed
+
+        # 2. Rolling restart under load.
+        with Load(lb_port) as load:
+            time.sleep(1)
+            for r in replicas:
+                code = r.stop(signal.SIGTERM)
+                if code != 0: print(f"FAIL replica {r.port} exited {code} after SIGTERM"); ok = False
+                r.start()
+                time.sleep(3)   # longer than fail_timeout: the restarted replica is back in rotation before the next goes
+            time.sleep(1)
+        sent, failed, errors5xx, by, samples = load.snapshot()
+        served = {r.port: sum(n for addr, n in by.items() if addr.endswith(f":{r.port}")) for r in replicas}
+        print(f"rolling restart: {sent} requests, {failed} failed, {errors5xx} 5xx, by replica {served}")
+        if failed or errors5xx or not all(served.values()):
+            print("FAIL rolling restart", samples); ok = False
+        else:
+            print("ok   rolling restart: no failed request, no 5xx, every replica served")
+
+        # 3. One replica dies.
+        with Load(lb_port) as load:
+            time.sleep(0.5)
+            victim = replicas[1]
+            victim.stop(signal.SIGKILL)
+            time.sleep(2)
+            before = load.snapshot()[3].get(f"127.0.0.1:{victim.port}", 0)
+            time.sleep(1.5)
+            after = load.snapshot()[3].get(f"127.0.0.1:{victim.port}", 0)
+        sent, failed, errors5xx, by, samples = load.snapshot()
+        print(f"SIGKILL: {sent} requests, {failed} failed, {errors5xx} 5xx; the dead replica answered {after - before} in the last 1.5 s")
+        if failed + errors5xx > ALLOWED_KILL_FAILURES or after != before:
+            print("FAIL replica death", samples); ok = False
+        else:
+            print(f"ok   a dead replica is taken out (failures {failed + errors5xx} ≤ {ALLOWED_KILL_FAILURES})")
+        victim.start()
+    finally:
+        if nginx: nginx.terminate(); nginx.wait(timeout=10)
+        if not ok and os.path.exists(os.path.join(work, "nginx.log")):
+            print("nginx's log (last lines):\n" + "".join(open(os.path.join(work, "nginx.log")).readlines()[-20:]))
+        for r in replicas:
+            if r.proc and r.proc.poll() is None: r.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
