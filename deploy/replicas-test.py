@@ -96,12 +96,12 @@ def main():
     work = tempfile.mkdtemp(prefix="lede-replicas-")
     replicas = [Replica(free_port()) for _ in range(3)]
     lb_port = free_port()
-    template = open(os.path.join(HERE, "nginx.conf.template")).read()
-    conf = (template.replace("${LISTEN}", f"127.0.0.1:{lb_port}").replace("${CACHE_DIR}", work)
-            .replace("${PID_FILE}", os.path.join(work, "nginx.pid"))
-            .replace("${UPSTREAMS}", "\n        ".join(f"server 127.0.0.1:{r.port} max_fails=2 fail_timeout=2s;" for r in replicas))
-            # The test reads which replica answered; production configurations leave this header out.
-            .replace("add_header X-Cache-Status", "add_header X-Upstream-Addr $upstream_addr always;\n            add_header X-Cache-Status"))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("render_nginx", os.path.join(HERE, "render-nginx.py"))
+    render_nginx = importlib.util.module_from_spec(spec); spec.loader.exec_module(render_nginx)
+    conf = render_nginx.render(f"127.0.0.1:{lb_port}", work, os.path.join(work, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
+    # The test reads which replica answered; production configurations leave this header out.
+    conf = conf.replace("add_header X-Cache-Status", "add_header X-Upstream-Addr $upstream_addr always;\n            add_header X-Cache-Status")
     if os.geteuid() == 0:
         conf = "user root;\n" + conf   # CI runs as root: workers keep access to the private temp directory
     conf_path = os.path.join(work, "nginx.conf")
