@@ -102,6 +102,22 @@ def main():
     conf = render_nginx.render(f"127.0.0.1:{lb_port}", work, os.path.join(work, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
     # The test reads which replica answered; production configurations leave this header out.
     conf = conf.replace("add_header X-Cache-Status", "add_header X-Upstream-Addr $upstream_addr always;\n            add_header X-Cache-Status")
+    # Revalidation needs an answer that expires within the test: this location keeps answers 1 s whatever Lede's
+    # max-age says, so the next request after that is a conditional one (If-None-Match) that Lede must answer 304.
+    conf = conf.replace("        location / {", """        location /revalidate/ {
+            rewrite ^/revalidate(/.*)$ $1 break;
+            proxy_pass http://lede;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache lede;
+            proxy_cache_key revalidate$scheme$host$request_uri;
+            proxy_ignore_headers Cache-Control Expires;
+            proxy_cache_valid 200 1s;
+            proxy_cache_revalidate on;
+            add_header X-Cache-Status $upstream_cache_status always;
+        }
+
+        location / {""", 1)
     if os.geteuid() == 0:
         conf = "user root;\n" + conf   # CI runs as root: workers keep access to the private temp directory
     conf_path = os.path.join(work, "nginx.conf")
@@ -135,10 +151,23 @@ def main():
             ("/feed stored, then a HIT", feed2[1] == "HIT"),
             ("/languages stored, then a HIT", lang2[1] == "HIT"),
         ]
+        r1 = cache("/revalidate/summary/Amsterdam")
+        time.sleep(2.2)   # nginx counts validity in whole seconds
+        r2 = cache("/revalidate/summary/Amsterdam")
+        checks.append(("after expiry the cache revalidates with If-None-Match and Lede answers 304 (REVALIDATED)",
+                       r1[1] == "MISS" and r2[1] == "REVALIDATED" and r2[0] == 200 and r2[3] == r1[3]))
+        if checks[-1][1] is False: print("revalidation:", r1[:3], r2[:3])
         alice = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-alice"}) for _ in range(3)]
         bob = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-bob"}) for _ in range(3)]
         checks.append(("badges never stored (BYPASS)", all(h.get("x-cache-status") == "BYPASS" for _, h, _ in alice + bob)))
         checks.append(("badges never crossed between users", all(b'"99+"' in b for _, _, b in alice) and all(b'"99+"' not in b for _, _, b in bob)))
+        # Hit ratio over a browse of the public routes (10 URLs, 200 requests, both encodings).
+        urls = ["/feed", "/languages", "/summary/Amsterdam", "/summary/Mumbai", "/related/Amsterdam", "/nearby?lat=52.37&lon=4.89",
+                "/search?q=Amst", "/article/Rijksmuseum", "/animals", "/places/locations"]
+        statuses = [cache(urls[i % len(urls)], {"Accept-Encoding": "gzip"} if i % 3 == 0 else {})[1] for i in range(200)]
+        hits = statuses.count("HIT")
+        print(f"cache: {hits} HITs of 200 requests over {len(urls)} public URLs (hit ratio {hits / 200:.2f})")
+        checks.append(("public browsing is served mostly from the cache", hits >= 150))
         for name, passed in checks:
             print(("ok   " if passed else "FAIL ") + name + ("" if passed else f"  (summary {first[1]}/{second[1]}, feed gzip {gz1[1]}/{gz2[1]} {gz2[2]}, feed {feed3[1]} {feed3[2]})"))
             ok &= passed
