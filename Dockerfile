@@ -1,5 +1,8 @@
-# Lede: build with the Swift toolchain image, run on a slim Ubuntu with a statically linked Swift stdlib.
-FROM swift:6.3-noble AS build
+# Lede: build with the Swift toolchain image, run on a slim Debian with a statically linked Swift stdlib.
+# Build and runtime share one Debian release (glibc), and deploy/rootfs-test.sh rebuilds the runtime stage with
+# debootstrap from this file (release and package list) to run the binary in it as uid 10001 — CI's check that the
+# image has every library the binary needs.
+FROM swift:6.3-bookworm AS build
 # OpenSSL's headers for the upstream client's TLS, zlib's for gzip (system-library targets).
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -11,12 +14,12 @@ COPY Sources ./Sources
 RUN swift build -c release --static-swift-stdlib --product lede \
     && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
 
-FROM ubuntu:24.04
+FROM debian:bookworm-slim
 # libssl for the upstream client's TLS and ca-certificates for the system trust store it verifies against
 # (Wikimedia's certificates). zlib and libstdc++ are part of the base image.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl3t64 ca-certificates \
+    && apt-get install -y --no-install-recommends libssl3 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
 COPY --from=build /out/lede /usr/local/bin/lede
