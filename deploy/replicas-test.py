@@ -73,8 +73,8 @@ class Load:
                 with self.lock:
                     self.sent += 1
                     if status >= 500: self.server_errors += 1; self.errors.append(f"{status} {path}")
-                    up = h.get("x-upstream-addr", "")
-                    if up: self.by_replica[up.split(",")[-1].strip()] = self.by_replica.get(up.split(",")[-1].strip(), 0) + 1
+                    up = h.get("x-upstream-addr", "").split(",")[-1].strip()   # the last replica tried answered
+                    if up: self.by_replica[up] = self.by_replica.get(up, 0) + 1
             except Exception as e:
                 with self.lock:
                     self.sent += 1; self.failed += 1; self.errors.append(f"{type(e).__name__} {path}")

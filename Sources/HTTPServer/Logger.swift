@@ -64,18 +64,16 @@ public enum Timestamp {
         return rfc3339(seconds: Int(tv.tv_sec))
     }
 
-    public static func rfc3339(seconds: Int) -> String {
-        var t = time_t(seconds)
-        var tm = Glibc.tm()
-        gmtime_r(&t, &tm)
-        return "\(tm.tm_year + 1900)-\(pad(Int(tm.tm_mon) + 1))-\(pad(Int(tm.tm_mday)))T\(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec)))Z"
-    }
+    public static func rfc3339(seconds: Int) -> String { dateTime(seconds) + "Z" }
 
-    public static func iso8601(seconds: Int, millis: Int) -> String {
+    public static func iso8601(seconds: Int, millis: Int) -> String { dateTime(seconds) + ".\(pad3(millis))Z" }
+
+    /// `2026-11-22T02:03:04` (UTC), without fraction or zone.
+    static func dateTime(_ seconds: Int) -> String {
         var t = time_t(seconds)
         var tm = Glibc.tm()
         gmtime_r(&t, &tm)
-        return "\(tm.tm_year + 1900)-\(pad(Int(tm.tm_mon) + 1))-\(pad(Int(tm.tm_mday)))T\(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec))).\(pad3(millis))Z"
+        return "\(tm.tm_year + 1900)-\(pad(Int(tm.tm_mon) + 1))-\(pad(Int(tm.tm_mday)))T\(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec)))"
     }
 
     /// IMF-fixdate for the `Date` header: `Sun, 22 Nov 2026 02:03:04 GMT`.

@@ -23,12 +23,17 @@ enum ArticleScreen {
         var reason: String?
         var retryAfterSeconds: Int?
 
-        static func placeholder(_ error: Error) -> Part {
-            if let u = error as? UpstreamError {
-                if u == .timeout { return Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter) }
-                if let seconds = u.retryAfter { return Part(status: "placeholder", items: [], reason: "upstream-backoff", retryAfterSeconds: seconds) }
+        /// The part for an upstream outcome: its items, or a placeholder with the feed's reasons and retry times.
+        static func of<T: Sendable>(_ outcome: Outcome<T>, _ items: (T) -> [Item]) -> Part {
+            let status: FeedService.Status
+            switch outcome {
+            case .ok(let value): return Part(items: items(value))
+            case .timeout: status = .timeout
+            case .failed(let e): status = FeedService.Status(e)
             }
-            return Part(status: "placeholder", items: [], reason: "upstream-error", retryAfterSeconds: retryAfter)
+            var retry = retryAfter
+            if case .backingOff(let seconds) = status { retry = seconds }
+            return Part(status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
         }
         var isPlaceholder: Bool { status != "ok" }
     }
@@ -147,38 +152,18 @@ enum ArticleScreen {
         }
         async let related = withDeadline(timeout) { try await api.related(lang: lang, title: title) }
         let card = Card(summary: try await summary, lang: lang)
-        func part<T: Encodable & Sendable>(_ outcome: Outcome<[T]>) -> Part<T> {
-            switch outcome {
-            case .ok(let items): return Part(items: items)
-            case .timeout: return Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
-            case .failed(let e): return .placeholder(e)
-            }
+        var relatedOutcome = await related
+        // Reached through a redirect with nothing like the redirect's name: ask for the article's own title.
+        if card.redirectedFrom != nil, case .ok(let r) = relatedOutcome, r.pages.isEmpty,
+           case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
+            relatedOutcome = .ok(again)
         }
-        let sectionsPart: Part<Section>
-        switch await contents {
-        case .ok(let c): sectionsPart = Part(items: sections(c))
-        case .timeout: sectionsPart = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
-        case .failed(let e): sectionsPart = .placeholder(e)
+        let sectionsPart = Part.of(await contents, sections)
+        let languagesPart = Part.of(await links) { editions($0, preferred: preferred.filter { $0 != lang.code }) }
+        let readMore = Part.of(relatedOutcome) { r in
+            ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
         }
-        let languagesPart: Part<Edition>
-        switch await links {
-        case .ok(let l): languagesPart = Part(items: editions(l, preferred: preferred.filter { $0 != lang.code }))
-        case .timeout: languagesPart = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
-        case .failed(let e): languagesPart = .placeholder(e)
-        }
-        let readMore: Part<Card>
-        switch await related {
-        case .ok(var r):
-            // Reached through a redirect with nothing like the redirect's name: ask for the article's own title.
-            if card.redirectedFrom != nil, r.pages.isEmpty, case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
-                r = again
-            }
-            let cards = ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
-            readMore = Part(items: cards)
-        case .timeout: readMore = Part(status: "placeholder", items: [], reason: "timeout", retryAfterSeconds: retryAfter)
-        case .failed(let e): readMore = .placeholder(e)
-        }
-        return Body(card: card, sections: sectionsPart, languages: languagesPart, media: part(await gallery), readMore: readMore,
+        return Body(card: card, sections: sectionsPart, languages: languagesPart, media: Part.of(await gallery) { $0 }, readMore: readMore,
                     urls: urls(lang: lang.code, title: card.title))
     }
 

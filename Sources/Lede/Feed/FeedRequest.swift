@@ -65,10 +65,10 @@ public struct FeedRequest: Sendable, Equatable {
         // Query parameters read once (the first value of each name wins).
         var q = FirstValues()
         for item in request.queryItems { q.set(item.name, item.value) }
-        let lang = try LanguageCode.resolve(lang: q["lang"], acceptLanguage: request.headers["Accept-Language"])
+        let lang = try LanguageCode.resolve(lang: q.lang, acceptLanguage: request.headers["Accept-Language"])
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
-        if let raw = q["date"] {
+        if let raw = q.date {
             guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
             // A well-formed date outside the feed's days names no feed: 404, like upstream's featured feed.
             guard d <= today else { throw noFeed("There is no feed for \(raw) yet: it is in the future (UTC).") }
@@ -76,11 +76,11 @@ public struct FeedRequest: Sendable, Equatable {
             date = d
         }
         var sections = SectionKind.ordered
-        if let raw = q["sections"] {
+        if let raw = q.sections {
             let chosen = Set(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
             sections = SectionKind.ordered.filter(chosen.contains)
         }
-        let lat = q["lat"], lon = q["lon"]
+        let lat = q.lat, lon = q.lon
         var nearby: Coordinate?
         var incompleteLocation = false
         if lat != nil, lon != nil {
@@ -91,10 +91,10 @@ public struct FeedRequest: Sendable, Equatable {
             incompleteLocation = true
         }
         // An empty value is no value (an app with no history sends `because=`); anything else must be a title.
-        let because = try q["because"].flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
-        let cont = try q["continue"].flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
+        let because = try q.because.flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
+        let cont = try q.`continue`.flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
         var backgroundedAt: Date?
-        if let raw = q["backgroundedAt"] {
+        if let raw = q.backgroundedAt {
             guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
             backgroundedAt = d
         }
@@ -135,19 +135,6 @@ public struct FeedRequest: Sendable, Equatable {
             case "continue": first(&`continue`)
             case "backgroundedAt": first(&backgroundedAt)
             default: break
-            }
-        }
-        subscript(_ name: String) -> String? {
-            switch name {
-            case "lang": return lang
-            case "date": return date
-            case "sections": return sections
-            case "lat": return lat
-            case "lon": return lon
-            case "because": return because
-            case "continue": return `continue`
-            case "backgroundedAt": return backgroundedAt
-            default: return nil
             }
         }
     }

@@ -38,6 +38,17 @@ public final class FeedService: Sendable {
         /// Random found no article that passes the content rules.
         case noSuitableArticle
 
+        /// What a failed part's error means for the screen (the feed's sections and the article screen's parts alike).
+        init(_ error: Error) {
+            if let u = error as? UpstreamError {
+                if u == .timeout { self = .timeout; return }
+                if let seconds = u.retryAfter { self = .backingOff(seconds); return }
+                self = .upstreamError; return
+            }
+            if let p = error as? Problem, p.slug == RandomPool.noArticle.slug { self = .noSuitableArticle; return }
+            self = .upstreamError
+        }
+
         var reason: String {
             switch self {
             case .ok: return "ok"
@@ -92,15 +103,7 @@ public final class FeedService: Sendable {
         return false
     }
 
-    func status(of error: Error) -> Status {
-        if let u = error as? UpstreamError {
-            if u == .timeout { return .timeout }
-            if let seconds = u.retryAfter { return .backingOff(seconds) }
-            return .upstreamError
-        }
-        if let p = error as? Problem, p.slug == RandomPool.noArticle.slug { return .noSuitableArticle }
-        return .upstreamError
-    }
+    func status(of error: Error) -> Status { Status(error) }
 
     // MARK: - Shared part
 

@@ -27,17 +27,9 @@ enum GalleryRoutes {
             if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
             return Responses.async {
                 let (items, source) = try await reddit.images(q)
-                let fromCache = source == .hit || source == .stale
-                func body(_ from: String) -> ListBody { ListBody(query: q, source: from, items: items, message: items.isEmpty ? message : nil) }
-                if source != .stale {
-                    // What the next requests get: the same grid, now from the cache.
-                    let prepared = Responses.keep(body("cache"), headers: Self.imagesHit, in: responses, key: key, ttl: Self.preparedTTL)
-                    if fromCache { return .prepared(prepared) }
+                return answer(source, key: key, hit: Self.imagesHit, in: responses) { fromCache in
+                    ListBody(query: q, source: fromCache ? "cache" : "api", items: items, message: items.isEmpty ? message : nil)
                 }
-                var response = Responses.json(body(fromCache ? "cache" : "api"), cacheControl: "public, max-age=60",
-                                              headers: ["Vary": "Accept-Encoding, Accept-Language"])
-                response.headers.set("X-Cache", fromCache ? "HIT" : "MISS")
-                return response
             }
         }
         router.get("/images/{id}") { ctx in
@@ -59,16 +51,24 @@ enum GalleryRoutes {
                     throw Problem(status: 404, slug: "not-found", detail: "No image \(id) in the results for \(q).")
                 }
                 let body = DetailBody(image: image, related: RedditRules.related(items, selected: id, exclude: exclude))
-                let fromCache = source == .hit || source == .stale
-                if source != .stale {
-                    let prepared = Responses.keep(body, headers: Self.imageHit, in: responses, key: key, ttl: Self.preparedTTL)
-                    if fromCache { return .prepared(prepared) }
-                }
-                var response = Responses.json(body, cacheControl: "public, max-age=60")
-                response.headers.set("X-Cache", fromCache ? "HIT" : "MISS")
-                return response
+                return answer(source, key: key, hit: Self.imageHit, in: responses) { _ in body }
             }
         }
+    }
+
+    /// The answer built from a listing lookup. Unless the listing was stale, the body as the next requests get it
+    /// (`fromCache`) is kept prepared under `key`; a listing that came from the cache answers with that prepared
+    /// body, a fresh one with its own body marked `X-Cache: MISS`.
+    static func answer<T: Encodable & Sendable>(_ source: UpstreamCache.Source, key: String, hit: HTTPHeaders, in responses: UpstreamCache,
+                                                body: (_ fromCache: Bool) -> T) -> HTTPResponse {
+        let fromCache = source == .hit || source == .stale
+        if source != .stale {
+            let prepared = Responses.keep(body(true), headers: hit, in: responses, key: key, ttl: preparedTTL)
+            if fromCache { return .prepared(prepared) }
+        }
+        var headers = hit
+        headers.set("X-Cache", fromCache ? "HIT" : "MISS")
+        return Responses.json(body(fromCache), cacheControl: "public, max-age=60", headers: headers)
     }
 
     static func keyword(_ r: HTTPRequest) throws -> String {
