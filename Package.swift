@@ -7,6 +7,7 @@ let package = Package(
     name: "Lede",
     products: [
         .executable(name: "lede", targets: ["lede"]),
+        .library(name: "EventLoops", targets: ["EventLoops"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "Lede", targets: ["Lede"]),
@@ -18,18 +19,21 @@ let package = Package(
         // The event loop's state lives in final classes owned by one thread each. Release builds skip the
         // run-time exclusivity checks on it (about a sixth of the per-request instructions); debug builds, which
         // the tests run, keep them, and the compile-time checks stay on everywhere.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib"],
+        // The event loop: epoll, wake-ups, timers, the task executor, errno-safe system calls. Knows no protocol;
+        // the server and the client each depend on it and never on each other.
+        .target(name: "EventLoops", dependencies: ["CLinux"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
         // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
-        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "HTTPServer"]),
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"]),
         .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops"]),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
         .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "TestSupport"]),
     ],
     // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.

@@ -3,34 +3,20 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import HTTPServer
-
-/// Where a client loop's descriptors live: a server `EventLoop` the client shares (calls made from a server
-/// loop's thread stay on it), or a thread of the client's own (`OwnLoop`, for calls from anywhere else).
-protocol ClientHost: AnyObject {
-    func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool)
-    func setInterest(_ fd: Int32, read: Bool, write: Bool)
-    func deregister(_ fd: Int32)
-    /// Runs `task` on the host's thread (from any thread).
-    func execute(_ task: @escaping () -> Void)
-    var readBuffer: UnsafeMutableRawBufferPointer { get }
-    /// Whether the caller runs on the host's thread (what the `@unchecked Sendable` of the loops rests on).
-    var inLoop: Bool { get }
-}
-
-extension EventLoop: ClientHost {}
+import EventLoops
 
 /// One client's connection pools on one host loop. Everything about its connections happens on the host's
 /// thread; other threads hand work in with `execute`.
 final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the connections are touched on the host's thread only.
-    /// Strong: a server loop may stop before the client does. The cycle (a host keeps its client loop) is
-    /// broken when the host stops: an own loop lets go of it, a server loop drops its attachments.
-    let host: ClientHost
+    /// The loop whose thread owns these pools: a server's loop the client shares (calls made on it stay on it), or a
+    /// loop of the client's own (calls from anywhere else). Strong: a server loop may stop before the client does;
+    /// the loop drops its tickers and attachments when it stops, which breaks the cycle.
+    let host: EventLoop
     private var pools: [Origin: Pool] = [:]
     let shared: ClientShared
     private var stopped = false
 
-    init(shared: ClientShared, host: ClientHost) {
+    init(shared: ClientShared, host: EventLoop) {
         self.shared = shared
         self.host = host
     }
@@ -65,87 +51,6 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
     func register(_ fd: Int32, _ c: ClientConnection, read: Bool, write: Bool) { host.register(fd, c, read: read, write: write) }
     func setInterest(_ fd: Int32, read: Bool, write: Bool) { host.setInterest(fd, read: read, write: write) }
     func deregister(_ fd: Int32) { host.deregister(fd) }
-}
-
-/// The client's own loop thread: one epoll instance for calls made off the server's loops (tests, tools,
-/// background refreshes). The same CLinux epoll/eventfd machinery as the server's loops.
-final class OwnLoop: ClientHost, @unchecked Sendable {   // @unchecked: all state is touched on the loop thread only, but `wake`, which locks its own.
-    private let epfd: Int32
-    private let wake: WakeQueue
-    private var stopped = false
-    private var handlers: [Int32: LoopDescriptorHandler] = [:]
-    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    /// The client state on this loop (set right after init).
-    var client: ClientLoop!
-
-    init() throws(HTTPClientError) {
-        epfd = lede_epoll_create()
-        guard epfd >= 0, let wake = WakeQueue() else { throw .connect("epoll/eventfd: \(String(cString: strerror(errno)))") }
-        self.wake = wake
-        _ = lede_epoll_ctl(epfd, 1, wake.fd, 1)
-    }
-
-    func start(name: String) {
-        let t = Thread { [self] in run() }
-        t.name = name
-        t.stackSize = 1 << 20
-        t.start()
-    }
-
-    func stop() {
-        execute { [self] in stopped = true }
-    }
-
-    func execute(_ task: @escaping () -> Void) {
-        wake.enqueue(task)
-    }
-
-    func register(_ fd: Int32, _ handler: LoopDescriptorHandler, read: Bool, write: Bool) {
-        assert(inLoop, "descriptors are registered on the loop's thread")
-        handlers[fd] = handler
-        _ = lede_epoll_ctl(epfd, 1, fd, (read ? 1 : 0) | (write ? 2 : 0))
-    }
-
-    func setInterest(_ fd: Int32, read: Bool, write: Bool) {
-        _ = lede_epoll_ctl(epfd, 2, fd, (read ? 1 : 0) | (write ? 2 : 0))
-    }
-
-    func deregister(_ fd: Int32) {
-        handlers[fd] = nil
-        _ = lede_epoll_ctl(epfd, 3, fd, 0)
-    }
-
-    /// The loop's thread, once `run` has begun (debug checks of confinement).
-    private let runningThread = Mutex<pthread_t?>(nil)
-    var inLoop: Bool { runningThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? true } }
-
-    private func run() {
-        runningThread.withLock { $0 = pthread_self() }
-        var fds = [Int32](repeating: 0, count: 128)
-        var events = [UInt32](repeating: 0, count: 128)
-        var lastTick = DispatchTime.now().uptimeNanoseconds
-        while !stopped {
-            let n = fds.withUnsafeMutableBufferPointer { f in
-                events.withUnsafeMutableBufferPointer { e in lede_epoll_wait(epfd, f.baseAddress, e.baseAddress, 128, 10) }
-            }
-            if n > 0 {
-                for i in 0..<Int(n) {
-                    let fd = fds[i]
-                    if fd == wake.fd { wake.drain() }
-                    else { handlers[fd]?.handle(events: events[i]) }
-                }
-            }
-            let now = DispatchTime.now().uptimeNanoseconds
-            if now &- lastTick >= 10_000_000 {
-                lastTick = now
-                client.tick(now: now)
-            }
-        }
-        client.close(.reset)
-        client = nil
-        Glibc.close(epfd)
-        readBuffer.deallocate()
-    }
 }
 
 /// The connections of one origin on one loop: at most `connectionsPerOrigin`, idle ones kept alive, requests
@@ -440,8 +345,8 @@ final class ClientConnection: LoopDescriptorHandler {
         if !codings.isEmpty {
             guard codings == ["gzip"] || codings == ["x-gzip"] else { fail(.malformed("content coding \(codings.joined(separator: ", ")) was not asked for")); return }
             if !body.isEmpty {
-                guard let inflated = Gzip.decompress(body, limit: client.configuration.maxResponseBytes) else {
-                    fail(Gzip.decompress(body, limit: Int.max) == nil ? .malformed("the gzip body is corrupt") : .tooLarge); return
+                guard let inflated = Inflater.decompress(body, limit: client.configuration.maxResponseBytes) else {
+                    fail(Inflater.decompress(body, limit: Int.max) == nil ? .malformed("the gzip body is corrupt") : .tooLarge); return
                 }
                 body = inflated
             }
@@ -536,8 +441,8 @@ final class ClientConnection: LoopDescriptorHandler {
 /// Carries a loop-confined object across the resolver's thread and back to its loop, where alone it is used.
 struct UnsafeSendableBox<T: AnyObject>: @unchecked Sendable {   // @unchecked: `value` is only dereferenced on `host`'s thread (asserted).
     private let object: T
-    private let host: ClientHost
-    init(_ value: T, host: ClientHost) { self.object = value; self.host = host }
+    private let host: EventLoop
+    init(_ value: T, host: EventLoop) { self.object = value; self.host = host }
     var value: T {
         assert(host.inLoop, "a loop-confined object used off its loop")
         return object

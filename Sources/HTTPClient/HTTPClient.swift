@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import HTTPServer
+import EventLoops
 
 /// Why a call failed. Every case but `timeout` also means the connection it used was closed.
 public enum HTTPClientError: Error, Equatable, Sendable {
@@ -159,18 +159,21 @@ public final class HTTPClient: Sendable {
     public var configuration: Configuration { shared.configuration }
     public var metrics: ClientMetrics { shared.metrics }
     let shared: ClientShared
-    private let own: [OwnLoop]
+    private let own: [EventLoop]
     let loops: [ClientLoop]
     private let next = Counter()
 
     public init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
         shared = ClientShared(configuration: configuration, tlsContext: try TLSContext(caFile: configuration.caFile))
-        var hosts: [OwnLoop] = []
+        var hosts: [EventLoop] = []
         var made: [ClientLoop] = []
-        for _ in 0..<max(1, configuration.loops) {
-            let host = try OwnLoop()
+        for i in 0..<max(1, configuration.loops) {
+            let host: EventLoop
+            do { host = try EventLoop(id: i) } catch { throw .connect(error.description) }
             let loop = ClientLoop(shared: shared, host: host)
-            host.client = loop
+            // The loop keeps its client state until it stops (connections on it point back to their pools).
+            host.addTicker { now in loop.tick(now: now) }
+            host.onStop { loop.close(.reset) }
             hosts.append(host); made.append(loop)
         }
         own = hosts; loops = made

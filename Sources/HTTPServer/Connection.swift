@@ -1,10 +1,11 @@
+import EventLoops
 import Glibc
 
 /// One client socket: feeds the parser, runs handlers, writes responses in request order.
 /// Lives on its loop's thread only.
-final class Connection {
+final class Connection: LoopDescriptorHandler {
     let fd: Int32
-    unowned let loop: EventLoop
+    unowned let server: ServerLoop
     private var parser: RequestParser
     private var machine: ConnectionStateMachine
     /// Head bytes and small bodies, written in one send.
@@ -43,10 +44,10 @@ final class Connection {
     /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
     private var pauseThreshold: Int { parser.limits.maxBody + parser.limits.maxHeaderBytes + 64 * 1024 }
 
-    init(fd: Int32, loop: EventLoop, now: UInt64) {
+    init(fd: Int32, server: ServerLoop, now: UInt64) {
         self.fd = fd
-        self.loop = loop
-        let config = loop.core.configuration
+        self.server = server
+        let config = server.core.configuration
         parser = RequestParser(limits: config.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
                                                                   idle: UInt64(config.timeouts.idle * 1e9)))
@@ -63,12 +64,12 @@ final class Connection {
     private func readable() {
         var received = false
         for _ in 0..<4 {
-            switch Syscall.read(fd, loop.readBuffer.baseAddress!, loop.readBuffer.count) {
+            switch Syscall.read(fd, server.readBuffer.baseAddress!, server.readBuffer.count) {
             case .bytes(let n):
                 if lingerDeadline != nil { continue }  // lingering: read and discard
-                parser.append(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n]))
+                parser.append(UnsafeRawBufferPointer(rebasing: server.readBuffer[0..<n]))
                 received = true
-                if n < loop.readBuffer.count { break }
+                if n < server.readBuffer.count { break }
                 continue
             case .wouldBlock:
                 break
@@ -108,7 +109,7 @@ final class Connection {
             case .error(let e):
                 current = Pending()
                 current.started = Syscall.monotonicNanos()
-                current.requestID = loop.nextRequestID()
+                current.requestID = server.nextRequestID()
                 current.route = -2
                 current.keepAlive = false
                 let problem = Problem(status: e.status, slug: e.status == 400 ? "malformed-request" : nil, detail: e.detail)
@@ -131,7 +132,7 @@ final class Connection {
         current.mayAcceptGzip = request.mayAcceptGzip
         current.ifNoneMatch = request.ifNoneMatch
         if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = requestID }
-        else { current.requestID = loop.nextRequestID() }
+        else { current.requestID = server.nextRequestID() }
 
         if request.method != "GET" && !Router.knownMethods.contains(request.method) {
             // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405.
@@ -139,7 +140,7 @@ final class Connection {
                             detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
             return
         }
-        switch loop.core.router.match(method: request.method, path: request.path) {
+        switch server.core.router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
             current.route = route.index
             let context = RequestContext(request: request, parameters: params, requestID: current.requestID, route: route.pattern)
@@ -148,7 +149,7 @@ final class Connection {
                 respond(response)
             case .async(let work):
                 inFlight = true
-                let loop = self.loop
+                let loop = server.loop
                 // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
                 let connection = LoopBound(self, on: loop)
                 Task(executorPreference: loop) {
@@ -183,14 +184,14 @@ final class Connection {
         var keepAlive = p.keepAlive && !closeAfterFlush
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
         let start = out.count
-        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: loop.dateBytes)
+        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: server.dateBytes)
         let total = out.count - start + (largeBody?.count ?? 0)
         if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
         let now = Syscall.monotonicNanos()
         let seconds = Double(now &- p.started) / 1e9
-        loop.core.metrics.record(loop: loop.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
-        if loop.core.configuration.accessLog {
-            AccessLog.append(to: &loop.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : loop.core.router.routes[p.route].pattern,
+        server.core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
+        if server.core.configuration.accessLog {
+            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : server.core.router.routes[p.route].pattern,
                              path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID)
         }
         if !keepAlive { closeAfterFlush = true }
@@ -252,7 +253,7 @@ final class Connection {
         guard lingerDeadline == nil else { return }
         if peerClosed { close(); return }
         shutdown(fd, Int32(SHUT_WR))
-        lingerDeadline = Syscall.monotonicNanos() + UInt64(loop.core.configuration.timeouts.linger * 1e9)
+        lingerDeadline = Syscall.monotonicNanos() + UInt64(server.core.configuration.timeouts.linger * 1e9)
         updateInterest()
     }
 
@@ -262,7 +263,7 @@ final class Connection {
         let wantRead = !peerClosed && (lingerDeadline != nil || (!closeAfterFlush && parser.bufferedByteCount < pauseThreshold))
         if wantRead != interestRead || wantWrite != interestWrite {
             interestRead = wantRead; interestWrite = wantWrite
-            loop.setInterest(fd, read: wantRead, write: wantWrite)
+            server.setInterest(fd, read: wantRead, write: wantWrite)
         }
     }
 
@@ -281,7 +282,7 @@ final class Connection {
         case .timeoutAndClose:
             current = Pending()
             current.started = now
-            current.requestID = loop.nextRequestID()
+            current.requestID = server.nextRequestID()
             current.route = -2
             current.keepAlive = false
             respond(Problem(status: 408, detail: "The request was not received in time.").response)
@@ -300,7 +301,7 @@ final class Connection {
         guard !isClosed else { return }
         isClosed = true
         machine.closed()
-        loop.connectionClosed(fd)
+        server.connectionClosed(fd)
     }
 
     // MARK: -

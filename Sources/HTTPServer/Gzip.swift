@@ -27,29 +27,4 @@ public enum Gzip {
         output.removeSubrange(Int(stream.total_out)...)
         return output
     }
-
-    public static func decompress(_ input: [UInt8], limit: Int = 64 << 20) -> [UInt8]? {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var result = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        return input.withUnsafeBufferPointer { inp -> [UInt8]? in
-            stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)
-            stream.avail_in = UInt32(inp.count)
-            while true {
-                let (status, produced): (Int32, Int) = chunk.withUnsafeMutableBufferPointer { out in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = UInt32(out.count)
-                    let s = inflate(&stream, Z_NO_FLUSH)
-                    return (s, out.count - Int(stream.avail_out))
-                }
-                result.append(contentsOf: chunk[0..<produced])
-                if result.count > limit { return nil }
-                if status == Z_STREAM_END { return result }
-                if status != Z_OK { return nil }
-                if stream.avail_in == 0 && produced == 0 { return nil }
-            }
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import EventLoops
 import Foundation
 import Synchronization
 import Glibc
@@ -42,7 +43,7 @@ public final class HTTPServer: Sendable {
     private let core: ServerCore
     /// What `start` made and whether a drain has begun.
     private struct State {
-        var loops: [EventLoop] = []
+        var loops: [LoopBound<ServerLoop>] = []
         var port = 0
         var draining = false
     }
@@ -75,19 +76,15 @@ public final class HTTPServer: Sendable {
             let (fd, p) = try Syscall.listen(host: configuration.host, port: boundPort)
             fds.append(fd); boundPort = p
         }
-        var loops: [EventLoop] = []
+        var loops: [ServerLoop] = []
         for i in 0..<loopCount {
-            let loop = try EventLoop(id: i, core: core)
+            let loop = try ServerLoop(id: i, core: core)
             loop.addListener(fds[i])
             loops.append(loop)
         }
-        state.withLock { $0.loops = loops; $0.port = boundPort }
-        for loop in loops {
-            let t = Thread { loop.run() }
-            t.name = "lede-loop-\(loop.id)"
-            t.stackSize = 1 << 20
-            t.start()
-        }
+        let bound = loops.map { LoopBound($0, on: $0.loop) }
+        state.withLock { $0.loops = bound; $0.port = boundPort }
+        for loop in loops { loop.start() }
         logger.info("listening", [("host", configuration.host), ("port", "\(boundPort)"), ("loops", "\(loopCount)")])
         return boundPort
     }
@@ -131,20 +128,20 @@ public final class HTTPServer: Sendable {
     /// Graceful shutdown: readiness turns 503, listeners close, in-flight requests finish (up to the drain
     /// timeout), idle connections close. Returns when every loop has stopped. Safe to call more than once.
     public func shutdown() {
-        let loops: [EventLoop]? = state.withLock { s in
+        let loops: [LoopBound<ServerLoop>]? = state.withLock { s in
             if s.draining { return nil }
             s.draining = true
             return s.loops
         }
         guard let loops else { return }
         DispatchQueue.global().async { [self] in
-            for loop in loops { loop.execute { loop.beginDrain() } }
+            for loop in loops { loop.loop.execute { loop.value.beginDrain() } }
             let deadline = DispatchTime.now() + configuration.timeouts.drain
             var stopped = 0
             while stopped < loops.count, core.waitForLoop(timeout: deadline) { stopped += 1 }
             if stopped < loops.count {
                 logger.warning("drain timeout; closing remaining connections", [("loops_left", "\(loops.count - stopped)")])
-                for loop in loops { loop.execute { loop.forceClose() } }
+                for loop in loops { loop.loop.execute { loop.value.forceClose() } }
                 while stopped < loops.count, core.waitForLoop(timeout: .now() + 2) { stopped += 1 }
             }
             logger.info("stopped")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import EventLoops
 import XCTest
 
 /// A handler's upstream call on a server loop: the client keeps its pool on that loop, the request goes out

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPServer
+import HTTPClient
 import XCTest
 @testable import Lede
 
@@ -126,7 +127,7 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
         XCTAssertEqual(try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n").status, 304)
         let zipped = try TestHTTPResponse(port: server.port, request: "GET /article/Rijksmuseum HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n")
         XCTAssertEqual(zipped.headers["content-encoding"], "gzip")
-        XCTAssertEqual(Gzip.decompress(zipped.body), first.body)
+        XCTAssertEqual(Inflater.decompress(zipped.body), first.body)
     }
 }
 

@@ -2,18 +2,18 @@ import CLinux
 import Glibc
 
 /// errno-safe wrappers: errno is read right after the call, EINTR is retried, EAGAIN means "not now".
-enum Syscall {
-    enum IOResult {
+public enum Syscall {
+    public enum IOResult: Sendable {
         case bytes(Int)
         case wouldBlock
         case endOfFile
         case failed(Int32)
     }
 
-    static func ignoreSIGPIPE() { signal(SIGPIPE, SIG_IGN) }
+    public static func ignoreSIGPIPE() { signal(SIGPIPE, SIG_IGN) }
 
     @inline(never)
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> IOResult {
+    public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> IOResult {
         while true {
             let n = Glibc.read(fd, buffer, count)
             if n > 0 { return .bytes(n) }
@@ -26,7 +26,7 @@ enum Syscall {
     }
 
     @inline(never)
-    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
+    public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
         while true {
             let n = Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
             if n >= 0 { return .bytes(n) }
@@ -39,7 +39,7 @@ enum Syscall {
 
     /// Two buffers in one `sendmsg` (gathered like writev, but with MSG_NOSIGNAL).
     @inline(never)
-    static func send2(_ fd: Int32, _ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> IOResult {
+    public static func send2(_ fd: Int32, _ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> IOResult {
         var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: a), iov_len: aCount),
                    iovec(iov_base: UnsafeMutableRawPointer(mutating: b), iov_len: bCount))
         return withUnsafeMutablePointer(to: &iov) { p in
@@ -59,13 +59,14 @@ enum Syscall {
         }
     }
 
-    struct BindError: Error, CustomStringConvertible {
-        var description: String
+    public struct BindError: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// A non-blocking listening socket with SO_REUSEADDR and SO_REUSEPORT (one per event loop, so the
     /// kernel spreads new connections across loops).
-    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> (fd: Int32, port: Int) {
+    public static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -103,10 +104,10 @@ enum Syscall {
         return (fd, bound)
     }
 
-    static func setNoDelay(_ fd: Int32) {
+    public static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    static func monotonicNanos() -> UInt64 { lede_monotonic_ns() }
+    public static func monotonicNanos() -> UInt64 { lede_monotonic_ns() }
 }

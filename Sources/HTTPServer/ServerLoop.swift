@@ -1,0 +1,204 @@
+import CLinux
+import EventLoops
+import Foundation
+import Glibc
+
+/// The server's part of one event loop: its listener, its connections (by descriptor), the per-loop caches (the
+/// Date field renewed once a second, the access-log buffer, request ids) and the drain. Lives on the loop's thread.
+final class ServerLoop: LoopObserver {
+    let loop: EventLoop
+    let core: ServerCore
+    var id: Int { loop.id }
+    private var listeners: [Listener] = []
+    private var connections: [Connection?] = Array(repeating: nil, count: 1024)
+    private(set) var connectionCount = 0
+    private var reserveFD: Int32 = -1
+    private(set) var draining = false
+    private var lastEMFILELog: UInt64 = 0
+
+    private var dateSecond = -1
+    private(set) var dateBytes: [UInt8] = []
+    var logBuffer: [UInt8] = []
+    private var requestCounter: UInt64 = 0
+    private let requestIDPrefixBytes: [UInt8]
+
+    init(id: Int, core: ServerCore) throws {
+        loop = try EventLoop(id: id)
+        self.core = core
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        // 6 random hex digits + the loop + a counter: unique per process, and short enough (≤ 15 bytes) to
+        // stay a small string with no allocation.
+        requestIDPrefixBytes = Array((String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)).utf8)
+        refreshDate()
+        loop.observer = self
+        let tick = UInt64(max(0.01, core.configuration.tickInterval) * 1e9)
+        loop.addTicker(interval: tick) { [unowned self] now in
+            refreshDate()
+            for c in connections where c != nil { c!.tick(now: now) }
+            flushLog()
+        }
+        loop.onStop { [self] in
+            for l in listeners { close(l.fd) }
+            listeners.removeAll()
+            if reserveFD >= 0 { close(reserveFD); reserveFD = -1 }
+            loop.observer = nil
+            core.loopStopped()
+        }
+    }
+
+    var readBuffer: UnsafeMutableRawBufferPointer { loop.readBuffer }
+
+    func addListener(_ fd: Int32) {
+        let l = Listener(fd: fd, server: self)
+        listeners.append(l)
+        loop.register(fd, l, read: true, write: false)
+    }
+
+    func start() { loop.start(name: "lede-loop-\(loop.id)") }
+
+    // MARK: - LoopObserver
+
+    func loopWillHandleEvents() { refreshDate() }
+
+    func loopDidHandleEvents() {
+        flushLog()
+        if draining && connectionCount == 0 { loop.stop() }
+    }
+
+    // MARK: - Accept
+
+    final class Listener: LoopDescriptorHandler {
+        let fd: Int32
+        unowned let server: ServerLoop
+        init(fd: Int32, server: ServerLoop) { self.fd = fd; self.server = server }
+        func handle(events: UInt32) { server.acceptConnections(fd) }
+    }
+
+    fileprivate func acceptConnections(_ listener: Int32) {
+        for _ in 0..<128 {
+            let fd = lede_accept(listener)
+            if fd < 0 {
+                let e = lede_errno()
+                if e == EAGAIN || e == EWOULDBLOCK { return }
+                if e == EMFILE || e == ENFILE {
+                    // Out of descriptors: free the reserve, accept and refuse one connection, take the reserve back.
+                    // This drains the backlog instead of spinning on a level-triggered listener.
+                    if reserveFD >= 0 { close(reserveFD); reserveFD = -1 }
+                    let victim = lede_accept(listener)
+                    if victim >= 0 { refuse(victim) }
+                    reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    let now = Syscall.monotonicNanos()
+                    if now &- lastEMFILELog > 1_000_000_000 {
+                        lastEMFILELog = now
+                        core.logger.warning("out of file descriptors; refusing connections", [("errno", "\(e)")])
+                    }
+                    if victim < 0 { return }
+                    continue
+                }
+                // ECONNABORTED, EPROTO, ENOBUFS…: this one connection failed; go on.
+                if e == ECONNABORTED || e == EPROTO || e == EPERM { continue }
+                return
+            }
+            if core.metrics.openConnections >= core.configuration.limits.maxConnections {
+                refuse(fd)
+                continue
+            }
+            Syscall.setNoDelay(fd)
+            register(fd)
+        }
+    }
+
+    private func refuse(_ fd: Int32) {
+        core.metrics.connectionRejected()
+        let bytes = core.overloadedResponse(date: dateBytes)
+        _ = bytes.withUnsafeBytes { Syscall.send(fd, $0.baseAddress!, $0.count) }
+        close(fd)
+    }
+
+    private func register(_ fd: Int32) {
+        let i = Int(fd)
+        if i >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: max(i + 1 - connections.count, connections.count)))
+        }
+        let c = Connection(fd: fd, server: self, now: Syscall.monotonicNanos())
+        connections[i] = c
+        connectionCount += 1
+        core.metrics.connectionOpened()
+        loop.register(fd, c, read: true, write: false)
+        if draining { c.shutdownRequested() }
+    }
+
+    func setInterest(_ fd: Int32, read: Bool, write: Bool) { loop.setInterest(fd, read: read, write: write) }
+
+    func connectionClosed(_ fd: Int32) {
+        if Int(fd) < connections.count { connections[Int(fd)] = nil }
+        loop.forget(fd)
+        connectionCount -= 1
+        core.metrics.connectionClosed()
+        close(fd)
+    }
+
+    // MARK: - Shutdown
+
+    /// Stop accepting (after taking in what the kernel already accepted), let busy connections finish.
+    func beginDrain() {
+        draining = true
+        for l in listeners {
+            acceptConnections(l.fd)
+            loop.deregister(l.fd)
+            close(l.fd)
+        }
+        listeners.removeAll()
+        for c in connections where c != nil { c!.shutdownRequested() }
+        if connectionCount == 0 { loop.stop() }
+    }
+
+    /// Drain timeout passed: close whatever is left.
+    func forceClose() {
+        for c in connections where c != nil { c!.close() }
+        draining = true
+        if connectionCount == 0 { loop.stop() }
+    }
+
+    // MARK: - Per-loop caches
+
+    private func refreshDate() {
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        let s = Int(tv.tv_sec)
+        if s != dateSecond {
+            dateSecond = s
+            dateBytes = Array(Timestamp.httpDate(seconds: s).utf8)
+        }
+    }
+
+    func nextRequestID() -> String {
+        requestCounter &+= 1
+        var n = requestCounter & 0xFFFF_FFFF
+        var digits = 1
+        while n >> (4 * UInt64(digits)) != 0 { digits += 1 }
+        // Written in place: at most 15 bytes, so the result is a small string (no allocation).
+        return String(unsafeUninitializedCapacity: requestIDPrefixBytes.count + digits) { buffer in
+            var i = 0
+            for b in requestIDPrefixBytes { buffer[i] = b; i += 1 }
+            var k = i + digits
+            let end = k
+            while k > i { k -= 1; buffer[k] = ServerLoop.hexDigits[Int(n & 0xF)]; n >>= 4 }
+            return end
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    func flushLog() {
+        guard !logBuffer.isEmpty else { return }
+        logBuffer.withUnsafeBytes { p in
+            var off = 0
+            while off < p.count {
+                let n = write(1, p.baseAddress! + off, p.count - off)
+                if n > 0 { off += n } else if n < 0 && errno == EINTR { continue } else { break }
+            }
+        }
+        logBuffer.removeAll(keepingCapacity: true)
+    }
+}
