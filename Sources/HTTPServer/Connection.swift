@@ -24,6 +24,38 @@ final class Connection: LoopDescriptorHandler {
     private var peerClosed = false
     private(set) var isClosed = false
     private var current = Pending()
+    /// The streamed response being written, if any: no other request is answered until it ends.
+    private var stream: OpenStream?
+    private var pendingBytes: Int {
+        var n = out.count - outStart
+        for b in bodies { n += b.bytes.count }
+        return n - bodySent
+    }
+
+    /// A streamed response in progress: its framing, its producer and the producer's parked writes.
+    final class OpenStream {
+        let writer: BodyWriter
+        let chunked: Bool
+        let gzip: Bool
+        let isEventStream: Bool
+        let status: Int
+        var task: Task<Void, Never>?
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+        /// CRC-32 and length of the identity bytes (the gzip trailer).
+        var crc: UInt32 = 0
+        var size = 0
+        /// Body bytes written (framed, compressed).
+        var bytes = 0
+        /// Bytes of this stream counted in the metrics' buffered gauge.
+        var buffered = 0
+        /// Last write by the producer (heartbeats) and last progress of the socket while bytes wait (stall).
+        var lastWrite: UInt64
+        var lastProgress: UInt64
+        init(writer: BodyWriter, chunked: Bool, gzip: Bool, isEventStream: Bool, status: Int, now: UInt64) {
+            self.writer = writer; self.chunked = chunked; self.gzip = gzip; self.isEventStream = isEventStream; self.status = status
+            lastWrite = now; lastProgress = now
+        }
+    }
 
     /// What the response to the request being handled needs to know about it.
     struct Pending {
@@ -87,6 +119,8 @@ final class Connection: LoopDescriptorHandler {
         if received {
             machine.bytesReceived(now: Syscall.monotonicNanos(), headComplete: parser.isReadingBody)
         }
+        // A client that goes away ends its stream (and cancels the producer) at once.
+        if peerClosed && stream != nil { close(); return }
         process()
         if isClosed { return }
         if peerClosed && !inFlight && !hasPendingOutput { close(); return }
@@ -95,7 +129,7 @@ final class Connection: LoopDescriptorHandler {
 
     /// Parses and answers buffered requests, in order, until one goes off-loop or bytes run out.
     private func process() {
-        while !inFlight && !closeAfterFlush && !isClosed {
+        while !inFlight && stream == nil && !closeAfterFlush && !isClosed {
             switch parser.next() {
             case .needMore:
                 if !parser.isIdle {
@@ -172,13 +206,14 @@ final class Connection: LoopDescriptorHandler {
         respond(response)
         process()
         if isClosed { return }
-        if peerClosed && !hasPendingOutput && !closeAfterFlush { close(); return }
+        if peerClosed && !hasPendingOutput && !closeAfterFlush && stream == nil { close(); return }
         updateInterest()
     }
 
     // MARK: - Writing
 
     private func respond(_ response: HTTPResponse) {
+        if case .stream(let body) = response.body, current.method != "HEAD" { startStream(response, body); return }
         let p = current
         // While draining, the last request buffered gets `Connection: close`.
         var keepAlive = p.keepAlive && !closeAfterFlush
@@ -221,7 +256,9 @@ final class Connection: LoopDescriptorHandler {
             }
             switch r {
             case .bytes(var n):
-                machine.writeProgressed(now: Syscall.monotonicNanos())
+                let now = Syscall.monotonicNanos()
+                machine.writeProgressed(now: now)
+                stream?.lastProgress = now
                 // Head bytes first, then the body that follows them.
                 while n > 0 {
                     let headEnd = bodies.first?.at ?? out.count
@@ -237,14 +274,16 @@ final class Connection: LoopDescriptorHandler {
                     }
                 }
             case .wouldBlock:
+                streamDrained()
                 updateInterest(); return
             case .endOfFile, .failed:
                 close(); return
             }
         }
+        streamDrained()
         if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
         outStart = 0
-        if closeAfterFlush { beginLinger() } else { updateInterest() }
+        if closeAfterFlush && stream == nil { beginLinger() } else { updateInterest() }
     }
 
     /// Half-close and keep reading (discarding) briefly, so the client sees the final response instead of
@@ -260,7 +299,7 @@ final class Connection: LoopDescriptorHandler {
     private func updateInterest() {
         if isClosed { return }
         let wantWrite = hasPendingOutput
-        let wantRead = !peerClosed && (lingerDeadline != nil || (!closeAfterFlush && parser.bufferedByteCount < pauseThreshold))
+        let wantRead = !peerClosed && (lingerDeadline != nil || ((!closeAfterFlush || stream != nil) && parser.bufferedByteCount < pauseThreshold))
         if wantRead != interestRead || wantWrite != interestWrite {
             interestRead = wantRead; interestWrite = wantWrite
             server.setInterest(fd, read: wantRead, write: wantWrite)
@@ -276,6 +315,7 @@ final class Connection: LoopDescriptorHandler {
             return
         }
         if inFlight { return }  // a handler is working; it has its own deadlines
+        if let s = stream { streamTick(s, now: now); return }   // a stream has its own deadlines, not the request's
         switch machine.timerFired(now: now) {
         case .none: break
         case .close: close()
@@ -292,17 +332,213 @@ final class Connection: LoopDescriptorHandler {
 
     func shutdownRequested() {
         if isClosed { return }
+        if let s = stream {
+            _ = machine.shutdownRequested()
+            // An event stream is told to come back (to another replica) and ends now; other streams may finish
+            // until the drain deadline cuts them.
+            if s.isEventStream { drainEventStream(s) }
+            return
+        }
         if machine.shutdownRequested() == .close && !hasPendingOutput && parser.isIdle && !inFlight {
             close()
         }
     }
 
-    func close() {
+    func close(_ reason: StreamClosed.Reason = .disconnected) {
         guard !isClosed else { return }
         isClosed = true
         machine.closed()
+        if let s = stream { stream = nil; cancel(s, reason) }
         server.connectionClosed(fd)
     }
+
+    // MARK: - Streamed responses
+
+    /// Writes a stream's head and starts its producer; the connection answers nothing else until the stream ends.
+    private func startStream(_ response: HTTPResponse, _ body: ResponseStream) {
+        let p = current
+        let config = server.core.configuration.streams
+        guard server.core.metrics.streamOpened(max: config.maxStreams) else {
+            var problem = Problem(status: 503, slug: "too-many-streams",
+                                  detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.")
+            problem.headers.set("Retry-After", "5")
+            respond(problem.response)
+            return
+        }
+        let now = Syscall.monotonicNanos()
+        // HTTP/1.1: chunked, and the connection stays usable after the stream; HTTP/1.0: the body ends with the connection.
+        let chunked = p.versionMinor >= 1
+        let keepAlive = chunked && p.keepAlive && !closeAfterFlush
+        let gzip = ResponseEncoder.streamMayGzip(body, ResponseEncoder.FieldSummary(response.headers.fields)) && p.acceptsGzip
+        let start = out.count
+        ResponseEncoder.encodeStreamHead(response, body, into: &out, request: p, keepAlive: keepAlive, chunked: chunked, gzipped: gzip, date: server.dateBytes)
+        server.core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: Double(now &- p.started) / 1e9, bytes: out.count - start)
+        if !keepAlive { closeAfterFlush = true }
+        let lastEventID = body.isEventStream ? p.headers["Last-Event-ID"] : nil
+        current.headers = HTTPHeaders()
+        let writer = BodyWriter(loop: server.loop, lastEventID: lastEventID)
+        let s = OpenStream(writer: writer, chunked: chunked, gzip: gzip, isEventStream: body.isEventStream, status: response.status, now: now)
+        writer.sink = self
+        stream = s
+        if gzip { appendFramed(Deflate.gzipHeader, s) }
+        flush()
+        if isClosed { return }
+        let connection = LoopBound(self, on: server.loop)
+        let loop = server.loop
+        s.task = Task(executorPreference: loop) {
+            var failure: (any Error)?
+            do { try await body.produce(writer) } catch { failure = error }
+            let outcome = failure
+            if loop.inLoop { connection.value.producerFinished(writer, outcome) } else { loop.execute { connection.value.producerFinished(writer, outcome) } }
+        }
+        if machine.draining && s.isEventStream { drainEventStream(s) }
+    }
+
+    /// A producer's write, on the loop: framed, queued and sent as far as the socket takes it. True when the writer
+    /// must wait for the buffer to drain.
+    func streamWrite(_ bytes: [UInt8]) -> Bool {
+        guard let s = stream, !isClosed else { return false }
+        s.lastWrite = Syscall.monotonicNanos()
+        appendBody(bytes, s)
+        flush()
+        guard stream === s, !isClosed else { return false }
+        return pendingBytes > server.core.configuration.streams.highWater
+    }
+
+    /// Parks a writer until the outbound buffer is down to the low-water mark.
+    func streamWait(_ c: CheckedContinuation<Void, any Error>) {
+        guard let s = stream, !isClosed else { c.resume(throwing: StreamClosed(reason: .ended)); return }
+        if pendingBytes <= server.core.configuration.streams.lowWater { c.resume(); return }
+        s.waiters.append(c)
+    }
+
+    /// Appends identity bytes of a stream's body: compressed when the stream is gzipped (the server's own few bytes,
+    /// heartbeats and hints, as stored blocks), then framed.
+    private func appendBody(_ bytes: [UInt8], _ s: OpenStream, compress: Bool = true) {
+        guard s.gzip else { appendFramed(bytes, s); return }
+        s.crc = Deflate.combine(s.crc, Deflate.crc(bytes), bytes.count)
+        s.size &+= bytes.count
+        appendFramed(compress ? server.deflater.flushed(bytes) : Deflate.stored(bytes), s)
+    }
+
+    /// Appends one piece of a stream's body, framed (a chunk for HTTP/1.1).
+    private func appendFramed(_ payload: [UInt8], _ s: OpenStream) {
+        guard !payload.isEmpty else { return }   // an empty chunk would end the body
+        if pendingBytes == 0 { s.lastProgress = Syscall.monotonicNanos() }
+        // Bytes already sent leave the buffer before it grows (no large-body entry refers to offsets in it then).
+        if bodies.isEmpty && outStart > 0 && outStart * 2 >= out.count { out.removeFirst(outStart); outStart = 0 }
+        let before = out.count
+        if s.chunked {
+            Connection.appendHex(payload.count, to: &out)
+            out.append(13); out.append(10)
+            out.append(contentsOf: payload)
+            out.append(13); out.append(10)
+        } else {
+            out.append(contentsOf: payload)
+        }
+        s.bytes += out.count - before
+        server.core.metrics.streamWrote(out.count - before)
+    }
+
+    /// After a flush: parked writers resume once the buffer is down to the low-water mark; the buffered gauge follows.
+    private func streamDrained() {
+        guard let s = stream else { return }
+        let pending = pendingBytes
+        if pending != s.buffered { server.core.metrics.streamBuffered(pending - s.buffered); s.buffered = pending }
+        if !s.waiters.isEmpty && pending <= server.core.configuration.streams.lowWater {
+            let waiters = s.waiters
+            s.waiters.removeAll()
+            for w in waiters { w.resume() }
+        }
+    }
+
+    /// The producer returned (or threw), on the loop.
+    private func producerFinished(_ writer: BodyWriter, _ failure: (any Error)?) {
+        guard let s = stream, s.writer === writer, !isClosed else { return }
+        if let failure, !(failure is StreamClosed) && !(failure is CancellationError) {
+            // The status is long gone: cut the connection so the client sees a truncated body, not a complete one.
+            server.core.logger.warning("stream producer failed; connection aborted", [("error", "\(failure)"), ("request_id", current.requestID)])
+            close(.ended)
+            return
+        }
+        endStream(s, reason: .ended)
+    }
+
+    /// Ends the body (gzip trailer, last chunk), logs the request, and goes on with pipelined requests.
+    private func endStream(_ s: OpenStream, reason: StreamClosed.Reason) {
+        if s.gzip {
+            var tail = Deflate.finalBlock
+            for shift in stride(from: 0, to: 32, by: 8) { tail.append(UInt8(truncatingIfNeeded: s.crc >> UInt32(shift))) }
+            let size = UInt32(truncatingIfNeeded: s.size)
+            for shift in stride(from: 0, to: 32, by: 8) { tail.append(UInt8(truncatingIfNeeded: size >> UInt32(shift))) }
+            appendFramed(tail, s)
+        }
+        if s.chunked { out.append(contentsOf: Connection.lastChunk); s.bytes += Connection.lastChunk.count }
+        stream = nil
+        cancel(s, reason)
+        let p = current
+        let now = Syscall.monotonicNanos()
+        if server.core.configuration.accessLog {
+            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? "unmatched" : server.core.router.routes[p.route].pattern,
+                             path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID)
+        }
+        let keepAlive = !closeAfterFlush && !(machine.draining && parser.bufferedByteCount == 0)
+        if !keepAlive { closeAfterFlush = true }
+        if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close { closeAfterFlush = true }
+        current.headers = HTTPHeaders()
+        flush()
+        if isClosed { return }
+        process()
+        if isClosed { return }
+        if peerClosed && !hasPendingOutput && !closeAfterFlush && !inFlight && stream == nil { close(); return }
+        updateInterest()
+    }
+
+    /// Frees what a stream holds: its producer is cancelled, parked writers fail, later writes throw.
+    private func cancel(_ s: OpenStream, _ reason: StreamClosed.Reason) {
+        s.writer.sink = nil
+        s.writer.closedReason = reason
+        s.task?.cancel()
+        s.task = nil
+        let waiters = s.waiters
+        s.waiters.removeAll()
+        for w in waiters { w.resume(throwing: StreamClosed(reason: reason)) }
+        if s.buffered != 0 { server.core.metrics.streamBuffered(-s.buffered); s.buffered = 0 }
+        server.core.metrics.streamClosed(stalled: reason == .stalled)
+    }
+
+    /// A stream's deadlines: a reader that takes nothing for the stall timeout is cut; a quiet event stream gets a
+    /// comment heartbeat.
+    private func streamTick(_ s: OpenStream, now: UInt64) {
+        let config = server.core.configuration.streams
+        if hasPendingOutput {
+            if now &- s.lastProgress >= UInt64(config.stallTimeout * 1e9) { close(.stalled) }
+            return
+        }
+        if s.isEventStream && now &- s.lastWrite >= UInt64(config.heartbeat * 1e9) {
+            s.lastWrite = now
+            appendBody(SSEFraming.heartbeat, s, compress: false)
+            flush()
+        }
+    }
+
+    /// Drain: an event stream gets a `retry:` hint (spread so clients do not all come back at once) and ends.
+    private func drainEventStream(_ s: OpenStream) {
+        let base = server.core.configuration.streams.drainRetry
+        appendBody(SSEFraming.retry(base + Int.random(in: 0...max(0, base))), s, compress: false)
+        closeAfterFlush = true
+        endStream(s, reason: .draining)
+    }
+
+    static let lastChunk = Array("0\r\n\r\n".utf8)
+
+    static func appendHex(_ n: Int, to out: inout [UInt8]) {
+        var shift = 60
+        while shift > 0 && (n >> shift) & 0xF == 0 { shift -= 4 }
+        while shift >= 0 { out.append(hexDigits[(n >> shift) & 0xF]); shift -= 4 }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     // MARK: -
 

@@ -28,3 +28,37 @@ public enum Gzip {
         return output
     }
 }
+
+/// Raw deflate for streamed bodies, one compressor kept per event loop: each piece is compressed on its own (the
+/// compressor is reset) and ends with a full flush, so pieces concatenate into one deflate stream that the client
+/// can read up to the end of every piece as it arrives — while a stream itself keeps no compressor state (a CRC and
+/// a length), whatever the number of open streams.
+final class PieceDeflater {
+    private var stream = z_stream()
+    private let ok: Bool
+
+    init(level: Int32 = 5) {
+        ok = deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    }
+
+    deinit { if ok { deflateEnd(&stream) } }
+
+    /// `bytes` as non-final deflate blocks ending on a byte boundary (stored blocks when that is smaller or zlib fails).
+    func flushed(_ bytes: [UInt8]) -> [UInt8] {
+        guard ok, bytes.count >= AssembledBody.smallFragment else { return Deflate.stored(bytes) }
+        deflateReset(&stream)
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 16)
+        let result: Int32 = bytes.withUnsafeBufferPointer { inp in
+            output.withUnsafeMutableBufferPointer { out in
+                stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)
+                stream.avail_in = UInt32(inp.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = UInt32(out.count)
+                return deflate(&stream, Z_FULL_FLUSH)
+            }
+        }
+        guard result == Z_OK, stream.avail_in == 0, stream.avail_out > 0 else { return Deflate.stored(bytes) }
+        output.removeSubrange(Int(stream.total_out)...)
+        return output.count < Deflate.storedCount(bytes.count) ? output : Deflate.stored(bytes)
+    }
+}

@@ -12,6 +12,8 @@ public struct HTTPResponse: Sendable {
         case prepared(PreparedBody)
         /// Fragments encoded (and compressed) once, assembled per request with a few per-request bytes.
         case assembled(AssembledBody)
+        /// A body produced over time (`HTTPResponse.stream`, `HTTPResponse.eventStream`).
+        case stream(ResponseStream)
     }
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
@@ -47,6 +49,7 @@ public struct HTTPResponse: Sendable {
         case .bytes(let b): return b.count
         case .prepared(let p): return p.identity.count
         case .assembled(let a): return a.count
+        case .stream: return 0
         }
     }
 }

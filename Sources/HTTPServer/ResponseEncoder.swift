@@ -47,6 +47,11 @@ enum ResponseEncoder {
             if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
         case .assembled(let a):
             return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: request, keepAlive: keepAlive, date: date)
+        case .stream(let s):
+            // Streams are started by the connection (`encodeStreamHead`); here only their fields, as a GET's (HEAD).
+            let gzipped = streamMayGzip(s, summary) && request.acceptsGzip
+            encodeStreamHead(response, s, into: &out, request: request, keepAlive: keepAlive, chunked: request.versionMinor >= 1, gzipped: gzipped, date: date)
+            return (0, nil)
         }
         if status == 200, let inm = request.ifNoneMatch, let etag, matches(ifNoneMatch: inm, etag: etag) { status = 304 }
         appendStatusLine(status, date: date, to: &out)
@@ -71,6 +76,24 @@ enum ResponseEncoder {
         appendTail(request, keepAlive: keepAlive, to: &out)
         if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
         return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
+    }
+
+    /// The head of a streamed response: no Content-Length; `Transfer-Encoding: chunked` when `chunked`, else the body
+    /// ends with the connection (`keepAlive` false) or there is none (HEAD).
+    static func encodeStreamHead(_ response: HTTPResponse, _ stream: ResponseStream, into out: inout [UInt8], request: Connection.Pending,
+                                 keepAlive: Bool, chunked: Bool, gzipped: Bool, date: [UInt8]) {
+        let fields = response.headers.fields
+        let summary = FieldSummary(fields)
+        appendStatusLine(response.status, date: date, to: &out)
+        appendFields(fields, summary: summary, status: response.status, contentType: stream.contentType, etag: nil, gzipped: gzipped,
+                     varies: streamMayGzip(stream, summary), bodyCount: nil, to: &out)
+        if chunked { out.append(contentsOf: transferEncodingChunked) }
+        appendTail(request, keepAlive: keepAlive, to: &out)
+    }
+
+    /// Whether a stream's representation depends on Accept-Encoding.
+    static func streamMayGzip(_ stream: ResponseStream, _ summary: FieldSummary) -> Bool {
+        summary.contentEncoding == nil && Compression.isCompressible(summary.contentType ?? stream.contentType)
     }
 
     @inline(__always)
@@ -109,7 +132,7 @@ enum ResponseEncoder {
     /// The representation's fields, after `Date`: the handler's (less the server's own), then Content-Type,
     /// ETag, Content-Encoding, Vary and Content-Length. Also renders a prepared body's fields once.
     static func appendFields(_ fields: [(name: String, value: String)], summary: FieldSummary, status: Int, contentType: String?,
-                             etag: String?, gzipped: Bool, varies: Bool, bodyCount: Int, to out: inout [UInt8]) {
+                             etag: String?, gzipped: Bool, varies: Bool, bodyCount: Int?, to out: inout [UInt8]) {
         for (i, f) in fields.enumerated() {
             if summary.isOwn(i, f.name) { continue }
             if status == 304 && f.value == summary.contentType && FieldName.classify(f.name) == .contentType { continue }
@@ -119,7 +142,7 @@ enum ResponseEncoder {
         if let etag { appendField("ETag", etag, to: &out) }
         if gzipped && status != 304 { out.append(contentsOf: contentEncodingGzip) }
         if varies && !mentionsAcceptEncoding(summary.vary) { out.append(contentsOf: varyAcceptEncoding) }
-        if status != 304 && status != 204 && status >= 200 {
+        if let bodyCount, status != 304 && status != 204 && status >= 200 {
             out.append(contentsOf: contentLength)
             appendInt(bodyCount, to: &out)
             out.append(contentsOf: crlf)
@@ -233,6 +256,7 @@ enum ResponseEncoder {
     static let contentLength = Array("Content-Length: ".utf8)
     static let contentEncodingGzip = Array("Content-Encoding: gzip\r\n".utf8)
     static let varyAcceptEncoding = Array("Vary: Accept-Encoding\r\n".utf8)
+    static let transferEncodingChunked = Array("Transfer-Encoding: chunked\r\n".utf8)
     static let connectionClose = Array("Connection: close\r\n".utf8)
     static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
 }

@@ -8,6 +8,7 @@ public struct ServerConfiguration: Sendable {
     public var loops: Int = ServerConfiguration.coreCount
     public var timeouts = Timeouts()
     public var limits = Limits()
+    public var streams = Streams()
     /// One JSON access-log line per request on stdout.
     public var accessLog: Bool = true
     /// How often connection deadlines are checked.
@@ -35,6 +36,25 @@ public struct ServerConfiguration: Sendable {
         public var maxRequestLine: Int = 8 * 1024
         /// Header section bytes (431 past it). Default 32 KiB.
         public var maxHeaderBytes: Int = 32 * 1024
+        public init() {}
+    }
+
+    /// Streamed responses (`HTTPResponse.stream`, server-sent events).
+    public struct Streams: Sendable {
+        /// Streams open at once; past it a stream request gets 503 with `Retry-After`. Default 10000.
+        public var maxStreams: Int = 10_000
+        /// Outbound bytes a stream's connection buffers before its producer's write suspends. Default 64 KiB.
+        public var highWater: Int = 64 * 1024
+        /// A suspended write resumes once the buffer is down to this. Default 16 KiB.
+        public var lowWater: Int = 16 * 1024
+        /// Seconds a stream may hold unsent bytes with the client taking none; then it is closed and its producer
+        /// cancelled. Default 30.
+        public var stallTimeout: Double = 30
+        /// Seconds of quiet after which an event stream gets a comment heartbeat. Default 25.
+        public var heartbeat: Double = 25
+        /// The reconnection time (ms) an event stream is told on drain, spread up to twice it so that clients do not
+        /// all come back at once. Default 1000.
+        public var drainRetry: Int = 1000
         public init() {}
     }
 

@@ -16,6 +16,9 @@ final class ServerLoop: LoopObserver {
     private(set) var draining = false
     private var lastEMFILELog: UInt64 = 0
 
+    /// The compressor of streamed gzip bodies on this loop (streams keep none of their own).
+    lazy var deflater = PieceDeflater()
+
     private var dateSecond = -1
     private(set) var dateBytes: [UInt8] = []
     var logBuffer: [UInt8] = []

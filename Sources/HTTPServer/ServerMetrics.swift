@@ -22,6 +22,8 @@ public final class ServerMetrics: Sendable {
 
     let shards: [Shard]
     private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0)
+    private let streamsOpen = Atomic<Int>(0), streamsTotal = Atomic<Int>(0), streamBytes = Atomic<Int>(0)
+    private let streamsStalled = Atomic<Int>(0), streamsRefused = Atomic<Int>(0), streamBuffered = Atomic<Int>(0)
     private let collectors = Mutex<[@Sendable () -> String]>([])
     /// Route patterns by index, set when the server starts.
     private let labels = Mutex<[String]>([])
@@ -38,6 +40,25 @@ public final class ServerMetrics: Sendable {
     func connectionOpened() { open.wrappingAdd(1, ordering: .relaxed); accepted.wrappingAdd(1, ordering: .relaxed) }
     func connectionClosed() { open.wrappingSubtract(1, ordering: .relaxed) }
     func connectionRejected() { rejected.wrappingAdd(1, ordering: .relaxed) }
+
+    /// Streams open now.
+    public var openStreams: Int { streamsOpen.load(ordering: .relaxed) }
+    /// Bytes streams hold in their connections' outbound buffers now (each stream bounded by its high-water mark
+    /// plus one write).
+    public var streamBufferedBytes: Int { streamBuffered.load(ordering: .relaxed) }
+    /// Takes a stream slot unless `max` are open; false when the stream must be refused.
+    func streamOpened(max: Int) -> Bool {
+        let now = streamsOpen.wrappingAdd(1, ordering: .relaxed).newValue
+        if now > max { streamsOpen.wrappingSubtract(1, ordering: .relaxed); streamsRefused.wrappingAdd(1, ordering: .relaxed); return false }
+        streamsTotal.wrappingAdd(1, ordering: .relaxed)
+        return true
+    }
+    func streamClosed(stalled: Bool) {
+        streamsOpen.wrappingSubtract(1, ordering: .relaxed)
+        if stalled { streamsStalled.wrappingAdd(1, ordering: .relaxed) }
+    }
+    func streamWrote(_ n: Int) { streamBytes.wrappingAdd(n, ordering: .relaxed) }
+    func streamBuffered(_ delta: Int) { streamBuffered.wrappingAdd(delta, ordering: .relaxed) }
 
     /// Route index -1: no route matched; -2: the request was refused by the parser.
     func record(loop: Int, route: Int, status: Int, seconds: Double, bytes: Int) {
@@ -80,6 +101,12 @@ public final class ServerMetrics: Sendable {
         out += "# HELP lede_http_connections_total Connections accepted.\n# TYPE lede_http_connections_total counter\nlede_http_connections_total \(accepted.load(ordering: .relaxed))\n"
         out += "# HELP lede_http_connections_rejected_total Connections refused with 503 past --max-connections or on descriptor exhaustion.\n# TYPE lede_http_connections_rejected_total counter\nlede_http_connections_rejected_total \(rejected.load(ordering: .relaxed))\n"
         out += "# HELP lede_http_response_bytes_total Response bytes queued (head and body).\n# TYPE lede_http_response_bytes_total counter\nlede_http_response_bytes_total \(bytes)\n"
+        out += "# HELP lede_http_streams_open Streamed responses (including server-sent events) open now.\n# TYPE lede_http_streams_open gauge\nlede_http_streams_open \(streamsOpen.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_streams_total Streamed responses started.\n# TYPE lede_http_streams_total counter\nlede_http_streams_total \(streamsTotal.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_stream_bytes_total Body bytes streams wrote (framed, after compression).\n# TYPE lede_http_stream_bytes_total counter\nlede_http_stream_bytes_total \(streamBytes.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_stream_buffered_bytes Bytes streams hold in outbound buffers now.\n# TYPE lede_http_stream_buffered_bytes gauge\nlede_http_stream_buffered_bytes \(streamBuffered.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_streams_stalled_total Streams closed because the client stopped reading past the stall timeout.\n# TYPE lede_http_streams_stalled_total counter\nlede_http_streams_stalled_total \(streamsStalled.load(ordering: .relaxed))\n"
+        out += "# HELP lede_http_streams_refused_total Stream requests answered 503 past --max-streams.\n# TYPE lede_http_streams_refused_total counter\nlede_http_streams_refused_total \(streamsRefused.load(ordering: .relaxed))\n"
         let extra = collectors.withLock { $0 }
         for c in extra { out += c() }
         return out

@@ -15,8 +15,10 @@ final class RawClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 5) throws {
+    /// `receiveBuffer`: SO_RCVBUF set before connecting (a reader whose kernel takes little).
+    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = UInt16(port).bigEndian
@@ -77,6 +79,57 @@ final class RawClient {
             if !fill() { return nil }
         }
     }
+
+    /// Reads a response head only (a streamed body follows).
+    func readHead() -> TestResponse? {
+        while true {
+            if let end = find([13, 10, 13, 10]) {
+                let headText = String(decoding: buffer[0..<end], as: UTF8.self)
+                var lines = headText.components(separatedBy: "\r\n")
+                let statusLine = lines.removeFirst().split(separator: " ")
+                guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
+                var headers: [String: String] = [:]
+                for l in lines {
+                    guard let c = l.firstIndex(of: ":") else { continue }
+                    headers[l[..<c].lowercased()] = l[l.index(after: c)...].trimmingCharacters(in: .whitespaces)
+                }
+                buffer.removeFirst(end + 4)
+                return TestResponse(status: status, headers: headers, body: [])
+            }
+            if !fill() { return nil }
+        }
+    }
+
+    /// Reads one chunk of a chunked body, strictly: its data, [] for the last chunk (with its empty trailer), nil on
+    /// a framing error, EOF or timeout.
+    func readChunk() -> [UInt8]? {
+        while true {
+            if let lineEnd = find([13, 10]) {
+                guard lineEnd > 0, let size = Int(String(decoding: buffer[0..<lineEnd], as: UTF8.self), radix: 16) else { return nil }
+                let need = lineEnd + 2 + size + 2
+                while buffer.count < need { if !fill() { return nil } }
+                guard buffer[need - 2] == 13, buffer[need - 1] == 10 else { return nil }
+                let data = Array(buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
+                buffer.removeFirst(need)
+                return data
+            }
+            if !fill() { return nil }
+        }
+    }
+
+    /// Every byte until the server closes the connection (or the receive timeout: nil).
+    func readToEOF() -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { let all = buffer; buffer.removeAll(); return all }
+            if n < 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Bytes read but not yet consumed by a reader above.
+    var unread: [UInt8] { buffer }
 
     /// True when the server closes the connection (EOF) within the receive timeout, with no further bytes.
     func closedByPeer() -> Bool {

@@ -1,0 +1,111 @@
+import EventLoops
+
+/// A body produced over time: the response's status and fields go out at once, then whatever the producer
+/// writes, framed by the server (chunked for HTTP/1.1, close-delimited for HTTP/1.0, nothing for HEAD; one gzip
+/// member flushed after every write when the client accepts gzip). The body ends when the producer returns: it
+/// cannot be ended twice, and a write after the end throws.
+public struct ResponseStream: Sendable {
+    public let contentType: String
+    /// A `text/event-stream`: the server adds comment heartbeats while it is quiet and a final `retry:` hint on drain.
+    public let isEventStream: Bool
+    let produce: @Sendable (BodyWriter) async throws -> Void
+
+    public init(contentType: String, isEventStream: Bool = false, produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
+        self.contentType = contentType
+        self.isEventStream = isEventStream
+        self.produce = produce
+    }
+}
+
+extension HTTPResponse {
+    /// A streamed answer. `produce` runs in a task that prefers the connection's loop; throwing (other than
+    /// `StreamClosed`) aborts the connection, so the client sees a truncated body rather than a complete one.
+    public static func stream(status: Int = 200, contentType: String, headers: HTTPHeaders = HTTPHeaders(),
+                              _ produce: @escaping @Sendable (BodyWriter) async throws -> Void) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers, body: .stream(ResponseStream(contentType: contentType, produce: produce)))
+    }
+
+    /// Server-sent events (`text/event-stream`), with `Cache-Control: no-store` and `X-Accel-Buffering: no` so that
+    /// neither a cache nor a buffering proxy holds events back.
+    public static func eventStream(headers: HTTPHeaders = HTTPHeaders(),
+                                   _ produce: @escaping @Sendable (EventStreamWriter) async throws -> Void) -> HTTPResponse {
+        var h = headers
+        if h["Cache-Control"] == nil { h.set("Cache-Control", "no-store") }
+        h.set("X-Accel-Buffering", "no")
+        let stream = ResponseStream(contentType: "text/event-stream; charset=utf-8", isEventStream: true) { body in
+            try await produce(EventStreamWriter(body: body))
+        }
+        return HTTPResponse(status: 200, headers: h, body: .stream(stream))
+    }
+}
+
+/// Why a stream's write did not go through: the stream is over.
+public struct StreamClosed: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Reason: String, Sendable {
+        /// The client closed the connection or reset it, or a write to it failed.
+        case disconnected
+        /// The client stopped reading for longer than the stall timeout.
+        case stalled
+        /// The server is shutting down.
+        case draining
+        /// The producer already returned.
+        case ended
+    }
+    public let reason: Reason
+    public var description: String { "stream closed: \(reason.rawValue)" }
+}
+
+/// What a stream's producer writes to. Writes are taken in order and framed by the server; a write suspends while
+/// the connection's outbound buffer is above its high-water mark and resumes below the low one, so a client that
+/// stops reading holds the producer instead of growing the server's memory. Usable from any task: a write made off
+/// the connection's loop hops onto it.
+public final class BodyWriter: @unchecked Sendable {   // @unchecked: `sink` is read and written on `loop`'s thread only (every entry point hops there).
+    public let loop: EventLoop
+    /// The request's `Last-Event-ID`, if it sent one (an event stream's resumption point).
+    public let lastEventID: String?
+    /// The connection writing this stream; nil once the stream is over.
+    var sink: Connection?
+    var closedReason: StreamClosed.Reason = .ended
+
+    init(loop: EventLoop, lastEventID: String?) {
+        self.loop = loop
+        self.lastEventID = lastEventID
+    }
+
+    /// Writes `bytes` (nothing for an empty array). Throws `StreamClosed` once the stream is over.
+    public func write(_ bytes: [UInt8]) async throws {
+        if bytes.isEmpty { return }
+        if loop.inLoop {
+            if try !accept(bytes) { return }
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in wait(c) }
+        } else {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                loop.execute { [self] in
+                    do { if try accept(bytes) { wait(c) } else { c.resume() } } catch { c.resume(throwing: error) }
+                }
+            }
+        }
+    }
+
+    public func write(_ string: String) async throws { try await write(Array(string.utf8)) }
+
+    /// On the loop: hands `bytes` to the connection; true when the writer must now wait for the buffer to drain.
+    private func accept(_ bytes: [UInt8]) throws -> Bool {
+        guard let sink else { throw StreamClosed(reason: closedReason) }
+        return sink.streamWrite(bytes)
+    }
+
+    /// On the loop: parks the caller until the buffer drains (or the stream ends, which throws).
+    private func wait(_ c: CheckedContinuation<Void, any Error>) {
+        guard let sink else { c.resume(throwing: StreamClosed(reason: closedReason)); return }
+        sink.streamWait(c)
+    }
+
+    /// Whether the stream is still open (on the loop; from elsewhere, a snapshot hopped through `loop`).
+    public var isOpen: Bool {
+        get async {
+            if loop.inLoop { return sink != nil }
+            return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in loop.execute { [self] in c.resume(returning: sink != nil) } }
+        }
+    }
+}
