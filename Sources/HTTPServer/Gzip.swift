@@ -13,6 +13,11 @@ public enum Gzip {
         guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
+        return deflateAll(&stream, input, flush: flush, done: done)
+    }
+
+    /// One deflate call on a ready stream over all of `input`; nil unless it returns `done` having read everything.
+    static func deflateAll(_ stream: inout z_stream, _ input: [UInt8], flush: Int32, done: Int32) -> [UInt8]? {
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
         let result: Int32 = input.withUnsafeBufferPointer { inp in
             output.withUnsafeMutableBufferPointer { out in
@@ -47,18 +52,8 @@ final class PieceDeflater {
     func flushed(_ bytes: [UInt8]) -> [UInt8] {
         guard ok, bytes.count >= AssembledBody.smallFragment else { return Deflate.stored(bytes) }
         deflateReset(&stream)
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(bytes.count))) + 16)
-        let result: Int32 = bytes.withUnsafeBufferPointer { inp in
-            output.withUnsafeMutableBufferPointer { out in
-                stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)
-                stream.avail_in = UInt32(inp.count)
-                stream.next_out = out.baseAddress
-                stream.avail_out = UInt32(out.count)
-                return deflate(&stream, Z_FULL_FLUSH)
-            }
-        }
-        guard result == Z_OK, stream.avail_in == 0, stream.avail_out > 0 else { return Deflate.stored(bytes) }
-        output.removeSubrange(Int(stream.total_out)...)
-        return output.count < Deflate.storedCount(bytes.count) ? output : Deflate.stored(bytes)
+        guard let output = Gzip.deflateAll(&stream, bytes, flush: Z_FULL_FLUSH, done: Z_OK),
+              output.count < Deflate.storedCount(bytes.count) else { return Deflate.stored(bytes) }
+        return output
     }
 }

@@ -97,16 +97,16 @@ public final class ServerMetrics: Sendable {
         }
         out += PrometheusText.histogram(name: "lede_http_request_duration_seconds", help: "Time from a complete request to its response being queued.",
                                         bounds: ServerMetrics.latencyBuckets, counts: buckets, sum: sum)
-        out += "# HELP lede_http_open_connections Connections open now.\n# TYPE lede_http_open_connections gauge\nlede_http_open_connections \(open.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_connections_total Connections accepted.\n# TYPE lede_http_connections_total counter\nlede_http_connections_total \(accepted.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_connections_rejected_total Connections refused with 503 past --max-connections or on descriptor exhaustion.\n# TYPE lede_http_connections_rejected_total counter\nlede_http_connections_rejected_total \(rejected.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_response_bytes_total Response bytes queued (head and body).\n# TYPE lede_http_response_bytes_total counter\nlede_http_response_bytes_total \(bytes)\n"
-        out += "# HELP lede_http_streams_open Streamed responses (including server-sent events) open now.\n# TYPE lede_http_streams_open gauge\nlede_http_streams_open \(streamsOpen.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_streams_total Streamed responses started.\n# TYPE lede_http_streams_total counter\nlede_http_streams_total \(streamsTotal.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_stream_bytes_total Body bytes streams wrote (framed, after compression).\n# TYPE lede_http_stream_bytes_total counter\nlede_http_stream_bytes_total \(streamBytes.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_stream_buffered_bytes Bytes streams hold in outbound buffers now.\n# TYPE lede_http_stream_buffered_bytes gauge\nlede_http_stream_buffered_bytes \(streamBuffered.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_streams_stalled_total Streams closed because the client stopped reading past the stall timeout.\n# TYPE lede_http_streams_stalled_total counter\nlede_http_streams_stalled_total \(streamsStalled.load(ordering: .relaxed))\n"
-        out += "# HELP lede_http_streams_refused_total Stream requests answered 503 past --max-streams.\n# TYPE lede_http_streams_refused_total counter\nlede_http_streams_refused_total \(streamsRefused.load(ordering: .relaxed))\n"
+        out += PrometheusText.single("lede_http_open_connections", "gauge", "Connections open now.", open.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_connections_total", "counter", "Connections accepted.", accepted.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_connections_rejected_total", "counter", "Connections refused with 503 past --max-connections or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_response_bytes_total", "counter", "Response bytes queued (head and body).", bytes)
+        out += PrometheusText.single("lede_http_streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_streams_total", "counter", "Streamed responses started.", streamsTotal.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_stream_bytes_total", "counter", "Body bytes streams wrote (framed, after compression).", streamBytes.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_stream_buffered_bytes", "gauge", "Bytes streams hold in outbound buffers now.", streamBuffered.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_streams_stalled_total", "counter", "Streams closed because the client stopped reading past the stall timeout.", streamsStalled.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_streams_refused_total", "counter", "Stream requests answered 503 past --max-streams.", streamsRefused.load(ordering: .relaxed))
         let extra = collectors.withLock { $0 }
         for c in extra { out += c() }
         return out
@@ -149,6 +149,11 @@ struct CounterTable {
 
 /// Prometheus text exposition helpers shared by every metrics source.
 public enum PrometheusText {
+    /// One metric without labels: its HELP and TYPE lines and its sample.
+    public static func single(_ name: String, _ type: String, _ help: String, _ value: Int) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
+    }
+
     /// A histogram from per-bucket counts (`counts` has one more entry than `bounds`: the overflow).
     public static func histogram(name: String, help: String, bounds: [Double], counts: [Int], sum: Double) -> String {
         var out = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"

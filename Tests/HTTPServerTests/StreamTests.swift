@@ -37,15 +37,7 @@ private func ending(_ error: any Error) -> String {
 }
 
 func startStreamServer(_ probe: StreamProbe, _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
-    var config = ServerConfiguration()
-    config.host = "127.0.0.1"
-    config.port = 0
-    config.loops = 2
-    config.accessLog = false
-    config.tickInterval = 0.05
-    config.timeouts.drain = 5
-    config.timeouts.linger = 0.5
-    configure(&config)
+    let config = testConfiguration(configure)
     let router = Router()
     router.get("/hello") { _ in .response(.text("hello")) }
     // n pieces "piece i\n", `delay` ms apart.

@@ -59,25 +59,13 @@ final class RawClient {
 
     /// Reads one response. `head`: the request was HEAD (no body follows).
     func readResponse(head: Bool = false) -> TestResponse? {
-        while true {
-            if let end = find([13, 10, 13, 10]) {
-                let headText = String(decoding: buffer[0..<end], as: UTF8.self)
-                var lines = headText.components(separatedBy: "\r\n")
-                let statusLine = lines.removeFirst().split(separator: " ")
-                guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
-                var headers: [String: String] = [:]
-                for l in lines {
-                    guard let c = l.firstIndex(of: ":") else { continue }
-                    headers[l[..<c].lowercased()] = l[l.index(after: c)...].trimmingCharacters(in: .whitespaces)
-                }
-                let length = (head || status == 304 || status == 204 || status < 200) ? 0 : Int(headers["content-length"] ?? "0") ?? 0
-                while buffer.count < end + 4 + length { if !fill() { return nil } }
-                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
-                buffer.removeFirst(end + 4 + length)
-                return TestResponse(status: status, headers: headers, body: body)
-            }
-            if !fill() { return nil }
-        }
+        guard var response = readHead() else { return nil }
+        let status = response.status
+        let length = (head || status == 304 || status == 204 || status < 200) ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
+        while buffer.count < length { if !fill() { return nil } }
+        response.body = Array(buffer[0..<length])
+        buffer.removeFirst(length)
+        return response
     }
 
     /// Reads a response head only (a streamed body follows).
@@ -155,7 +143,8 @@ final class RawClient {
 }
 
 /// Starts a real server on an ephemeral loopback port with test routes.
-func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+/// A server configuration for tests: loopback, an ephemeral port, two loops, short ticks, drain and linger.
+func testConfiguration(_ configure: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
     var config = ServerConfiguration()
     config.host = "127.0.0.1"
     config.port = 0
@@ -165,6 +154,11 @@ func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }
     config.timeouts.drain = 5
     config.timeouts.linger = 0.5
     configure(&config)
+    return config
+}
+
+func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+    let config = testConfiguration(configure)
     let router = Router()
     router.get("/hello") { _ in .response(.text("hello")) }
     router.post("/echo") { ctx in .response(HTTPResponse(status: 200, contentType: "application/octet-stream", bytes: ctx.request.body)) }

@@ -51,13 +51,13 @@ public final class UpstreamMetrics: Sendable {
         out += "# HELP lede_upstream_items_skipped_total Items of upstream lists that could not be read and were left out, by kind.\n# TYPE lede_upstream_items_skipped_total counter\n"
         for (kind, n) in skipped.sorted(by: { $0.key < $1.key }) { out += "lede_upstream_items_skipped_total{kind=\"\(kind)\"} \(n)\n" }
         out += PrometheusText.histogram(name: "lede_upstream_duration_seconds", help: "Upstream call latency.", bounds: UpstreamMetrics.buckets, counts: h, sum: s)
-        out += "# HELP lede_cache_hits_total Cache lookups answered from a fresh entry.\n# TYPE lede_cache_hits_total counter\nlede_cache_hits_total \(cache.hits)\n"
-        out += "# HELP lede_cache_misses_total Cache lookups that started an upstream fetch.\n# TYPE lede_cache_misses_total counter\nlede_cache_misses_total \(cache.misses)\n"
-        out += "# HELP lede_cache_coalesced_total Lookups that joined a fetch already under way for the same key.\n# TYPE lede_cache_coalesced_total counter\nlede_cache_coalesced_total \(cache.coalesced)\n"
-        out += "# HELP lede_cache_stale_served_total Stale values served because the upstream failed (stale-if-error).\n# TYPE lede_cache_stale_served_total counter\nlede_cache_stale_served_total \(cache.staleServed)\n"
-        out += "# HELP lede_cache_evictions_total Entries evicted to stay within the entry and byte bounds.\n# TYPE lede_cache_evictions_total counter\nlede_cache_evictions_total \(cache.evictions)\n"
-        out += "# HELP lede_cache_entries Entries held.\n# TYPE lede_cache_entries gauge\nlede_cache_entries \(cache.entries)\n"
-        out += "# HELP lede_cache_bytes Bytes held (response sizes).\n# TYPE lede_cache_bytes gauge\nlede_cache_bytes \(cache.bytes)\n"
+        out += PrometheusText.single("lede_cache_hits_total", "counter", "Cache lookups answered from a fresh entry.", cache.hits)
+        out += PrometheusText.single("lede_cache_misses_total", "counter", "Cache lookups that started an upstream fetch.", cache.misses)
+        out += PrometheusText.single("lede_cache_coalesced_total", "counter", "Lookups that joined a fetch already under way for the same key.", cache.coalesced)
+        out += PrometheusText.single("lede_cache_stale_served_total", "counter", "Stale values served because the upstream failed (stale-if-error).", cache.staleServed)
+        out += PrometheusText.single("lede_cache_evictions_total", "counter", "Entries evicted to stay within the entry and byte bounds.", cache.evictions)
+        out += PrometheusText.single("lede_cache_entries", "gauge", "Entries held.", cache.entries)
+        out += PrometheusText.single("lede_cache_bytes", "gauge", "Bytes held (response sizes).", cache.bytes)
         return out
     }
 }
