@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"]),
         .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport"]),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),

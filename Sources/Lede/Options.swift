@@ -50,9 +50,13 @@ public struct Options: Sendable {
         Flag(name: "drain-timeout", placeholder: "SECONDS", help: "On SIGTERM/SIGINT, time in-flight requests get to finish (default 10)."),
         Flag(name: "max-connections", placeholder: "N", help: "Open connections; past it new ones get 503 and are closed (default 10000)."),
         Flag(name: "max-body", placeholder: "BYTES", help: "Largest request body; larger declared bodies get 413 before any is read (default 1048576)."),
+        Flag(name: "max-streams", placeholder: "N", help: "Streamed answers (server-sent events, streamed screens) open at once; past it a stream request gets 503 with Retry-After (default 10000)."),
+        Flag(name: "stream-heartbeat", placeholder: "SECONDS", help: "Quiet time after which an event stream gets a comment heartbeat, keeping proxies and mobile radios from dropping it (default 25)."),
+        Flag(name: "stream-stall-timeout", placeholder: "SECONDS", help: "A stream whose client takes no bytes for this long while some wait is closed and its producer cancelled (default 30)."),
+        Flag(name: "stream-buffer", placeholder: "BYTES", help: "Outbound bytes a stream's connection holds before its producer waits (high-water mark; it resumes at a quarter of it) (default 65536)."),
         Flag(name: "log-level", placeholder: "LEVEL", help: "debug, info, warning, error or off (default info). Logs are JSON lines on stderr."),
         Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
-        Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext and /_bench/json (default off)."),
+        Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext, /_bench/json and the event streams /_bench/events and POST /_bench/broadcast (default off)."),
         Flag(name: "upstream", placeholder: "embedded|URL", help: "Where Wikimedia data comes from: 'embedded' (bundled data, no network; default) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}."),
         Flag(name: "reddit-upstream", placeholder: "embedded|URL", help: "Where /images gets Reddit listings: 'embedded' (default) or a base URL such as https://www.reddit.com."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
@@ -128,6 +132,12 @@ public struct Options: Sendable {
         case "drain-timeout": server.timeouts.drain = try seconds()
         case "max-connections": server.limits.maxConnections = try int(1...1_000_000)
         case "max-body": server.limits.maxBody = try int(0...(1 << 30))
+        case "max-streams": server.streams.maxStreams = try int(0...1_000_000)
+        case "stream-heartbeat": server.streams.heartbeat = try seconds()
+        case "stream-stall-timeout": server.streams.stallTimeout = try seconds()
+        case "stream-buffer":
+            server.streams.highWater = try int(1024...(64 << 20))
+            server.streams.lowWater = server.streams.highWater / 4
         case "log-level":
             guard let l = Logger.Level(name: value) else { throw ParseError(description: "\(source) must be debug, info, warning, error or off, not '\(value)'") }
             logLevel = l

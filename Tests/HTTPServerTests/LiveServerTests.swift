@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HTTPClient
+import TestSupport
 import XCTest
 @testable import HTTPServer
 

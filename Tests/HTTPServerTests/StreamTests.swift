@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPClient
 import Synchronization
+import TestSupport
 import XCTest
 @testable import HTTPServer
 

@@ -28,6 +28,22 @@ final class OptionsTests: XCTestCase {
         XCTAssertFalse(o.server.accessLog)
     }
 
+    func testStreamFlags() throws {
+        let d = try Options.parse([], environment: [:]).server.streams
+        XCTAssertEqual(d.maxStreams, 10_000)
+        XCTAssertEqual(d.heartbeat, 25)
+        XCTAssertEqual(d.stallTimeout, 30)
+        XCTAssertEqual(d.highWater, 65_536)
+        let o = try Options.parse(["--max-streams", "5", "--stream-heartbeat", "2.5", "--stream-stall-timeout=4", "--stream-buffer", "8192"], environment: [:])
+        XCTAssertEqual(o.server.streams.maxStreams, 5)
+        XCTAssertEqual(o.server.streams.heartbeat, 2.5)
+        XCTAssertEqual(o.server.streams.stallTimeout, 4)
+        XCTAssertEqual(o.server.streams.highWater, 8192)
+        XCTAssertEqual(o.server.streams.lowWater, 2048)
+        XCTAssertThrowsError(try Options.parse(["--stream-buffer", "10"], environment: [:]))
+        XCTAssertThrowsError(try Options.parse(["--stream-heartbeat", "0"], environment: [:]))
+    }
+
     func testEveryFlagHasAnEnvironmentFallbackAndHelp() throws {
         for f in Options.flags {
             XCTAssertTrue(f.environment.hasPrefix("LEDE_"))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// The real `lede` binary as a child process: signals, exit status, stdout/stderr, resource limits.
@@ -82,6 +83,51 @@ final class ProcessTests: XCTestCase {
         let log = String(decoding: child.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(log.contains("draining"), log)
         XCTAssertTrue(log.contains("\"stopped\""), log)
+    }
+
+    /// SIGTERM with event streams open: each is told to reconnect (a `retry:` hint), its body ends properly, and the
+    /// process exits 0 well within the drain timeout; a plain stream open at the same time is cut by the deadline.
+    func testSIGTERMEndsOpenEventStreamsWithARetryHintAndExitsZero() throws {
+        let child = try launch(["--bench-routes", "on", "--drain-timeout", "2"])
+        var streams: [RawClient] = []
+        for _ in 0..<3 {
+            let c = try RawClient(port: child.port)
+            c.send("GET /_bench/events HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertEqual(c.readHead()?.header("Content-Type"), "text/event-stream; charset=utf-8")
+            streams.append(c)
+        }
+        // A broadcast reaches every stream.
+        let sent = try TestHTTPResponse(port: child.port, request: "POST /_bench/broadcast HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+        XCTAssertEqual(String(decoding: sent.body, as: UTF8.self), "{\"subscribers\":3}")
+        for c in streams { XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "event: broadcast\ndata: hello\n\n") }
+        let started = Date()
+        kill(child.process.processIdentifier, SIGTERM)
+        for c in streams {
+            let hint = c.readChunk().map { String(decoding: $0, as: UTF8.self) } ?? "nothing"
+            XCTAssertTrue(hint.hasPrefix("retry: "), hint)
+            XCTAssertEqual(c.readChunk(), [], "the body ends with its last chunk")
+            XCTAssertTrue(c.closedByPeer())
+        }
+        streams.removeAll()   // the clients close too, as an EventSource does on the end of its stream
+        guard Self.waitForExit(child.process, stderr: child.stderr) else { return }
+        XCTAssertEqual(child.process.terminationStatus, 0)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.5, "no stream held the drain")
+    }
+
+    /// The benchmark's event route: `count` tick events every `interval` ms, ids counting on from Last-Event-ID.
+    func testBenchEventsTickAndResumeFromLastEventID() throws {
+        let child = try launch(["--bench-routes", "on"])
+        defer { kill(child.process.processIdentifier, SIGKILL); child.process.waitUntilExit() }
+        let c = try RawClient(port: child.port)
+        c.send("GET /_bench/events?interval=20&count=2&size=3 HTTP/1.1\r\nHost: t\r\nLast-Event-ID: 40\r\n\r\n")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "event: tick\nid: 41\ndata: xxx\n\n")
+        XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "event: tick\nid: 42\ndata: xxx\n\n")
+        XCTAssertEqual(c.readChunk(), [])
+        let metrics = try TestHTTPResponse(port: child.port, request: "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        XCTAssertTrue(text.contains("lede_http_streams_total 1\n"), text)
+        XCTAssertTrue(text.contains("lede_http_streams_open 0\n"), text)
     }
 
     /// Whether the process's main thread has SIGTERM blocked (`SigBlk` in /proc): from then on the server
