@@ -48,12 +48,8 @@ final class Connection: LoopDescriptorHandler {
         var bytes = 0
         /// Bytes of this stream counted in the metrics' buffered gauge.
         var buffered = 0
-        /// Last write by the producer (heartbeats) and last progress of the socket while bytes wait (stall).
-        var lastWrite: UInt64
-        var lastProgress: UInt64
-        init(writer: BodyWriter, chunked: Bool, gzip: Bool, isEventStream: Bool, status: Int, now: UInt64) {
+        init(writer: BodyWriter, chunked: Bool, gzip: Bool, isEventStream: Bool, status: Int) {
             self.writer = writer; self.chunked = chunked; self.gzip = gzip; self.isEventStream = isEventStream; self.status = status
-            lastWrite = now; lastProgress = now
         }
     }
 
@@ -82,7 +78,9 @@ final class Connection: LoopDescriptorHandler {
         let config = server.core.configuration
         parser = RequestParser(limits: config.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
-                                                                  idle: UInt64(config.timeouts.idle * 1e9)))
+                                                                  idle: UInt64(config.timeouts.idle * 1e9),
+                                                                  stall: UInt64(config.streams.stallTimeout * 1e9),
+                                                                  heartbeat: UInt64(config.streams.heartbeat * 1e9)))
     }
 
     // MARK: - Events
@@ -239,6 +237,7 @@ final class Connection: LoopDescriptorHandler {
 
     private func flush() {
         if isClosed { return }
+        var sent = false
         while !bodies.isEmpty || outStart < out.count {
             let r: Syscall.IOResult
             if let body = bodies.first {
@@ -256,9 +255,8 @@ final class Connection: LoopDescriptorHandler {
             }
             switch r {
             case .bytes(var n):
-                let now = Syscall.monotonicNanos()
-                machine.writeProgressed(now: now)
-                stream?.lastProgress = now
+                machine.writeProgressed(now: Syscall.monotonicNanos())
+                sent = true
                 // Head bytes first, then the body that follows them.
                 while n > 0 {
                     let headEnd = bodies.first?.at ?? out.count
@@ -274,13 +272,13 @@ final class Connection: LoopDescriptorHandler {
                     }
                 }
             case .wouldBlock:
-                streamDrained()
+                streamDrained(progressed: sent)
                 updateInterest(); return
             case .endOfFile, .failed:
                 close(); return
             }
         }
-        streamDrained()
+        streamDrained(progressed: sent)
         if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
         outStart = 0
         if closeAfterFlush && stream == nil { beginLinger() } else { updateInterest() }
@@ -317,8 +315,8 @@ final class Connection: LoopDescriptorHandler {
         if inFlight { return }  // a handler is working; it has its own deadlines
         if let s = stream { streamTick(s, now: now); return }   // a stream has its own deadlines, not the request's
         switch machine.timerFired(now: now) {
-        case .none: break
-        case .close: close()
+        case .none, .heartbeat: break
+        case .close, .closeStalled: close()
         case .timeoutAndClose:
             current = Pending()
             current.started = now
@@ -377,9 +375,10 @@ final class Connection: LoopDescriptorHandler {
         let lastEventID = body.isEventStream ? p.headers["Last-Event-ID"] : nil
         current.headers = HTTPHeaders()
         let writer = BodyWriter(loop: server.loop, lastEventID: lastEventID)
-        let s = OpenStream(writer: writer, chunked: chunked, gzip: gzip, isEventStream: body.isEventStream, status: response.status, now: now)
+        let s = OpenStream(writer: writer, chunked: chunked, gzip: gzip, isEventStream: body.isEventStream, status: response.status)
         writer.sink = self
         stream = s
+        machine.streamStarted(now: now, heartbeats: body.isEventStream)
         if gzip { appendFramed(Deflate.gzipHeader, s) }
         flush()
         if isClosed { return }
@@ -398,7 +397,7 @@ final class Connection: LoopDescriptorHandler {
     /// must wait for the buffer to drain.
     func streamWrite(_ bytes: [UInt8]) -> Bool {
         guard let s = stream, !isClosed else { return false }
-        s.lastWrite = Syscall.monotonicNanos()
+        machine.streamWrote(now: Syscall.monotonicNanos())
         appendBody(bytes, s)
         flush()
         guard stream === s, !isClosed else { return false }
@@ -424,7 +423,6 @@ final class Connection: LoopDescriptorHandler {
     /// Appends one piece of a stream's body, framed (a chunk for HTTP/1.1).
     private func appendFramed(_ payload: [UInt8], _ s: OpenStream) {
         guard !payload.isEmpty else { return }   // an empty chunk would end the body
-        if pendingBytes == 0 { s.lastProgress = Syscall.monotonicNanos() }
         // Bytes already sent leave the buffer before it grows (no large-body entry refers to offsets in it then).
         if bodies.isEmpty && outStart > 0 && outStart * 2 >= out.count { out.removeFirst(outStart); outStart = 0 }
         let before = out.count
@@ -440,10 +438,12 @@ final class Connection: LoopDescriptorHandler {
         server.core.metrics.streamWrote(out.count - before)
     }
 
-    /// After a flush: parked writers resume once the buffer is down to the low-water mark; the buffered gauge follows.
-    private func streamDrained() {
+    /// After a flush: the stall clock follows the buffer; parked writers resume once it is down to the low-water mark;
+    /// the buffered gauge follows.
+    private func streamDrained(progressed: Bool) {
         guard let s = stream else { return }
         let pending = pendingBytes
+        machine.streamOutput(pending: pending > 0, progressed: progressed, now: Syscall.monotonicNanos())
         if pending != s.buffered { server.core.metrics.streamBuffered(pending - s.buffered); s.buffered = pending }
         if !s.waiters.isEmpty && pending <= server.core.configuration.streams.lowWater {
             let waiters = s.waiters
@@ -507,18 +507,15 @@ final class Connection: LoopDescriptorHandler {
         server.core.metrics.streamClosed(stalled: reason == .stalled)
     }
 
-    /// A stream's deadlines: a reader that takes nothing for the stall timeout is cut; a quiet event stream gets a
-    /// comment heartbeat.
+    /// A stream's deadlines (the state machine's): a reader that takes nothing for the stall timeout is cut; a quiet
+    /// event stream gets a comment heartbeat.
     private func streamTick(_ s: OpenStream, now: UInt64) {
-        let config = server.core.configuration.streams
-        if hasPendingOutput {
-            if now &- s.lastProgress >= UInt64(config.stallTimeout * 1e9) { close(.stalled) }
-            return
-        }
-        if s.isEventStream && now &- s.lastWrite >= UInt64(config.heartbeat * 1e9) {
-            s.lastWrite = now
+        switch machine.timerFired(now: now) {
+        case .closeStalled: close(.stalled)
+        case .heartbeat:
             appendBody(SSEFraming.heartbeat, s, compress: false)
             flush()
+        case .none, .close, .timeoutAndClose: break
         }
     }
 

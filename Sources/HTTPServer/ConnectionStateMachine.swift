@@ -10,6 +10,9 @@ public struct ConnectionStateMachine: Sendable {
         case readingBody(lastProgress: UInt64)
         /// A handler is working or the response is being written.
         case responding(since: UInt64)
+        /// A streamed body is being written. `lastWrite`: the last bytes written (heartbeats count from it);
+        /// `waitingSince`: when bytes began to wait for a client that takes none (nil while the buffer is empty).
+        case streaming(lastWrite: UInt64, waitingSince: UInt64?, heartbeats: Bool)
         case closed
     }
 
@@ -19,12 +22,22 @@ public struct ConnectionStateMachine: Sendable {
         case close
         /// Answer 408 and close.
         case timeoutAndClose
+        /// A stream: write a heartbeat (a comment, for an event stream that has been quiet).
+        case heartbeat
+        /// A stream whose client took nothing for the stall timeout: close it, cancel its producer.
+        case closeStalled
     }
 
     public struct Timeouts: Sendable {
         public var header: UInt64
         public var idle: UInt64
-        public init(header: UInt64, idle: UInt64) { self.header = header; self.idle = idle }
+        /// A stream with bytes waiting and no progress this long is closed.
+        public var stall: UInt64
+        /// An event stream quiet this long gets a heartbeat.
+        public var heartbeat: UInt64
+        public init(header: UInt64, idle: UInt64, stall: UInt64 = 30_000_000_000, heartbeat: UInt64 = 25_000_000_000) {
+            self.header = header; self.idle = idle; self.stall = stall; self.heartbeat = heartbeat
+        }
     }
 
     public private(set) var state: State
@@ -42,7 +55,7 @@ public struct ConnectionStateMachine: Sendable {
         case .idle: state = headComplete ? .readingBody(lastProgress: now) : .readingHead(since: now)
         case .readingHead(let since): state = headComplete ? .readingBody(lastProgress: now) : .readingHead(since: since)
         case .readingBody: state = .readingBody(lastProgress: now)
-        case .responding, .closed: break
+        case .responding, .streaming, .closed: break
         }
     }
 
@@ -54,6 +67,24 @@ public struct ConnectionStateMachine: Sendable {
     /// The output made progress (a write went through) while responding.
     public mutating func writeProgressed(now: UInt64) {
         if case .responding = state { state = .responding(since: now) }
+    }
+
+    /// A streamed body begins (its head is written). Header and idle timeouts no longer apply; the stall timeout
+    /// does, and heartbeats when `heartbeats` (an event stream).
+    public mutating func streamStarted(now: UInt64, heartbeats: Bool) {
+        if state != .closed { state = .streaming(lastWrite: now, waitingSince: nil, heartbeats: heartbeats) }
+    }
+
+    /// The stream wrote bytes (the producer's, or a heartbeat).
+    public mutating func streamWrote(now: UInt64) {
+        if case .streaming(_, let waiting, let hb) = state { state = .streaming(lastWrite: now, waitingSince: waiting, heartbeats: hb) }
+    }
+
+    /// After a send: whether bytes still wait, and whether the client took any (`progressed`).
+    public mutating func streamOutput(pending: Bool, progressed: Bool, now: UInt64) {
+        guard case .streaming(let last, let waiting, let hb) = state else { return }
+        let since: UInt64? = pending ? ((progressed || waiting == nil) ? now : waiting) : nil
+        state = .streaming(lastWrite: last, waitingSince: since, heartbeats: hb)
     }
 
     /// The response is fully written. Returns `.close` unless the connection is kept alive.
@@ -82,6 +113,13 @@ public struct ConnectionStateMachine: Sendable {
             // A handler may take long (it has its own deadlines); only a stalled write is cut here,
             // which the connection reports by not calling `writeProgressed`.
             if now &- since >= timeouts.idle { state = .closed; return .close }
+        case .streaming(let last, let waiting, let hb):
+            if let waiting {
+                if now &- waiting >= timeouts.stall { state = .closed; return .closeStalled }
+            } else if hb && now &- last >= timeouts.heartbeat {
+                state = .streaming(lastWrite: now, waitingSince: nil, heartbeats: hb)
+                return .heartbeat
+            }
         case .closed: break
         }
         return .none

@@ -158,7 +158,7 @@ final class ServerLoop: LoopObserver {
 
     /// Drain timeout passed: close whatever is left.
     func forceClose() {
-        for c in connections where c != nil { c!.close() }
+        for c in connections where c != nil { c!.close(.draining) }
         draining = true
         if connectionCount == 0 { loop.stop() }
     }

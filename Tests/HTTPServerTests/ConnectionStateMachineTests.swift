@@ -89,4 +89,41 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(m.timerFired(now: 80 * s), .none)
         XCTAssertEqual(m.timerFired(now: 91 * s), .close)
     }
+
+    // MARK: - Streams
+
+    func testAStreamIsNotCutByHeaderOrIdleTimeoutsOnlyByAStall() {
+        var m = ConnectionStateMachine(now: 0, timeouts: .init(header: 10 * s, idle: 60 * s, stall: 30 * s, heartbeat: 25 * s))
+        m.requestDispatched(now: 0)
+        m.streamStarted(now: 0, heartbeats: false)
+        m.streamOutput(pending: false, progressed: true, now: 0)
+        XCTAssertEqual(m.timerFired(now: 600 * s), .none, "a quiet raw stream with nothing waiting lives on")
+        // Bytes wait from 600 s; the client takes some at 620 s, then none.
+        m.streamWrote(now: 600 * s)
+        m.streamOutput(pending: true, progressed: false, now: 600 * s)
+        m.streamOutput(pending: true, progressed: false, now: 610 * s)   // no progress: the clock keeps 600 s
+        XCTAssertEqual(m.timerFired(now: 620 * s), .none)
+        m.streamOutput(pending: true, progressed: true, now: 620 * s)
+        XCTAssertEqual(m.timerFired(now: 649 * s), .none)
+        XCTAssertEqual(m.timerFired(now: 650 * s), .closeStalled)
+        XCTAssertEqual(m.state, .closed)
+    }
+
+    func testAQuietEventStreamGetsHeartbeatsAndAWriteResetsTheirClock() {
+        var m = ConnectionStateMachine(now: 0, timeouts: .init(header: 10 * s, idle: 60 * s, stall: 30 * s, heartbeat: 25 * s))
+        m.requestDispatched(now: 0)
+        m.streamStarted(now: 0, heartbeats: true)
+        XCTAssertEqual(m.timerFired(now: 24 * s), .none)
+        XCTAssertEqual(m.timerFired(now: 25 * s), .heartbeat)
+        XCTAssertEqual(m.timerFired(now: 26 * s), .none, "the heartbeat counts as a write")
+        m.streamWrote(now: 40 * s)
+        XCTAssertEqual(m.timerFired(now: 50 * s), .none)
+        XCTAssertEqual(m.timerFired(now: 65 * s), .heartbeat)
+        // While bytes wait, no heartbeat piles up behind them.
+        m.streamOutput(pending: true, progressed: false, now: 66 * s)
+        XCTAssertEqual(m.timerFired(now: 91 * s), .none)
+        // The stream ends; the connection is kept alive as after any response.
+        XCTAssertEqual(m.responseCompleted(now: 92 * s, keepAlive: true, moreBuffered: false), .none)
+        XCTAssertEqual(m.state, .idle(since: 92 * s, fresh: false))
+    }
 }
