@@ -40,7 +40,7 @@ public final class LedeApp: Sendable {
             ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, client: client!, followsRedirects: true))
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         random = RandomPool(api: api)
-        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, random: random)
+        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, random: random)
         register()
     }
 

@@ -150,12 +150,19 @@ class FakeUpstreamTestCase: XCTestCase {
     var server: HTTPServer!
     var base = ""
 
+    /// Event loops of the Lede under test.
+    var loops: Int { 1 }
+    /// The options of the Lede under test, besides its upstream (the fake).
+    func configure(_ options: inout Options) {
+        options.upstreamTimeout = 0.5
+        options.cacheLimits.staleIfError = 0
+    }
+
     override func setUpWithError() throws {
         fake = try FakeUpstream()
-        server = try startLede { [fake] in
+        server = try startLede(loops: loops) { [fake, self] in
             $0.upstream = fake!.template
-            $0.upstreamTimeout = 0.5
-            $0.cacheLimits.staleIfError = 0
+            configure(&$0)
         }
         base = "http://127.0.0.1:\(server.port)"
     }

@@ -95,18 +95,9 @@ final class NotificationRulesTests: XCTestCase {
     }
 }
 
-final class NotificationLiveTests: XCTestCase {
-    var fake: FakeUpstream!
-    var server: HTTPServer!
-
-    override func setUpWithError() throws {
-        fake = try FakeUpstream()
-        server = try startLede(loops: 2) { [fake] in
-            $0.upstream = fake!.template
-            $0.upstreamTimeout = 0.5
-        }
-    }
-    override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
+final class NotificationLiveTests: FakeUpstreamTestCase {
+    override var loops: Int { 2 }
+    override func configure(_ options: inout Options) { options.upstreamTimeout = 0.5 }
 
     func call(_ method: String, _ path: String, auth: String? = "Bearer demo-alice", body: String? = nil, contentType: String = "application/json") throws -> TestHTTPResponse {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: t\r\n"

@@ -5,6 +5,9 @@ enum FeedRoutes {
         router.get("/feed") { ctx in
             let request: FeedRequest
             do { request = try FeedRequest.parse(ctx.request) } catch { return .response(Responses.problem(error)) }
+            if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
+                return .response(service.stream(request))
+            }
             if let warm = service.cachedResponse(for: request) { return .response(warm) }
             return Responses.async { try await service.feed(request) }
         }

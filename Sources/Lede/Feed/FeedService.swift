@@ -9,7 +9,12 @@ public final class FeedService: Sendable {
     /// The feed's random card comes from the same pool as `/random`.
     public let random: RandomPool
     public let sectionTimeout: Double
+    /// The deadline of an upstream call (`--upstream-timeout`): a streamed feed waits this long for a section.
+    public let upstreamTimeout: Double
+    /// A section that failed: when to try again (Wikimedia's own Retry-After wins).
     public let retryAfterSeconds = 10
+    /// A section merely slow at the section deadline: when its data is expected (the rest of the upstream deadline).
+    var pendingRetry: Int { max(1, Int((upstreamTimeout - sectionTimeout).rounded(.up))) }
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
     let sharedCache: UpstreamCache
     private let now: @Sendable () -> Date
@@ -20,11 +25,12 @@ public final class FeedService: Sendable {
     /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
     let fragments: UpstreamCache
 
-    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
+    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
                 random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.random = random ?? RandomPool(api: api, clock: { now().timeIntervalSinceReferenceDate })
         self.sectionTimeout = sectionTimeout
+        self.upstreamTimeout = max(upstreamTimeout, sectionTimeout)
         self.now = now
         self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
         self.fragments = UpstreamCache(limits: fragmentLimits, clock: { now().timeIntervalSinceReferenceDate })
@@ -65,6 +71,8 @@ public final class FeedService: Sendable {
         var kind: SectionKind
         var body: BodyFragment
         var status: Status
+        /// A placeholder's `retryAfterSeconds`.
+        var retryAfter: Int? = nil
     }
 
     /// The sections every user of a language and date shares, with the feed's head (date, generatedAt, lang).
@@ -75,6 +83,8 @@ public final class FeedService: Sendable {
         var generatedAt: String
         var expires: Date
         var head: BodyFragment
+        /// Claimed when a section that missed its deadline lands (then this part is not worth keeping).
+        var landed: Once?
         /// The head and every shared section in screen order, joined, as one fragment: compressed as one stream
         /// (sections repeat each other's keys and URLs), for the usual request that shows every shared section.
         var run: BodyFragment
@@ -91,11 +101,13 @@ public final class FeedService: Sendable {
         [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
-    func placeholder(_ kind: SectionKind, _ status: Status) -> Fragment {
-        var retry = retryAfterSeconds
-        if case .backingOff(let seconds) = status { retry = seconds }
-        let section = FeedSection<NoItem>(kind: kind, status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
-        return Fragment(kind: kind, body: BodyFragment(Self.encode(section)), status: status)
+    /// A section in place of one that is not there, with when to ask again: for a section that timed out, `retry` (by
+    /// default the rest of the upstream deadline: when its data is expected); Wikimedia's Retry-After; else the default.
+    func placeholder(_ kind: SectionKind, _ status: Status, retry: Int? = nil) -> Fragment {
+        var after = status == .timeout ? (retry ?? pendingRetry) : retryAfterSeconds
+        if case .backingOff(let seconds) = status { after = seconds }
+        let section = FeedSection<NoItem>(kind: kind, status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: after)
+        return Fragment(kind: kind, body: BodyFragment(Self.encode(section)), status: status, retryAfter: after)
     }
 
     static func isNotFound(_ error: Error) -> Bool {
@@ -107,12 +119,24 @@ public final class FeedService: Sendable {
 
     // MARK: - Shared part
 
-    func sharedTTL(isToday: Bool, placeholders: Bool) -> Double { placeholders ? 5 : (isToday ? 300 : 3_600) }
+    /// How long a shared part is kept: a part with placeholders only until its earliest retry (so that the sections
+    /// that were on their way are asked for again as soon as they are expected).
+    func sharedTTL(isToday: Bool, earliestRetry: Int?) -> Double { earliestRetry.map(Double.init) ?? (isToday ? 300 : 3_600) }
+
+    /// Forgets a shared part that holds placeholders once the data they stood for has landed: the next request
+    /// builds it anew from the (now warm) upstream cache.
+    func dropShared(lang: LanguageCode, date: FeedDate, isToday: Bool) {
+        sharedCache.remove("shared:\(lang.code):\(date.dayNumber):\(isToday)")
+        prepared.withLock { kept in
+            kept = kept.filter { !($0.key.lang == lang.code && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
+        }
+    }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
         let key = "shared:\(lang.code):\(date.dayNumber):\(isToday)"   // = sharedKey(request)
         // The build itself never throws: failures become placeholders, cached briefly.
-        let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.expires.timeIntervalSince(now()) }
+        // A part whose late sections already landed while it was being built is not kept at all.
+        let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
         let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor) { [self] () async throws -> (SharedPart, Int) in
             let built = await buildShared(lang: lang, date: date, isToday: isToday)
             return (built, built.cost)
@@ -122,12 +146,34 @@ public final class FeedService: Sendable {
 
     private func buildShared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
         let api = self.api
-        async let featured = withDeadline(sectionTimeout) { try await api.featuredFeed(lang: lang, date: date) }
+        // Work that misses the section deadline goes on; when it lands, the placeholders it left are dropped.
+        let flag = Once()
+        let landed: @Sendable (Bool) -> Void = { [self] ok in
+            guard ok else { return }
+            _ = flag.claim()
+            dropShared(lang: lang, date: date, isToday: isToday)
+        }
+        async let featured = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await api.featuredFeed(lang: lang, date: date) }
         let pool = self.random
-        async let random = withDeadline(sectionTimeout) { try await pool.card(lang: lang).card }
+        async let random = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await pool.card(lang: lang).card }
+        var fragments = featuredFragments(await featured, lang: lang, isToday: isToday)
+        if let f = randomFragment(await random) { fragments[.random] = f }
+        let earliest = fragments.values.compactMap(\.retryAfter).min()
+        var part = Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)))
+        if earliest != nil { part.landed = flag }
+        return part
+    }
+
+    static func succeeded<T>(_ outcome: Outcome<T>) -> Bool { if case .ok = outcome { return true } else { return false } }
+
+    static let featuredKinds: [SectionKind] = [.featured, .mostRead, .pictureOfTheDay, .news, .onThisDay]
+
+    /// The sections of the featured feed's answer (or their placeholders). A wiki with no featured feed that day
+    /// (many small wikis have none) gets none of them.
+    func featuredFragments(_ outcome: Outcome<FeaturedFeed>, lang: LanguageCode, isToday: Bool, retry: Int? = nil) -> [SectionKind: Fragment] {
         var fragments: [SectionKind: Fragment] = [:]
-        let feedKinds: [SectionKind] = [.featured, .mostRead, .pictureOfTheDay, .news, .onThisDay]
-        switch await featured {
+        let feedKinds = Self.featuredKinds
+        switch outcome {
         case .ok(let feed):
             if let tfa = feed.tfa {
                 fragments[.featured] = Fragment(kind: .featured, body: BodyFragment(Self.encode(FeedSection(kind: .featured, items: [Card(summary: tfa, lang: lang)]))), status: .ok)
@@ -147,20 +193,23 @@ public final class FeedService: Sendable {
                 fragments[.onThisDay] = Fragment(kind: .onThisDay, body: BodyFragment(Self.encode(FeedSection(kind: .onThisDay, items: items))), status: .ok)
             }
         case .timeout:
-            for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, .timeout) }
+            for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, .timeout, retry: retry) }
         case .failed(let e) where Self.isNotFound(e):
             break   // the wiki has no featured feed for that day (many small wikis have none): its sections are left out
         case .failed(let e):
-            for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, status(of: e)) }
+            for k in feedKinds where k != .news || isToday { fragments[k] = placeholder(k, status(of: e), retry: retry) }
         }
-        switch await random {
-        case .ok(let card): fragments[.random] = Fragment(kind: .random, body: BodyFragment(Self.encode(FeedSection(kind: .random, items: [card]))), status: .ok)
-        case .timeout: fragments[.random] = placeholder(.random, .timeout)
-        case .failed(let e) where Self.isNotFound(e): break   // no such wiki upstream (or not in the embedded default): no card
-        case .failed(let e): fragments[.random] = placeholder(.random, status(of: e))
+        return fragments
+    }
+
+    /// The random card's section (or its placeholder); nil when the wiki has none.
+    func randomFragment(_ outcome: Outcome<Card>, retry: Int? = nil) -> Fragment? {
+        switch outcome {
+        case .ok(let card): return Fragment(kind: .random, body: BodyFragment(Self.encode(FeedSection(kind: .random, items: [card]))), status: .ok)
+        case .timeout: return placeholder(.random, .timeout, retry: retry)
+        case .failed(let e) where Self.isNotFound(e): return nil   // no such wiki upstream (or not in the embedded default): no card
+        case .failed(let e): return placeholder(.random, status(of: e), retry: retry)
         }
-        let hasPlaceholder = fragments.values.contains { $0.status != .ok }
-        return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, placeholders: hasPlaceholder)))
     }
 
     static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date) -> SharedPart {
@@ -213,7 +262,7 @@ public final class FeedService: Sendable {
         let response = try assemble(request, shared: part, personal: await personal)
         if !request.isPersonal, case .assembled(let body) = response.body {
             // Kept whole: compressed once as one stream, answered on the loop until the shared part expires.
-            let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: headers(request))
+            let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: response.headers)
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
             let t = now().timeIntervalSinceReferenceDate
             let key = PreparedKey(request), maxPrepared = self.maxPrepared
@@ -232,11 +281,16 @@ public final class FeedService: Sendable {
         var body = AssembledBody(capacity: 24)
         var chosen = 0
         var statuses: [Status] = []
+        var earliestRetry: Int?
+        func note(_ f: Fragment) {
+            statuses.append(f.status)
+            if let r = f.retryAfter { earliestRetry = min(earliestRetry ?? r, r) }
+        }
         let wholeRun = request.showsEverySharedSection
         if let part, part.date == request.date, part.lang == request.lang.code {
             if wholeRun {
                 body.append(part.run)
-                for kind in SectionKind.ordered { if let f = part.fragments[kind] { statuses.append(f.status); chosen += 1 } }
+                for kind in SectionKind.ordered { if let f = part.fragments[kind] { note(f); chosen += 1 } }
             } else {
                 body.append(part.head)
             }
@@ -248,12 +302,12 @@ public final class FeedService: Sendable {
                 if wholeRun { continue }
                 guard let f = part?.fragments[kind] else { continue }
                 if chosen > 0 { body.append(literal: NearbyCell.comma) }
-                body.append(f.body); statuses.append(f.status); chosen += 1
+                body.append(f.body); note(f); chosen += 1
             } else {
                 switch personal[kind] {
                 case .section(let f)?:
                     if chosen > 0 { body.append(literal: NearbyCell.comma) }
-                    body.append(f.body); statuses.append(f.status); chosen += 1
+                    body.append(f.body); note(f); chosen += 1
                 case .nearby(let cell)?:
                     guard let point = request.nearby else { continue }
                     if chosen > 0 { body.append(literal: NearbyCell.comma) }
@@ -270,19 +324,19 @@ public final class FeedService: Sendable {
         }
         if let problem = allPlaceholders(statuses) { throw problem }
         body.append(literal: Self.tail)
-        return .assembled(body, headers: headers(request))
+        return .assembled(body, headers: headers(request, earliestRetry: earliestRetry))
     }
 
-    /// Every chosen section failed: one problem instead of a feed of placeholders.
+    /// Every chosen section failed: one problem instead of a feed of placeholders. Sections merely slow (still on their
+    /// way at the section deadline) are not failures: that feed is answered, placeholders and all.
     func allPlaceholders(_ statuses: [Status]) -> Problem? {
-        guard !statuses.isEmpty, statuses.allSatisfy({ $0 != .ok }) else { return nil }
+        guard !statuses.isEmpty, statuses.allSatisfy({ $0 != .ok && $0 != .timeout }) else { return nil }
         let waits = statuses.compactMap { s -> Int? in if case .backingOff(let w) = s { return w }; return nil }
         if waits.count == statuses.count, let wait = waits.max() {
             return Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
                            headers: ["Retry-After": "\(wait)"])
         }
-        let timeouts = statuses.allSatisfy { $0 == .timeout }
-        return Problem(status: timeouts ? 504 : 502, slug: timeouts ? "upstream-timeout" : "upstream-unavailable",
+        return Problem(status: 502, slug: "upstream-unavailable",
                        detail: "No section of the feed could be loaded from Wikipedia. Retry shortly.", headers: ["Retry-After": "\(retryAfterSeconds)"])
     }
 
@@ -360,26 +414,30 @@ public final class FeedService: Sendable {
     func personalParts(_ request: FeedRequest) async -> PersonalParts {
         await withTaskGroup(of: (SectionKind, PersonalPart?).self) { group in
             for kind in Self.personalKinds where request.sections.contains(kind) {
-                guard let key = personalKey(kind, request) else { continue }
-                group.addTask { [self] in
-                    let outcome = await withDeadline(sectionTimeout) { [self] in
-                        try await fragments.value(key, ttl: Self.ttl(kind)) { [self] () async throws -> (PersonalPart, Int) in
-                            let part = try await buildPersonal(kind, request)
-                            return (part, part.cost)
-                        }
-                    }
-                    switch outcome {
-                    case .ok(let part): return (kind, part)
-                    case .timeout: return (kind, .section(placeholder(kind, .timeout)))
-                    // No such wiki upstream (or not in the embedded default): the section is left out, not failed.
-                    case .failed(let e) where Self.isNotFound(e): return (kind, .absent)
-                    case .failed(let e): return (kind, .section(placeholder(kind, status(of: e))))
-                    }
-                }
+                group.addTask { [self] in (kind, await personalPart(kind, request, deadline: sectionTimeout)) }
             }
             var out = PersonalParts()
             for await (kind, part) in group { if let part { out[kind] = part } }
             return out
+        }
+    }
+
+    /// One personal part within `deadline` (nil when the request does not show it). A failure is a placeholder, never
+    /// kept; work that misses the deadline goes on and fills the fragment cache for the next request.
+    func personalPart(_ kind: SectionKind, _ request: FeedRequest, deadline: Double, retry: Int? = nil) async -> PersonalPart? {
+        guard let key = personalKey(kind, request) else { return nil }
+        let outcome = await withDeadline(deadline) { [self] in
+            try await fragments.value(key, ttl: Self.ttl(kind)) { [self] () async throws -> (PersonalPart, Int) in
+                let part = try await buildPersonal(kind, request)
+                return (part, part.cost)
+            }
+        }
+        switch outcome {
+        case .ok(let part): return part
+        case .timeout: return .section(placeholder(kind, .timeout, retry: retry))
+        // No such wiki upstream (or not in the embedded default): the section is left out, not failed.
+        case .failed(let e) where Self.isNotFound(e): return .absent
+        case .failed(let e): return .section(placeholder(kind, status(of: e), retry: retry))
         }
     }
 
@@ -420,14 +478,16 @@ public final class FeedService: Sendable {
 
     func sharedKey(_ r: FeedRequest) -> String { "shared:\(r.lang.code):\(r.date.dayNumber):\(r.isToday)" }
 
-    func headers(_ r: FeedRequest) -> HTTPHeaders {
+    /// An answer with placeholders may be kept only until the earliest of their retries.
+    func headers(_ r: FeedRequest, earliestRetry: Int? = nil) -> HTTPHeaders {
+        if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.code, maxAge: earliestRetry) }
         if r.lang.code == "en" { return r.isPersonal ? Self.englishPersonal : Self.englishShared }
         return Self.headers(personal: r.isPersonal, lang: r.lang.code)
     }
 
-    static func headers(personal: Bool, lang: String) -> HTTPHeaders {
+    static func headers(personal: Bool, lang: String, maxAge: Int = 60) -> HTTPHeaders {
         var h = HTTPHeaders()
-        h.set("Cache-Control", personal ? "private, max-age=60" : "public, max-age=60")
+        h.set("Cache-Control", personal ? "private, max-age=\(maxAge)" : "public, max-age=\(maxAge)")
         h.set("Vary", "Accept-Encoding, Accept-Language")
         h.set("Content-Language", lang)
         return h

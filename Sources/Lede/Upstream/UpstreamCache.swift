@@ -144,6 +144,15 @@ public final class UpstreamCache: Sendable {
         }
     }
 
+    /// Drops the entry for `key`, if any (a value that a fresher one has overtaken).
+    public func remove(_ key: String) {
+        state.withLock { s in
+            guard let node = s.map.removeValue(forKey: key) else { return }
+            s.unlink(node)
+            s.bytes -= node.cost
+        }
+    }
+
     /// Drops every entry (tests, admin).
     public func removeAll() {
         state.withLock { s in s.map.removeAll(); s.head = nil; s.tail = nil; s.bytes = 0 }

@@ -1,0 +1,128 @@
+import Foundation
+import HTTPServer
+
+/// `GET /feed` with `Accept: application/jsonl`: the feed as JSON Lines, each section the moment it exists. The
+/// first line (the head) is written before any upstream wait: the date, `generatedAt`, the language and `kinds`, the
+/// ordered kinds that may follow. Every warm section goes out in that same first write; then one line per section as
+/// its upstream answers — the very object the classic answer holds for it — in the order they complete. A section
+/// still missing at the upstream deadline becomes its placeholder, and the answer ends after the last line. A kind
+/// Wikipedia turns out to have no card for (no news on a past day, no featured feed on a small wiki, a continue-
+/// reading article that is gone) sends no line.
+extension FeedService {
+    public static let jsonLines = "application/jsonl"
+
+    /// The kinds a streamed answer announces, in the request's order.
+    func announcedKinds(_ r: FeedRequest) -> [SectionKind] {
+        r.sections.filter { kind in
+            switch kind {
+            case .news: return r.isToday
+            case .becauseYouRead, .continueReading: return personalKey(kind, r) != nil
+            case .nearby: return r.nearby != nil || r.incompleteLocation
+            default: return true
+            }
+        }
+    }
+
+    static func streamHead(date: FeedDate, generatedAt: String, lang: String, kinds: [SectionKind]) -> [UInt8] {
+        var line = "{\"date\":\"\(date)\",\"generatedAt\":\"\(generatedAt)\",\"kinds\":["
+        line += kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",")
+        line += "],\"lang\":\"\(lang)\"}\n"
+        return Array(line.utf8)
+    }
+
+    /// A streamed answer is the user's own and changes as it is written: never stored by a cache.
+    func streamHeaders(_ r: FeedRequest) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        h.set("Cache-Control", "private, no-store")
+        h.set("Vary", "Accept, Accept-Encoding, Accept-Language")
+        h.set("Content-Language", r.lang.code)
+        return h
+    }
+
+    public func stream(_ request: FeedRequest) -> HTTPResponse {
+        .stream(contentType: Self.jsonLines, headers: streamHeaders(request)) { [self] body in
+            try await produceLines(request, body)
+        }
+    }
+
+    func produceLines(_ r: FeedRequest, _ body: BodyWriter) async throws {
+        let kinds = announcedKinds(r)
+        var first = Self.streamHead(date: r.date, generatedAt: Timestamp.rfc3339Seconds(), lang: r.lang.code, kinds: kinds)
+        var pending = Set(kinds)
+        // What is warm goes out with the head.
+        if r.wantsShared, let part = sharedCache.cachedValue(sharedKey(r), as: SharedPart.self), part.date == r.date {
+            let complete = part.landed == nil   // no placeholder in it: a kind it lacks has no card
+            for kind in kinds where kind.isShared {
+                if let f = part.fragments[kind], f.status == .ok { Self.appendLine(f.body.bytes, to: &first); pending.remove(kind) }
+                else if complete && part.fragments[kind] == nil { pending.remove(kind) }
+            }
+        }
+        for kind in kinds where !kind.isShared {
+            if kind == .nearby && r.incompleteLocation {
+                Self.appendLine(Self.incompleteLocation.bytes, to: &first); pending.remove(kind); continue
+            }
+            guard let key = personalKey(kind, r), let part = fragments.cachedValue(key, as: PersonalPart.self) else { continue }
+            Self.appendLine(line(part, r), to: &first)
+            pending.remove(kind)
+        }
+        try await body.write(first)
+        if pending.isEmpty { return }
+
+        // The rest, each within the upstream deadline, written as it lands.
+        let deadline = upstreamTimeout
+        let api = self.api, pool = self.random
+        try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            let featuredPending = Self.featuredKinds.filter { pending.contains($0) }
+            if !featuredPending.isEmpty {
+                group.addTask { [self] in
+                    let outcome = await withDeadline(deadline) { try await api.featuredFeed(lang: r.lang, date: r.date) }
+                    let fragments = featuredFragments(outcome, lang: r.lang, isToday: r.isToday, retry: 1)
+                    var lines: [UInt8] = []
+                    for kind in kinds where featuredPending.contains(kind) {
+                        if let f = fragments[kind] { Self.appendLine(f.body.bytes, to: &lines) }
+                    }
+                    return lines
+                }
+            }
+            if pending.contains(.random) {
+                group.addTask { [self] in
+                    let outcome = await withDeadline(deadline) { try await pool.card(lang: r.lang).card }
+                    return randomFragment(outcome, retry: 1).map { Self.line($0.body.bytes) } ?? []
+                }
+            }
+            for kind in kinds where !kind.isShared && pending.contains(kind) {
+                group.addTask { [self] in
+                    guard let part = await personalPart(kind, r, deadline: deadline, retry: 1) else { return [] }
+                    return line(part, r)
+                }
+            }
+            for try await lines in group where !lines.isEmpty {
+                try await body.write(lines)
+            }
+        }
+    }
+
+    /// One personal section's line (the nearby section with this user's numbers); empty when it has no card.
+    func line(_ part: PersonalPart, _ r: FeedRequest) -> [UInt8] {
+        switch part {
+        case .section(let f): return Self.line(f.body.bytes)
+        case .nearby(let cell):
+            guard let point = r.nearby else { return [] }
+            var body = AssembledBody(capacity: 4)
+            cell.append(to: &body, user: point, radius: Double(Self.nearbyRadius))
+            return Self.line(body.identityBytes())
+        case .absent: return []
+        }
+    }
+
+    static func line(_ json: [UInt8]) -> [UInt8] {
+        var out = json
+        out.append(10)
+        return out
+    }
+
+    static func appendLine(_ json: [UInt8], to out: inout [UInt8]) {
+        out.append(contentsOf: json)
+        out.append(10)
+    }
+}

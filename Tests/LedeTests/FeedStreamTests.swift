@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import HTTPClient
+import HTTPServer
+import TestSupport
+import XCTest
+@testable import Lede
+
+/// Seed 000, "Loading the feed": a placeholder, and "when the data for that card is retrieved, it should replace
+/// the placeholder" — streamed (`Accept: application/jsonl`) and in the classic answer, against a fake Wikimedia
+/// whose latency is set per call kind.
+final class FeedStreamTests: FakeUpstreamTestCase {
+    override var loops: Int { 2 }
+    override func configure(_ options: inout Options) {
+        options.upstreamTimeout = 2
+        options.sectionTimeout = 0.3
+    }
+
+    private func open(_ path: String, _ extra: String = "", version: String = "1.1") throws -> RawClient {
+        let c = try RawClient(port: server.port, timeout: 5)
+        c.send("GET \(path) HTTP/\(version)\r\nHost: t\r\nAccept: application/jsonl\r\n\(extra)\r\n")
+        return c
+    }
+
+    private func json(_ line: [UInt8]) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+    }
+
+    /// Reads chunks until the body ends; returns each line with the time it arrived.
+    private func lines(_ c: RawClient, inflater: Inflater? = nil, since t0: Date) throws -> [(line: [String: Any], at: Double)] {
+        var out: [(line: [String: Any], at: Double)] = []
+        var pending: [UInt8] = []
+        while let chunk = c.readChunk(), !chunk.isEmpty {
+            pending += try inflater.map { try XCTUnwrap($0.feed(chunk)) } ?? chunk
+            while let nl = pending.firstIndex(of: 10) {
+                out.append((try json(Array(pending[..<nl])), Date().timeIntervalSince(t0)))
+                pending.removeFirst(nl + 1)
+            }
+        }
+        XCTAssertTrue(pending.isEmpty, "every line ends with a newline")
+        return out
+    }
+
+    func testTheHeadComesBeforeAnyUpstreamAnswerAndSectionsFollowAsTheyLand() throws {
+        fake.set("feed", .delay(0.6)); fake.set("random", .delay(0.6)); fake.set("related", .delay(1.2))
+        let t0 = Date()
+        let c = try open("/feed?date=2026-11-20&because=Amsterdam")
+        let head = try XCTUnwrap(c.readHead())
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "application/jsonl")
+        XCTAssertEqual(head.header("Cache-Control"), "private, no-store")
+        XCTAssertEqual(head.header("Vary"), "Accept, Accept-Encoding, Accept-Language")
+        let all = try lines(c, since: t0)
+        let first = try XCTUnwrap(all.first)
+        XCTAssertLessThan(first.at, 0.4, "the head is written before any upstream wait")
+        XCTAssertEqual(first.line["date"] as? String, "2026-11-20")
+        XCTAssertEqual(first.line["kinds"] as? [String], ["featured", "mostRead", "pictureOfTheDay", "onThisDay", "random", "becauseYouRead"])
+        let sections = all.dropFirst()
+        XCTAssertEqual(Set(sections.compactMap { $0.line["kind"] as? String }), ["featured", "mostRead", "pictureOfTheDay", "onThisDay", "random", "becauseYouRead"])
+        XCTAssertTrue(sections.allSatisfy { $0.line["status"] as? String == "ok" }, "slow is not failed: every section arrives")
+        // In completion order: the featured feed's sections and random at ~0.6 s, Because you read last at ~1.2 s.
+        XCTAssertEqual(sections.last?.line["kind"] as? String, "becauseYouRead")
+        XCTAssertGreaterThan(sections.last!.at, 1.1)
+        XCTAssertLessThan(sections.last!.at, 1.9)
+        let featured = try XCTUnwrap(sections.first { $0.line["kind"] as? String == "featured" })
+        XCTAssertGreaterThan(featured.at, 0.5); XCTAssertLessThan(featured.at, 1.1)
+        // The connection is reusable after the stream.
+        c.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+    }
+
+    func testAHungSectionBecomesItsPlaceholderAtTheUpstreamDeadlineAndTheAnswerEnds() throws {
+        fake.set("related", .hang)
+        let t0 = Date()
+        let c = try open("/feed?date=2026-11-20&because=Amsterdam")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        let all = try lines(c, since: t0)
+        let because = try XCTUnwrap(all.last)
+        XCTAssertEqual(because.line["kind"] as? String, "becauseYouRead")
+        XCTAssertEqual(because.line["status"] as? String, "placeholder")
+        XCTAssertEqual(because.line["reason"] as? String, "timeout")
+        XCTAssertEqual(because.line["retryAfterSeconds"] as? Int, 1)
+        XCTAssertGreaterThan(because.at, 1.9, "waited for the upstream deadline (2 s), not the section deadline (0.3 s)")
+        XCTAssertLessThan(because.at, 2.6)
+        // The shared sections were warm or quick: they arrived long before.
+        XCTAssertLessThan(all[1].at, 0.5)
+    }
+
+    func testWarmSectionsGoOutWithTheHead() throws {
+        // Warm the shared part and Because you read.
+        _ = try TestHTTPResponse(port: server.port, request: "GET /feed?date=2026-11-20&because=Amsterdam HTTP/1.1\r\nHost: t\r\n\r\n")
+        fake.set("feed", .hang)
+        let c = try open("/feed?date=2026-11-20&because=Amsterdam")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        let chunk = try XCTUnwrap(c.readChunk())
+        let text = String(decoding: chunk, as: UTF8.self)
+        XCTAssertEqual(text.split(separator: "\n").count, 7, "head + six warm sections in the first write: \(text)")
+        XCTAssertEqual(c.readChunk(), [], "nothing was pending")
+    }
+
+    func testGzipIsOneStreamReadableLineByLine() throws {
+        fake.set("related", .delay(0.5))
+        let t0 = Date()
+        let c = try open("/feed?date=2026-11-20&because=Amsterdam", "Accept-Encoding: gzip\r\n")
+        let head = try XCTUnwrap(c.readHead())
+        XCTAssertEqual(head.header("Content-Encoding"), "gzip")
+        let inflater = Inflater()
+        let all = try lines(c, inflater: inflater, since: t0)
+        XCTAssertTrue(inflater.finished)
+        XCTAssertEqual(all.count, 7)
+        XCTAssertLessThan(all[0].at, 0.4, "the head inflates on arrival")
+    }
+
+    func testHTTP10IsCloseDelimited() throws {
+        let c = try open("/feed?date=2026-11-20&sections=featured,random", version: "1.0")
+        let text = String(decoding: try XCTUnwrap(c.readToEOF()), as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        XCTAssertFalse(parts[0].lowercased().contains("transfer-encoding"))
+        let body = parts.dropFirst().joined(separator: "\r\n\r\n")
+        XCTAssertEqual(body.split(separator: "\n").count, 3)
+        XCTAssertTrue(body.hasSuffix("\n"))
+    }
+
+    func testAClientThatLeavesMidAnswerLeavesNoStreamAndTheCallStillFillsTheCache() throws {
+        fake.set("related", .delay(0.8))
+        do {
+            let c = try open("/feed?date=2026-11-20&because=Amsterdam")
+            XCTAssertEqual(c.readHead()?.status, 200)
+            XCTAssertNotNil(c.readChunk())
+        }   // gone before Because you read lands
+        let deadline = Date().addingTimeInterval(1)
+        while server.metrics.openStreams > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(server.metrics.openStreams, 0, "the stream and its waiters are gone")
+        usleep(1_000_000)
+        // The call went on and filled the cache: the next answer has it in its first write.
+        let c = try open("/feed?date=2026-11-20&because=Amsterdam&sections=becauseYouRead")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        let text = String(decoding: try XCTUnwrap(c.readChunk()), as: UTF8.self)
+        XCTAssertTrue(text.contains("\"kind\":\"becauseYouRead\",\"source\":\"Amsterdam\",\"status\":\"ok\""), text)
+        XCTAssertEqual(fake.requests(kind: "related").count, 1)
+    }
+
+    func testTheClassicAnswerIsNeverA504ForSlownessAndPlaceholdersGoOnceTheDataLands() throws {
+        fake.set("feed", .delay(1.0)); fake.set("random", .delay(1.0))
+        let first = try TestHTTPResponse(port: server.port, request: "GET /feed?date=2026-11-20 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(first.status, 200, "slow is not a 504")
+        let s1 = try XCTUnwrap((try json(first.body))["sections"] as? [[String: Any]])
+        XCTAssertTrue(s1.allSatisfy { $0["status"] as? String == "placeholder" })
+        XCTAssertEqual(Set(s1.compactMap { $0["retryAfterSeconds"] as? Int }), [2])
+        XCTAssertEqual(first.headers["cache-control"], "public, max-age=2", "never kept past its earliest retry")
+        usleep(1_000_000)   // every call it needs has answered by now
+        let second = try TestHTTPResponse(port: server.port, request: "GET /feed?date=2026-11-20 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let s2 = try XCTUnwrap((try json(second.body))["sections"] as? [[String: Any]])
+        XCTAssertEqual(s2.count, 5)
+        XCTAssertTrue(s2.allSatisfy { $0["status"] as? String == "ok" }, "the placeholders were dropped when the data landed")
+        XCTAssertEqual(second.headers["cache-control"], "public, max-age=60")
+    }
+
+    func testNegotiation() {
+        func prefers(_ accept: String?) -> Bool {
+            var h = HTTPHeaders()
+            if let accept { h.add("Accept", accept) }
+            return MediaNegotiation.prefers("application/jsonl", over: "application/json", in: h)
+        }
+        XCTAssertTrue(prefers("application/jsonl"))
+        XCTAssertTrue(prefers("application/jsonl, application/json;q=0.5"))
+        XCTAssertFalse(prefers(nil))
+        XCTAssertFalse(prefers("*/*"))
+        XCTAssertFalse(prefers("application/json, application/jsonl"), "a tie keeps the classic answer")
+        XCTAssertFalse(prefers("application/jsonl;q=0"))
+        XCTAssertTrue(prefers("application/*;q=0.2, application/jsonl"))
+    }
+}
