@@ -58,7 +58,7 @@ public final class LedeApp: Sendable {
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages)) }
         ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
-        ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout)
+        ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
         NotificationRoutes.register(on: router, api: api)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)

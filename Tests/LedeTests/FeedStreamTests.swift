@@ -171,3 +171,68 @@ final class FeedStreamTests: FakeUpstreamTestCase {
         XCTAssertTrue(prefers("application/*;q=0.2, application/jsonl"))
     }
 }
+
+/// The article screen streamed (`Accept: application/jsonl`): the head with the card as soon as the summary is
+/// there, then each part on its own line as it completes — the very part the classic answer holds, named.
+final class ArticleStreamTests: FakeUpstreamTestCase {
+    override var loops: Int { 2 }
+    override func configure(_ options: inout Options) {
+        options.upstreamTimeout = 1.5
+        options.sectionTimeout = 0.3
+    }
+
+    private func lines(_ path: String, since t0: Date) throws -> (TestResponse, [(line: [String: Any], at: Double)]) {
+        let c = try RawClient(port: server.port, timeout: 5)
+        c.send("GET \(path) HTTP/1.1\r\nHost: t\r\nAccept: application/jsonl\r\n\r\n")
+        let head = try XCTUnwrap(c.readHead())
+        var out: [(line: [String: Any], at: Double)] = []
+        while let chunk = c.readChunk(), !chunk.isEmpty {
+            for line in chunk.split(separator: 10) {
+                out.append((try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]), Date().timeIntervalSince(t0)))
+            }
+        }
+        return (head, out)
+    }
+
+    func testTheCardFirstThenEachPartAsItCompletesEqualToTheClassicAnswer() async throws {
+        fake.set("media", .delay(0.8))
+        let t0 = Date()
+        let (head, all) = try lines("/article/Albert_Einstein?lang=en", since: t0)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "application/jsonl")
+        XCTAssertEqual(head.header("Cache-Control"), "private, no-store")
+        XCTAssertEqual(all.count, 5)
+        XCTAssertEqual((all[0].line["card"] as? [String: Any])?["title"] as? String, "Albert Einstein")
+        XCTAssertEqual(all[0].line["parts"] as? [String], ["sections", "languages", "media", "readMore"])
+        XCTAssertLessThan(all[0].at, 0.5, "the head waits for the summary alone")
+        XCTAssertEqual(all.last?.line["part"] as? String, "media", "the slow gallery comes last")
+        XCTAssertGreaterThan(all.last!.at, 0.7)
+        XCTAssertEqual(all.last?.line["status"] as? String, "ok", "slower than the section deadline, within the upstream one")
+        // Each part is the classic answer's, named.
+        let (_, classic, _) = try await get("/article/Albert_Einstein?lang=en")
+        for entry in all.dropFirst() {
+            var part = entry.line
+            let name = try XCTUnwrap(part.removeValue(forKey: "part") as? String)
+            XCTAssertEqual(NSDictionary(dictionary: part), NSDictionary(dictionary: try XCTUnwrap(classic[name] as? [String: Any])), name)
+        }
+    }
+
+    func testAMissingPageIsStillA404Problem() throws {
+        fake.set("summary", .status(404, "{\"type\":\"https://mediawiki.org/wiki/HyperSwitch/errors/not_found\"}"))
+        let (head, all) = try lines("/article/No_such_page_at_all?lang=en", since: Date())
+        XCTAssertEqual(head.status, 404)
+        XCTAssertEqual(head.header("Content-Type"), "application/problem+json")
+        XCTAssertTrue(all.isEmpty)
+    }
+
+    func testAHungPartIsItsPlaceholderAtTheUpstreamDeadline() throws {
+        fake.set("languages", .hang)
+        let t0 = Date()
+        let (_, all) = try lines("/article/Albert_Einstein?lang=en", since: t0)
+        let languages = try XCTUnwrap(all.last)
+        XCTAssertEqual(languages.line["part"] as? String, "languages")
+        XCTAssertEqual(languages.line["status"] as? String, "placeholder")
+        XCTAssertGreaterThan(languages.at, 1.4)
+        XCTAssertLessThan(languages.at, 2.2)
+    }
+}

@@ -273,7 +273,7 @@ final class FeedLiveTests: FakeUpstreamTestCase {
         let tag = try XCTUnwrap(a.headers["etag"])
         XCTAssertEqual(tag, b.headers["etag"])
         XCTAssertEqual(a.headers["cache-control"], "public, max-age=60")
-        XCTAssertEqual(a.headers["vary"], "Accept-Encoding, Accept-Language")
+        XCTAssertEqual(a.headers["vary"], "Accept, Accept-Encoding, Accept-Language")
         let c = try raw("GET /feed?date=2026-11-18 HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n")
         XCTAssertEqual(c.status, 304)
         XCTAssertTrue(c.body.isEmpty)

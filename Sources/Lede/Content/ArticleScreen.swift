@@ -18,6 +18,8 @@ enum ArticleScreen {
 
     /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
     struct Part<Item: Encodable>: Encodable {
+        /// The part's name, on its own line of a streamed answer only.
+        var part: String?
         var status = "ok"
         var items: [Item]
         var reason: String?
@@ -34,6 +36,13 @@ enum ArticleScreen {
             var retry = retryAfter
             if case .backingOff(let seconds) = status { retry = seconds }
             return Part(status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
+        }
+
+        /// This part as a line of a streamed answer (`part` names it).
+        func line(_ name: String) -> [UInt8] {
+            var named = self
+            named.part = name
+            return FeedService.line(FeedService.encode(named))
         }
         var isPlaceholder: Bool { status != "ok" }
     }
@@ -135,39 +144,94 @@ enum ArticleScreen {
 
     // MARK: - Assembly
 
+    /// The part names, in screen order: the head of a streamed answer announces them.
+    static let partNames = ["sections", "languages", "media", "readMore"]
+
+    /// The upstream work of the parts besides the card, started at once and each bounded by `timeout`. Unstructured:
+    /// work whose reader is gone goes on and fills the caches for the next request.
+    struct PartWork: Sendable {
+        let contents: Task<Outcome<ArticleContents>, Never>
+        let links: Task<Outcome<[LanguageLink]>, Never>
+        let gallery: Task<Outcome<[Media]>, Never>
+        let related: Task<Outcome<QueryResult>, Never>
+
+        init(api: WikimediaAPI, lang: LanguageCode, title: String, timeout: Double) {
+            contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
+            links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
+            gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
+            related = Task { await withDeadline(timeout) { try await api.related(lang: lang, title: title) } }
+        }
+    }
+
+    /// The gallery: the files the page shows, with their sizes and credits (file info in batches).
+    static func gallery(api: WikimediaAPI, lang: LanguageCode, title: String) async throws -> [Media] {
+        let files = galleryFiles(try await api.mediaList(lang: lang, title: title))
+        var infos: [String: FileInfo] = [:]
+        for batch in stride(from: 0, to: files.count, by: WikimediaClient.maxFilesPerCall) {
+            let titles = files[batch..<min(batch + WikimediaClient.maxFilesPerCall, files.count)].map(\.title)
+            infos.merge(try await api.fileInfo(lang: lang, files: titles)) { a, _ in a }
+        }
+        return files.map { media($0, infos[$0.title]) }
+    }
+
+    static func sectionsPart(_ work: PartWork) async -> Part<Section> { Part.of(await work.contents.value, sections) }
+
+    static func languagesPart(_ work: PartWork, lang: LanguageCode, preferred: [String]) async -> Part<Edition> {
+        Part.of(await work.links.value) { editions($0, preferred: preferred.filter { $0 != lang.code }) }
+    }
+
+    static func mediaPart(_ work: PartWork) async -> Part<Media> { Part.of(await work.gallery.value) { $0 } }
+
+    /// Read more: related articles, never the article itself. Reached through a redirect with nothing like the
+    /// redirect's name: asked again for the article's own title.
+    static func readMorePart(_ work: PartWork, api: WikimediaAPI, card: Card, lang: LanguageCode, timeout: Double) async -> Part<Card> {
+        var outcome = await work.related.value
+        if card.redirectedFrom != nil, case .ok(let r) = outcome, r.pages.isEmpty,
+           case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
+            outcome = .ok(again)
+        }
+        return Part.of(outcome) { r in
+            ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
+        }
+    }
+
     /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
     /// problem), any other part failing is a placeholder.
     static func build(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> Body {
-        async let summary = api.summary(lang: lang, title: title)
-        async let contents = withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) }
-        async let links = withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) }
-        async let gallery = withDeadline(timeout) { () async throws -> [Media] in
-            let files = galleryFiles(try await api.mediaList(lang: lang, title: title))
-            var infos: [String: FileInfo] = [:]
-            for batch in stride(from: 0, to: files.count, by: WikimediaClient.maxFilesPerCall) {
-                let titles = files[batch..<min(batch + WikimediaClient.maxFilesPerCall, files.count)].map(\.title)
-                infos.merge(try await api.fileInfo(lang: lang, files: titles)) { a, _ in a }
-            }
-            return files.map { media($0, infos[$0.title]) }
-        }
-        async let related = withDeadline(timeout) { try await api.related(lang: lang, title: title) }
-        let card = Card(summary: try await summary, lang: lang)
-        var relatedOutcome = await related
-        // Reached through a redirect with nothing like the redirect's name: ask for the article's own title.
-        if card.redirectedFrom != nil, case .ok(let r) = relatedOutcome, r.pages.isEmpty,
-           case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
-            relatedOutcome = .ok(again)
-        }
-        let sectionsPart = Part.of(await contents, sections)
-        let languagesPart = Part.of(await links) { editions($0, preferred: preferred.filter { $0 != lang.code }) }
-        let readMore = Part.of(relatedOutcome) { r in
-            ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
-        }
-        return Body(card: card, sections: sectionsPart, languages: languagesPart, media: Part.of(await gallery) { $0 }, readMore: readMore,
-                    urls: urls(lang: lang.code, title: card.title))
+        let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
+        let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
+        let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
+        return Body(card: card, sections: await sectionsPart(work), languages: await languagesPart(work, lang: lang, preferred: preferred),
+                    media: await mediaPart(work), readMore: readMore, urls: urls(lang: lang.code, title: card.title))
     }
 
-    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double) {
+    /// The head line of a streamed answer: the card, the URLs and the names of the parts that follow.
+    struct StreamHead: Encodable {
+        var card: Card
+        var parts: [String]
+        var urls: URLs
+    }
+
+    /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
+    /// then each part on its own line as it completes, each within the upstream deadline.
+    static func stream(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> HTTPResponse {
+        let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
+        let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
+        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+        return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
+            let head = StreamHead(card: card, parts: partNames, urls: urls(lang: lang.code, title: card.title))
+            try await body.write(FeedService.line(FeedService.encode(head)))
+            try await withThrowingTaskGroup(of: [UInt8].self) { group in
+                group.addTask { await sectionsPart(work).line("sections") }
+                group.addTask { await languagesPart(work, lang: lang, preferred: preferred).line("languages") }
+                group.addTask { await mediaPart(work).line("media") }
+                group.addTask { await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout).line("readMore") }
+                for try await line in group { try await body.write(line) }
+            }
+        }
+    }
+
+    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title")) } catch {
@@ -176,6 +240,9 @@ enum ArticleScreen {
             // The picker's order depends on the reader's languages: one prepared answer per language, title and
             // preferred editions (bounded LRU with the other prepared answers).
             let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
+            if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
+                return Responses.async { try await stream(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout)) }
+            }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
             if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
             return Responses.async {
@@ -183,7 +250,7 @@ enum ArticleScreen {
                 let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
                 // Complete answers are kept 5 minutes; one with a placeholder only a few seconds (like the feed).
                 let ttl = complete ? 300 : 5
-                let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+                let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
                 return .prepared(Responses.keep(body, headers: headers, in: responses, key: key, ttl: Double(ttl)))
             }
         }

@@ -488,7 +488,7 @@ public final class FeedService: Sendable {
     static func headers(personal: Bool, lang: String, maxAge: Int = 60) -> HTTPHeaders {
         var h = HTTPHeaders()
         h.set("Cache-Control", personal ? "private, max-age=\(maxAge)" : "public, max-age=\(maxAge)")
-        h.set("Vary", "Accept-Encoding, Accept-Language")
+        h.set("Vary", "Accept, Accept-Encoding, Accept-Language")   // Accept: the JSON Lines variant
         h.set("Content-Language", lang)
         return h
     }

@@ -83,6 +83,32 @@ func roundTrip<T: Encodable>(_ name: String, _ value: T, _ recorder: Recorder) t
     print("ok  \(name)")
 }
 
+/// A streamed (JSON Lines) answer read as an app reads it (`asDecodedJSONLines`): every line decodes into `Line` and
+/// loses nothing when encoded again, and equals, member by member, the classic answer's object `classic` names for it
+/// (`[:]` for a line checked otherwise; nil fails).
+func checkLines<Line: Codable & Sendable>(_ name: String, _ body: HTTPBody, _ recorder: Recorder, of: Line.Type,
+                                          classic: ([String: Any]) -> [String: Any]?) async throws -> [Line] {
+    var decoded: [Line] = []
+    // Date-times are RFC 3339 (the generator's own transcoder reads them so; a bare JSONDecoder would not).
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    for try await line in body.asDecodedJSONLines(of: Line.self, decoder: decoder) { decoded.append(line) }
+    let sent = recorder.body.split(separator: 10)
+    guard sent.count == decoded.count, decoded.count > 1 else {
+        throw Failure(description: "\(name): \(sent.count) lines sent, \(decoded.count) decoded")
+    }
+    for (bytes, line) in zip(sent, decoded) {
+        let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] ?? [:]
+        var diff = differences(object, try JSONSerialization.jsonObject(with: try encoder.encode(line)), name + " line")
+        guard let same = classic(object) else { throw Failure(description: "\(name): a line the classic answer does not hold: \(object.keys.sorted())") }
+        if !same.isEmpty { diff += differences(same, object, name + " against the classic answer") }
+        guard diff.isEmpty else { throw Failure(description: "\(name): " + diff.prefix(10).joined(separator: "\n  ")) }
+    }
+    checked += 1
+    print("ok  \(name) (\(decoded.count) lines)")
+    return decoded
+}
+
 func expect<T>(_ name: String, _ body: () throws -> T) throws -> T {
     do { return try body() } catch { throw Failure(description: "\(name): not the documented case: \(error)") }
 }
@@ -106,6 +132,17 @@ func run() async throws {
         throw Failure(description: "GET /feed personal: no nearby or becauseYouRead section")
     }
     try roundTrip("GET /feed personal 200", personalBody, rec)
+    // The streamed feed, line by line as an app reads it; each section is the very object the classic answer holds.
+    let classic = try await anon.getFeed()
+    _ = try expect("GET /feed") { try classic.ok.body.json }
+    let classicFeed = try JSONSerialization.jsonObject(with: rec.body) as? [String: Any] ?? [:]
+    let streamed = try await anon.getFeed(headers: .init(accept: [.init(contentType: .application_jsonl)]))
+    let feedLines = try await checkLines("GET /feed streamed", try expect("GET /feed streamed") { try streamed.ok.body.application_jsonl }, rec,
+                                         of: Components.Schemas.FeedStreamLine.self) { line in
+        if line["kinds"] != nil { return line["date"] as? String == classicFeed["date"] as? String ? [:] : nil }
+        return (classicFeed["sections"] as? [[String: Any]])?.first { $0["kind"] as? String == line["kind"] as? String }
+    }
+    guard case .FeedStreamHead? = feedLines.first else { throw Failure(description: "GET /feed streamed: the first line is not the head") }
     let noFeed = try await anon.getFeed(query: .init(date: "2014-12-31"))
     try roundTrip("GET /feed 404", try expect("GET /feed 404") { try noFeed.notFound.body.application_problem_plus_json }, rec)
     let badDate = try await anon.getFeed(query: .init(date: "2026-13-01"))
@@ -170,6 +207,17 @@ func run() async throws {
     let articleBody = try expect("GET /article/{title}") { try article.ok.body.json }
     guard articleBody.languages.items.first?.lang == "de", !articleBody.media.items.isEmpty else { throw Failure(description: "GET /article/{title}: languages or media wrong") }
     try roundTrip("GET /article/{title} 200", articleBody, rec)
+    let classicArticle = try JSONSerialization.jsonObject(with: rec.body) as? [String: Any] ?? [:]
+    let streamedArticle = try await anon.getArticle(path: .init(title: "Albert_Einstein"), query: .init(lang: .en),
+                                                    headers: .init(Accept_hyphen_Language: "de, fr;q=0.8", accept: [.init(contentType: .application_jsonl)]))
+    let articleLines = try await checkLines("GET /article/{title} streamed", try expect("article streamed") { try streamedArticle.ok.body.application_jsonl }, rec,
+                                            of: Components.Schemas.ArticleStreamLine.self) { line in
+        if line["parts"] != nil { return (line["card"] as? [String: Any])?["title"] as? String == (classicArticle["card"] as? [String: Any])?["title"] as? String ? [:] : nil }
+        guard let name = line["part"] as? String, var part = classicArticle[name] as? [String: Any] else { return nil }
+        part["part"] = name
+        return part
+    }
+    guard articleLines.count == 5, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and four parts") }
     let noArticle = try await anon.getArticle(path: .init(title: "No_such_article_for_the_client_check"))
     try roundTrip("GET /article/{title} 404", try expect("article 404") { try noArticle.notFound.body.application_problem_plus_json }, rec)
     let related = try await anon.getRelated(path: .init(title: "Amsterdam"), query: .init(limit: 5))
