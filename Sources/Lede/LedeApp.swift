@@ -33,14 +33,16 @@ public final class LedeApp: Sendable {
         let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
             ? EmbeddedTransport()
             : LiveTransport(template: options.upstream, contact: options.contact, client: client!))
+        var ttls = WikimediaClient.TTLs()
+        ttls.feedToday = options.feedMaxAge   // today's featured feed lives as long as the shared sections made of it
         api = WikimediaClient(transport: chosen, cache: UpstreamCache(limits: options.cacheLimits), guards: UpstreamGuard(settings: options.upstreamGuard),
-                              deadline: options.upstreamTimeout, logger: Logger(level: options.logLevel))
+                              deadline: options.upstreamTimeout, ttls: ttls, logger: Logger(level: options.logLevel))
         router = Router()
         let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
             ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, client: client!, followsRedirects: true))
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         random = RandomPool(api: api)
-        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, random: random)
+        feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, feedMaxAge: options.feedMaxAge, random: random)
         register()
     }
 

@@ -17,6 +17,8 @@ public struct Options: Sendable {
     public var upstreamTimeout: Double = 2
     /// Deadline for each feed section; a slower section becomes a placeholder.
     public var sectionTimeout: Double = 0.8
+    /// Lifetime of today's shared feed sections; they are refreshed in the background when it runs out.
+    public var feedMaxAge: Double = 300
     public var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
     public var upstreamCA: String?
@@ -67,6 +69,7 @@ public struct Options: Sendable {
         Flag(name: "breaker-failures", placeholder: "N", help: "Consecutive failed calls (timeouts, unreachable, 5xx) to one origin that open its circuit breaker (default 5)."),
         Flag(name: "breaker-cooldown", placeholder: "SECONDS", help: "How long an open breaker fails calls fast before one probe call may close it (default 10)."),
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
+        Flag(name: "feed-max-age", placeholder: "SECONDS", help: "Lifetime of today's shared /feed sections; past it they are served while one background refresh runs, for up to as long again (default 300)."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
@@ -169,6 +172,7 @@ public struct Options: Sendable {
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
+        case "feed-max-age": feedMaxAge = try seconds()
         case "upstream-connections": upstreamConnections = try int(1...1_024)
         case "upstream-ca":
             guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }

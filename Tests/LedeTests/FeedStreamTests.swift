@@ -236,3 +236,40 @@ final class ArticleStreamTests: FakeUpstreamTestCase {
         XCTAssertLessThan(languages.at, 2.2)
     }
 }
+
+/// Refresh ahead: a warm shared part is served while one refresh runs when it expires (stale-while-revalidate), so
+/// once warm no request waits for Wikipedia — here 1 s per call, the sections living 2 s.
+final class FeedRefreshAheadTests: FakeUpstreamTestCase {
+    override var loops: Int { 2 }
+    override func configure(_ options: inout Options) {
+        options.upstreamTimeout = 2
+        options.sectionTimeout = 1.5
+        options.feedMaxAge = 2
+    }
+
+    func testOnceWarmNoRequestWaitsForTheUpstreamAndCallsStayBounded() throws {
+        fake.set("feed", .delay(1.0)); fake.set("random", .delay(1.0))
+        let cold = try TestHTTPResponse(port: server.port, request: "GET /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(cold.status, 200)
+        var slow: [Double] = []
+        var count = 0
+        let end = Date().addingTimeInterval(20)
+        while Date() < end {
+            let t0 = Date()
+            let r = try TestHTTPResponse(port: server.port, request: "GET /feed HTTP/1.1\r\nHost: t\r\n\r\n")
+            let took = Date().timeIntervalSince(t0)
+            XCTAssertEqual(r.status, 200)
+            let sections = (try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])?["sections"] as? [[String: Any]] ?? []
+            XCTAssertTrue(sections.allSatisfy { $0["status"] as? String == "ok" }, "never a placeholder once warm")
+            if took > 0.05 { slow.append(took) }
+            count += 1
+            usleep(50_000)
+        }
+        XCTAssertGreaterThan(count, 100)
+        XCTAssertTrue(slow.allSatisfy { $0 < 0.5 }, "a request waited for a 1 s upstream: \(slow)")
+        XCTAssertLessThanOrEqual(slow.count, count / 50, "over 50 ms: \(slow)")
+        // One refresh per lifetime (2 s live + 1 s refresh): about 7 in 20 s, never one per request.
+        XCTAssertLessThanOrEqual(fake.requests(kind: "feed").count, 12)
+        XCTAssertGreaterThanOrEqual(fake.requests(kind: "feed").count, 4, "the sections were refreshed, not kept forever")
+    }
+}

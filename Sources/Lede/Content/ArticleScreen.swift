@@ -231,6 +231,17 @@ enum ArticleScreen {
         }
     }
 
+    /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
+    /// seconds (like the feed), never stale.
+    static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                        responses: UpstreamCache, key: String) async throws -> PreparedBody {
+        let body = try await build(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout)
+        let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
+        let ttl = complete ? 300 : 5
+        let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+        return Responses.keep(body, headers: headers, in: responses, key: key, ttl: Double(ttl), staleFor: complete ? 300 : 0)
+    }
+
     static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String
@@ -244,14 +255,18 @@ enum ArticleScreen {
                 return Responses.async { try await stream(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout)) }
             }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
-            if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
+            // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
+            if let (warm, refresh) = responses.revalidatingValue(key, as: PreparedBody.self) {
+                if refresh {
+                    Task {
+                        do { _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key) }
+                        catch { responses.refreshFailed(key) }
+                    }
+                }
+                return .response(.prepared(warm))
+            }
             return Responses.async {
-                let body = try await build(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout)
-                let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
-                // Complete answers are kept 5 minutes; one with a placeholder only a few seconds (like the feed).
-                let ttl = complete ? 300 : 5
-                let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
-                return .prepared(Responses.keep(body, headers: headers, in: responses, key: key, ttl: Double(ttl)))
+                .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key))
             }
         }
     }

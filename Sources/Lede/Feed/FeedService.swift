@@ -25,12 +25,17 @@ public final class FeedService: Sendable {
     /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
     let fragments: UpstreamCache
 
-    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
+    /// Lifetime of today's shared sections (`--feed-max-age`); a complete shared part is also served up to this long
+    /// past it while one refresh runs (stale-while-revalidate).
+    public let feedMaxAge: Double
+
+    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
                 random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.random = random ?? RandomPool(api: api, clock: { now().timeIntervalSinceReferenceDate })
         self.sectionTimeout = sectionTimeout
         self.upstreamTimeout = max(upstreamTimeout, sectionTimeout)
+        self.feedMaxAge = feedMaxAge
         self.now = now
         self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
         self.fragments = UpstreamCache(limits: fragmentLimits, clock: { now().timeIntervalSinceReferenceDate })
@@ -121,7 +126,7 @@ public final class FeedService: Sendable {
 
     /// How long a shared part is kept: a part with placeholders only until its earliest retry (so that the sections
     /// that were on their way are asked for again as soon as they are expected).
-    func sharedTTL(isToday: Bool, earliestRetry: Int?) -> Double { earliestRetry.map(Double.init) ?? (isToday ? 300 : 3_600) }
+    func sharedTTL(isToday: Bool, earliestRetry: Int?) -> Double { earliestRetry.map(Double.init) ?? (isToday ? feedMaxAge : max(feedMaxAge, 3_600)) }
 
     /// Forgets a shared part that holds placeholders once the data they stood for has landed: the next request
     /// builds it anew from the (now warm) upstream cache.
@@ -137,7 +142,9 @@ public final class FeedService: Sendable {
         // The build itself never throws: failures become placeholders, cached briefly.
         // A part whose late sections already landed while it was being built is not kept at all.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
-        let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor) { [self] () async throws -> (SharedPart, Int) in
+        // A complete part is served stale while one refresh runs; one with placeholders never is.
+        let staleFor: @Sendable (SharedPart) -> Double = { [feedMaxAge] part in part.landed == nil ? feedMaxAge : 0 }
+        let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor, staleWhileRevalidate: staleFor) { [self] () async throws -> (SharedPart, Int) in
             let built = await buildShared(lang: lang, date: date, isToday: isToday)
             return (built, built.cost)
         }

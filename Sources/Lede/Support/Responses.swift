@@ -50,9 +50,9 @@ public enum Responses {
     public static func cost(of body: PreparedBody) -> Int { body.identity.count + (body.gzip?.count ?? 0) }
 
     /// Prepares `value` and keeps it under `key` for `ttl` seconds (for answers built on the spot).
-    public static func keep<T: Encodable>(_ value: T, headers: HTTPHeaders, in cache: UpstreamCache, key: String, ttl: Double) -> PreparedBody {
+    public static func keep<T: Encodable>(_ value: T, headers: HTTPHeaders, in cache: UpstreamCache, key: String, ttl: Double, staleFor: Double = 0) -> PreparedBody {
         let prepared = preparedBody(value, headers: headers)
-        cache.insert(key, prepared, cost: cost(of: prepared), ttl: ttl)
+        cache.insert(key, prepared, cost: cost(of: prepared), ttl: ttl, staleFor: staleFor)
         return prepared
     }
 

@@ -8,7 +8,10 @@ import Synchronization
 /// - stale-if-error: when a refresh fails with a transient error, the last good value is served for up to
 ///   `staleIfError` seconds past its expiry, then the error goes through;
 /// - a page that does not exist is remembered for `notFoundTTL` seconds, so a popular missing title does not send
-///   every request upstream.
+///   every request upstream;
+/// - stale-while-revalidate (RFC 5861), per entry: a value its caller allows to go stale is served for a bounded time
+///   past its expiry while one refresh (per key) runs in the background — no request waits on the refresh of
+///   something that was warm.
 public final class UpstreamCache: Sendable {
     public struct Limits: Sendable {
         public var maxEntries: Int = 10_000
@@ -24,6 +27,8 @@ public final class UpstreamCache: Sendable {
 
     public struct Counters: Sendable, Equatable {
         public var hits = 0, misses = 0, coalesced = 0, staleServed = 0, evictions = 0
+        /// Stale values served while a background refresh ran (stale-while-revalidate).
+        public var revalidated = 0
         public var entries = 0, bytes = 0
     }
 
@@ -35,10 +40,12 @@ public final class UpstreamCache: Sendable {
         var value: any Sendable
         var cost: Int
         var expires: Double
+        /// Seconds past `expires` the value may be served while it is refreshed (0: not at all).
+        var staleFor: Double
         var prev: Node?
         var next: Node?
-        init(key: String, value: any Sendable, cost: Int, expires: Double) {
-            self.key = key; self.value = value; self.cost = cost; self.expires = expires
+        init(key: String, value: any Sendable, cost: Int, expires: Double, staleFor: Double) {
+            self.key = key; self.value = value; self.cost = cost; self.expires = expires; self.staleFor = staleFor
         }
     }
 
@@ -64,9 +71,12 @@ public final class UpstreamCache: Sendable {
     /// The cached value for `key`, or the result of `fetch` (shared with concurrent callers for the same key),
     /// kept for `ttl` seconds. `fetch` returns the value and its cost in bytes.
     /// `ttlFor`, when given, decides the lifetime from the fetched value (e.g. short for a partial result).
+    /// `staleWhileRevalidate`, when given, says how long past its expiry a fetched value may be served while one refresh
+    /// runs in the background (0 for a value that must not be served stale).
     public func value<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+                                   staleWhileRevalidate: (@Sendable (T) -> Double)? = nil,
                                    fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
-        try await lookup(key, ttl: ttl, ttlFor: ttlFor, fetch: fetch).0
+        try await lookup(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch).0
     }
 
     /// The fresh value for `key` if one is cached, without fetching: lets a handler answer on the event loop
@@ -76,13 +86,34 @@ public final class UpstreamCache: Sendable {
         return state.withLock { $0.freshValue(key, now: now, as: T.self) }
     }
 
-    /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call).
-    public func insert<T: Sendable>(_ key: String, _ value: T, cost: Int, ttl: Double) {
+    /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call), and up to `staleFor`
+    /// seconds more for `revalidatingValue` while it is rebuilt.
+    public func insert<T: Sendable>(_ key: String, _ value: T, cost: Int, ttl: Double, staleFor: Double = 0) {
         let expires = clock() + ttl
         state.withLock { s in
             s.counters.misses += 1
-            s.store(key, value, cost: cost, expires: expires)
+            s.refreshing.remove(key)
+            s.store(key, value, cost: cost, expires: expires, staleFor: staleFor)
         }
+    }
+
+    /// A fresh value, or a stale one within its stale-while-revalidate window (for values kept with `insert`, whose
+    /// caller rebuilds them): `refresh` is true for the one caller that should rebuild it now — until its `insert` (or
+    /// `refreshFailed`) no other caller is asked to.
+    public func revalidatingValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> (value: T, refresh: Bool)? {
+        let now = clock()
+        return state.withLock { s in
+            if let v = s.freshValue(key, now: now, as: T.self) { return (v, false) }
+            guard let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, let v = node.value as? T else { return nil }
+            s.counters.revalidated += 1
+            s.moveToFront(node)
+            return (v, s.refreshing.insert(key).inserted)
+        }
+    }
+
+    /// A rebuild asked for by `revalidatingValue` failed: the next caller may try again.
+    public func refreshFailed(_ key: String) {
+        _ = state.withLock { $0.refreshing.remove(key) }
     }
 
     /// What a lookup found under the lock: a value, a fetch already running, or the fetch it started.
@@ -93,40 +124,24 @@ public final class UpstreamCache: Sendable {
 
     /// Like `value`, and says whether the answer came from the cache or from the upstream.
     public func lookup<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+                                    staleWhileRevalidate: (@Sendable (T) -> Double)? = nil,
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
         let now = clock()
         let step: LookupStep = state.withLock { s in
             if let v = s.freshValue(key, now: now, as: (any Sendable).self) { return .cached(v) }
+            // Stale but within what its caller allows: served now, refreshed in the background (once per key).
+            if let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, !(node.value is Missing) {
+                s.counters.revalidated += 1
+                s.moveToFront(node)
+                if s.inflight[key] == nil { s.inflight[key] = fetchTask(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch) }
+                return .cached(node.value)
+            }
             if let running = s.inflight[key] {
                 s.counters.coalesced += 1
                 return .running(running)
             }
             s.counters.misses += 1
-            let task = Task<any Sendable, Error> { [self] in
-                do {
-                    let (value, cost) = try await fetch()
-                    let expires = clock() + (ttlFor?(value) ?? ttl)
-                    state.withLock { s in
-                        s.inflight[key] = nil
-                        s.store(key, value, cost: cost, expires: expires)
-                    }
-                    return value
-                } catch {
-                    let now = clock(), limits = self.limits
-                    let stale: (any Sendable)? = state.withLock { s in
-                        s.inflight[key] = nil
-                        if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
-                            s.store(key, Missing(error: error as! UpstreamError), cost: 64, expires: now + limits.notFoundTTL)
-                        }
-                        guard let e = error as? UpstreamError, e.allowsStale, let node = s.map[key], node.expires + limits.staleIfError > now else { return nil }
-                        s.counters.staleServed += 1
-                        s.moveToFront(node)
-                        return node.value
-                    }
-                    if let stale { return stale }
-                    throw error
-                }
-            }
+            let task = fetchTask(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch)
             s.inflight[key] = task
             return .started(task, s.counters.staleServed)
         }
@@ -141,6 +156,38 @@ public final class UpstreamCache: Sendable {
             let after = clock()
             let stale = state.withLock { s in s.counters.staleServed > servedStaleBefore && s.map[key].map { $0.expires <= after } == true }
             return (value, stale ? .stale : .miss)
+        }
+    }
+
+    /// The fetch of `key`: stores what it gets (or, on a transient failure, hands back the last good value within
+    /// stale-if-error) and leaves the in-flight table.
+    private func fetchTask<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)?, staleWhileRevalidate: (@Sendable (T) -> Double)?,
+                                        fetch: @escaping @Sendable () async throws -> (T, Int)) -> Task<any Sendable, Error> {
+        Task<any Sendable, Error> { [self] in
+            do {
+                let (value, cost) = try await fetch()
+                let expires = clock() + (ttlFor?(value) ?? ttl)
+                let staleFor = staleWhileRevalidate?(value) ?? 0
+                state.withLock { s in
+                    s.inflight[key] = nil
+                    s.store(key, value, cost: cost, expires: expires, staleFor: staleFor)
+                }
+                return value
+            } catch {
+                let now = clock(), limits = self.limits
+                let stale: (any Sendable)? = state.withLock { s in
+                    s.inflight[key] = nil
+                    if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
+                        s.store(key, Missing(error: error as! UpstreamError), cost: 64, expires: now + limits.notFoundTTL, staleFor: 0)
+                    }
+                    guard let e = error as? UpstreamError, e.allowsStale, let node = s.map[key], node.expires + limits.staleIfError > now else { return nil }
+                    s.counters.staleServed += 1
+                    s.moveToFront(node)
+                    return node.value
+                }
+                if let stale { return stale }
+                throw error
+            }
         }
     }
 
@@ -167,6 +214,8 @@ public final class UpstreamCache: Sendable {
         var tail: Node?   // least recently used
         var bytes = 0
         var inflight: [String: Task<any Sendable, Error>] = [:]
+        /// Keys a caller of `revalidatingValue` is rebuilding.
+        var refreshing = Set<String>()
         var counters = Counters()
         init(limits: Limits) { self.limits = limits }
 
@@ -178,10 +227,10 @@ public final class UpstreamCache: Sendable {
             return value
         }
 
-        mutating func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double) {
+        mutating func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double, staleFor: Double) {
             if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
             guard cost <= limits.maxBytes else { return }
-            let node = Node(key: key, value: value, cost: cost, expires: expires)
+            let node = Node(key: key, value: value, cost: cost, expires: expires, staleFor: staleFor)
             map[key] = node
             linkFront(node)
             bytes += cost
