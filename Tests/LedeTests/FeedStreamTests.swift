@@ -91,11 +91,16 @@ final class FeedStreamTests: FakeUpstreamTestCase {
         _ = try TestHTTPResponse(port: server.port, request: "GET /feed?date=2026-11-20&because=Amsterdam HTTP/1.1\r\nHost: t\r\n\r\n")
         fake.set("feed", .hang)
         let c = try open("/feed?date=2026-11-20&because=Amsterdam")
-        XCTAssertEqual(c.readHead()?.status, 200)
-        let chunk = try XCTUnwrap(c.readChunk())
-        let text = String(decoding: chunk, as: UTF8.self)
-        XCTAssertEqual(text.split(separator: "\n").count, 7, "head + six warm sections in the first write: \(text)")
-        XCTAssertEqual(c.readChunk(), [], "nothing was pending")
+        // Everything warm: the whole answer at once, on the loop (the same lines, framed by Content-Length).
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.header("Content-Type"), "application/jsonl")
+        XCTAssertEqual(r.header("Cache-Control"), "private, no-store")
+        XCTAssertNil(r.header("Transfer-Encoding"))
+        let lines = r.text.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.count, 8, "head + six warm sections, each ending with a newline: \(r.text)")
+        XCTAssertEqual(lines.last, "")
+        XCTAssertTrue(lines.dropLast().allSatisfy { !$0.isEmpty })
     }
 
     func testGzipIsOneStreamReadableLineByLine() throws {
@@ -134,8 +139,7 @@ final class FeedStreamTests: FakeUpstreamTestCase {
         usleep(1_000_000)
         // The call went on and filled the cache: the next answer has it in its first write.
         let c = try open("/feed?date=2026-11-20&because=Amsterdam&sections=becauseYouRead")
-        XCTAssertEqual(c.readHead()?.status, 200)
-        let text = String(decoding: try XCTUnwrap(c.readChunk()), as: UTF8.self)
+        let text = try XCTUnwrap(c.readResponse()).text
         XCTAssertTrue(text.contains("\"kind\":\"becauseYouRead\",\"source\":\"Amsterdam\",\"status\":\"ok\""), text)
         XCTAssertEqual(fake.requests(kind: "related").count, 1)
     }
@@ -271,5 +275,24 @@ final class FeedRefreshAheadTests: FakeUpstreamTestCase {
         // One refresh per lifetime (2 s live + 1 s refresh): about 7 in 20 s, never one per request.
         XCTAssertLessThanOrEqual(fake.requests(kind: "feed").count, 12)
         XCTAssertGreaterThanOrEqual(fake.requests(kind: "feed").count, 4, "the sections were refreshed, not kept forever")
+    }
+}
+
+extension FeedStreamTests {
+    /// A streamed answer that built every shared section keeps them as the shared part: the next answer, streamed or
+    /// classic, has them warm (and the same random card).
+    func testAStreamedFeedWarmsTheSharedPartForEveryone() throws {
+        fake.set("feed", .delay(0.3))
+        let c = try open("/feed?date=2026-11-19")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        let streamed = try lines(c, since: Date())
+        let random = try XCTUnwrap(streamed.first { $0.line["kind"] as? String == "random" })
+        let classic = try TestHTTPResponse(port: server.port, request: "GET /feed?date=2026-11-19 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let sections = try XCTUnwrap((try json(classic.body))["sections"] as? [[String: Any]])
+        let classicRandom = try XCTUnwrap(sections.first { $0["kind"] as? String == "random" })
+        XCTAssertEqual(NSDictionary(dictionary: classicRandom), NSDictionary(dictionary: random.line))
+        XCTAssertEqual(fake.requests(kind: "feed").count, 1, "the classic answer was warm")
+        let again = try XCTUnwrap(try open("/feed?date=2026-11-19").readResponse())
+        XCTAssertNil(again.header("Transfer-Encoding"), "all warm: one body at once")
     }
 }

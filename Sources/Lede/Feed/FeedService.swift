@@ -17,7 +17,7 @@ public final class FeedService: Sendable {
     var pendingRetry: Int { max(1, Int((upstreamTimeout - sectionTimeout).rounded(.up))) }
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
     let sharedCache: UpstreamCache
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     /// Non-personal feeds kept whole, by what they depend on.
     private let prepared = Mutex<[PreparedKey: (body: PreparedBody, expires: Double)]>([:])
     private let maxPrepared = 512

@@ -39,13 +39,26 @@ extension FeedService {
         return h
     }
 
+    /// The streamed answer. When every section is warm the whole answer is known at once: it is sent as one body on
+    /// the loop (the same lines, framed by Content-Length), with no producer at all.
     public func stream(_ request: FeedRequest) -> HTTPResponse {
-        .stream(contentType: Self.jsonLines, headers: streamHeaders(request)) { [self] body in
-            try await produceLines(request, body)
+        let warm = warmLines(request)
+        if warm.pending.isEmpty {
+            return HTTPResponse(status: 200, contentType: Self.jsonLines, bytes: warm.first, headers: streamHeaders(request))
+        }
+        return .stream(contentType: Self.jsonLines, headers: streamHeaders(request)) { [self] body in
+            try await produceLines(request, warm, body)
         }
     }
 
-    func produceLines(_ r: FeedRequest, _ body: BodyWriter) async throws {
+    /// The head line and every warm section's line, and the kinds still to come.
+    struct WarmLines: Sendable {
+        var kinds: [SectionKind]
+        var first: [UInt8]
+        var pending: Set<SectionKind>
+    }
+
+    func warmLines(_ r: FeedRequest) -> WarmLines {
         let kinds = announcedKinds(r)
         var first = Self.streamHead(date: r.date, generatedAt: Timestamp.rfc3339Seconds(), lang: r.lang.code, kinds: kinds)
         var pending = Set(kinds)
@@ -62,16 +75,24 @@ extension FeedService {
                 Self.appendLine(Self.incompleteLocation.bytes, to: &first); pending.remove(kind); continue
             }
             guard let key = personalKey(kind, r), let part = fragments.cachedValue(key, as: PersonalPart.self) else { continue }
-            Self.appendLine(line(part, r), to: &first)
+            first.append(contentsOf: line(part, r))   // already a whole line (or nothing)
             pending.remove(kind)
         }
-        try await body.write(first)
-        if pending.isEmpty { return }
+        return WarmLines(kinds: kinds, first: first, pending: pending)
+    }
 
-        // The rest, each within the upstream deadline, written as it lands.
+    func produceLines(_ r: FeedRequest, _ warm: WarmLines, _ body: BodyWriter) async throws {
+        let kinds = warm.kinds, pending = warm.pending
+        try await body.write(warm.first)
+
+        // The rest, each within the upstream deadline, written as it lands. Shared sections built here are kept as the
+        // shared part when they are all there and all real, so the next answer (streamed or classic) has them warm.
         let deadline = upstreamTimeout
         let api = self.api, pool = self.random
-        try await withThrowingTaskGroup(of: [UInt8].self) { group in
+        let buildsSharedPart = r.showsEverySharedSection && SectionKind.ordered.allSatisfy { !$0.isShared || pending.contains($0) || ($0 == .news && !r.isToday) }
+        var shared: [SectionKind: Fragment] = [:]
+        var sharedComplete = true
+        try await withThrowingTaskGroup(of: (lines: [UInt8], shared: [SectionKind: Fragment]?).self) { group in
             let featuredPending = Self.featuredKinds.filter { pending.contains($0) }
             if !featuredPending.isEmpty {
                 group.addTask { [self] in
@@ -81,24 +102,32 @@ extension FeedService {
                     for kind in kinds where featuredPending.contains(kind) {
                         if let f = fragments[kind] { Self.appendLine(f.body.bytes, to: &lines) }
                     }
-                    return lines
+                    if case .failed(let e) = outcome, Self.isNotFound(e) { return (lines, [:]) }   // no feed that day: complete as it is
+                    return (lines, Self.succeeded(outcome) ? fragments : nil)
                 }
             }
             if pending.contains(.random) {
                 group.addTask { [self] in
                     let outcome = await withDeadline(deadline) { try await pool.card(lang: r.lang).card }
-                    return randomFragment(outcome, retry: 1).map { Self.line($0.body.bytes) } ?? []
+                    let fragment = randomFragment(outcome, retry: 1)
+                    guard let fragment else { return ([], [:]) }
+                    return (Self.line(fragment.body.bytes), fragment.status == .ok ? [.random: fragment] : nil)
                 }
             }
             for kind in kinds where !kind.isShared && pending.contains(kind) {
                 group.addTask { [self] in
-                    guard let part = await personalPart(kind, r, deadline: deadline, retry: 1) else { return [] }
-                    return line(part, r)
+                    guard let part = await personalPart(kind, r, deadline: deadline, retry: 1) else { return ([], [:]) }
+                    return (line(part, r), [:])
                 }
             }
-            for try await lines in group where !lines.isEmpty {
-                try await body.write(lines)
+            for try await result in group {
+                if let fragments = result.shared { shared.merge(fragments) { a, _ in a } } else { sharedComplete = false }
+                if !result.lines.isEmpty { try await body.write(result.lines) }
             }
+        }
+        if buildsSharedPart && sharedComplete && sharedCache.cachedValue(sharedKey(r), as: SharedPart.self) == nil {
+            let part = Self.sharedPart(shared, date: r.date, lang: r.lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: r.isToday, earliestRetry: nil)))
+            sharedCache.insert(sharedKey(r), part, cost: part.cost, ttl: sharedTTL(isToday: r.isToday, earliestRetry: nil), staleFor: feedMaxAge)
         }
     }
 
