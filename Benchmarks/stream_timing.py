@@ -18,6 +18,7 @@ def request(path):
     s.sendall(f"GET {path} HTTP/1.1\r\nHost: b\r\nAccept: {accept}\r\nConnection: close\r\n\r\n".encode())
     buf = b""
     head_end = None
+    chunked = False
     marks = []          # arrival time of each complete body line (streamed)
     body = b""
     status = 0
@@ -30,11 +31,19 @@ def request(path):
         if head_end is None and b"\r\n\r\n" in buf:
             head_end = buf.index(b"\r\n\r\n")
             status = int(buf.split(b" ", 2)[1])
+            chunked = b"transfer-encoding: chunked" in buf[:head_end].lower()
             buf = buf[head_end + 4:]
         if head_end is None:
             continue
         if classic:
             body += buf; buf = b""
+            continue
+        if not chunked:
+            # All warm: one Content-Length body (the connection closes after it).
+            body += buf; buf = b""
+            while b"\n" in body:
+                line, body = body.split(b"\n", 1)
+                marks.append((now, json.loads(line)))
             continue
         # Chunked: take whole chunks, note the lines they complete.
         while True:
