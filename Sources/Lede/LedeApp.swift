@@ -10,6 +10,8 @@ public final class LedeApp: Sendable {
     /// Random articles per language, shared by `/random` and the feed.
     public let random: RandomPool
     public let reddit: RedditClient
+    /// One Echo poll per user for the live bells (`/notifications/stream`).
+    public let notifications: NotificationHub
     /// Encoded answers of the public content routes (compressed once, not per request).
     public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
@@ -43,6 +45,9 @@ public final class LedeApp: Sendable {
         reddit = RedditClient(transport: redditTransport, cache: api.cache, metrics: api.metrics, deadline: options.upstreamTimeout)
         random = RandomPool(api: api)
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, feedMaxAge: options.feedMaxAge, random: random)
+        var hubSettings = NotificationHub.Settings()
+        hubSettings.interval = options.notificationsPoll
+        notifications = NotificationHub(api: api, settings: hubSettings)
         register()
     }
 
@@ -61,7 +66,7 @@ public final class LedeApp: Sendable {
         ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
-        NotificationRoutes.register(on: router, api: api)
+        NotificationRoutes.register(on: router, api: api, hub: notifications)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)

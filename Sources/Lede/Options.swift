@@ -19,6 +19,8 @@ public struct Options: Sendable {
     public var sectionTimeout: Double = 0.8
     /// Lifetime of today's shared feed sections; they are refreshed in the background when it runs out.
     public var feedMaxAge: Double = 300
+    /// Seconds between Echo polls of one user while that user has live bells open.
+    public var notificationsPoll: Double = 30
     public var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
     public var upstreamCA: String?
@@ -70,6 +72,7 @@ public struct Options: Sendable {
         Flag(name: "breaker-cooldown", placeholder: "SECONDS", help: "How long an open breaker fails calls fast before one probe call may close it (default 10)."),
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
         Flag(name: "feed-max-age", placeholder: "SECONDS", help: "Lifetime of today's shared /feed sections; past it they are served while one background refresh runs, for up to as long again (default 300)."),
+        Flag(name: "notifications-poll", placeholder: "SECONDS", help: "How often Lede asks Echo for a user's notifications while that user has /notifications/stream open: one poll per user however many streams, spread ±10% (default 30)."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
@@ -173,6 +176,7 @@ public struct Options: Sendable {
         case "upstream-timeout": upstreamTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
         case "feed-max-age": feedMaxAge = try seconds()
+        case "notifications-poll": notificationsPoll = try seconds()
         case "upstream-connections": upstreamConnections = try int(1...1_024)
         case "upstream-ca":
             guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }

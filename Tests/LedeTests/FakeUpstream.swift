@@ -148,6 +148,7 @@ func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in 
 class FakeUpstreamTestCase: XCTestCase {
     var fake: FakeUpstream!
     var server: HTTPServer!
+    var app: LedeApp!
     var base = ""
 
     /// Event loops of the Lede under test.
@@ -160,7 +161,7 @@ class FakeUpstreamTestCase: XCTestCase {
 
     override func setUpWithError() throws {
         fake = try FakeUpstream()
-        server = try startLede(loops: loops) { [fake, self] in
+        (app, server) = try startLedeApp(loops: loops) { [fake, self] in
             $0.upstream = fake!.template
             configure(&$0)
         }

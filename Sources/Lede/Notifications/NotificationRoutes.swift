@@ -33,14 +33,49 @@ enum NotificationRoutes {
 
     static let noStore = "private, no-store"
 
-    static func register(on router: Router, api: WikimediaAPI) {
+    /// The reconnection delay a stream hints at its start (ms).
+    static let streamRetry = 3000
+
+    static func register(on router: Router, api: WikimediaAPI, hub: NotificationHub) {
+        // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
+        router.get("/notifications/stream") { ctx in
+            let auth: String, lang: LanguageCode, feedOn: Bool
+            do { (auth, lang, feedOn) = try userRequest(ctx.request) } catch { return .response(Responses.problem(error)) }
+            // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
+            let resumeAfter = ctx.request.headers["Last-Event-ID"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return Responses.async {
+                // The token is checked with Wikimedia before the stream starts: a refused one is the usual 401 problem.
+                let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang)
+                return .eventStream { events in
+                    defer { hub.unsubscribe(key: key, id: id) }
+                    try await events.retry(milliseconds: streamRetry)
+                    if let resumeAfter {
+                        for item in snapshot.items.reversed() where item.id > resumeAfter {
+                            try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
+                        }
+                    }
+                    try await events.send(event: "badge", id: String(snapshot.newestID), data: String(decoding: Badge(unread: snapshot.unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                    for await update in updates {
+                        switch update {
+                        case .changed(let new, let unread, let newest):
+                            for item in new {
+                                try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
+                            }
+                            try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                        case .badge(let unread, let newest):
+                            try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                        case .refused(let problem):
+                            try await events.send(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self))
+                            return
+                        }
+                    }
+                }
+            }
+        }
+
         router.get("/notifications/badge") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool
-            do {
-                auth = try BearerAuthorization.extract(ctx.request.headers)
-                lang = try LanguageCode.resolve(ctx.request)
-                feedOn = try exploreFeed(ctx.request)
-            } catch { return .response(Responses.problem(error)) }
+            do { (auth, lang, feedOn) = try userRequest(ctx.request) } catch { return .response(Responses.problem(error)) }
             return Responses.async {
                 let unread = try await api.unreadCount(lang: lang, authorization: auth)
                 return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
@@ -50,9 +85,7 @@ enum NotificationRoutes {
         router.get("/notifications") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
             do {
-                auth = try BearerAuthorization.extract(ctx.request.headers)
-                lang = try LanguageCode.resolve(ctx.request)
-                feedOn = try exploreFeed(ctx.request)
+                (auth, lang, feedOn) = try userRequest(ctx.request)
                 let f = ctx.request.queryParameter("filter") ?? "all"
                 guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
                 filter = parsed
@@ -75,9 +108,7 @@ enum NotificationRoutes {
         router.post("/notifications/read") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
             do {
-                auth = try BearerAuthorization.extract(ctx.request.headers)
-                lang = try LanguageCode.resolve(ctx.request)
-                feedOn = try exploreFeed(ctx.request)
+                (auth, lang, feedOn) = try userRequest(ctx.request)
                 let type = (ctx.request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
                 guard type == "application/json" else {
                     throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
@@ -92,9 +123,15 @@ enum NotificationRoutes {
                     for batch in MarkReadRequest.batches(ids) { try await api.markRead(lang: lang, authorization: auth, ids: batch, token: token) }
                 }
                 let unread = try await api.unreadCount(lang: lang, authorization: auth)
+                hub.countChanged(token: auth, lang: lang, unread: unread)   // this user's live bells, at once
                 return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
             }
         }
+    }
+
+    /// What every notification route reads first: the user's token, the edition, and `feed=on|off`.
+    static func userRequest(_ request: HTTPRequest) throws -> (auth: String, lang: LanguageCode, feedOn: Bool) {
+        (try BearerAuthorization.extract(request.headers), try LanguageCode.resolve(request), try exploreFeed(request))
     }
 
     /// `feed=on|off`: whether the user has the Explore feed turned on (default on).

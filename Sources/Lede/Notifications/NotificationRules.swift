@@ -89,6 +89,13 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
 
     /// The item as `JSONEncoder` with sorted keys writes it (the same members and values; nil as `null`), written
     /// by hand: a notifications page is per user, so it is encoded on every request.
+    /// The item as its own JSON document (a `notification` event's data).
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        appendJSON(to: &out)
+        return out
+    }
+
     public func appendJSON(to out: inout [UInt8]) {
         func key(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
         func string(_ v: String?) { if let v { JSONText.appendQuoted(v, to: &out) } else { out.append(contentsOf: [110, 117, 108, 108]) } }

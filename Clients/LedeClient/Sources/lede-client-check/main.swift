@@ -152,6 +152,12 @@ func run() async throws {
     try roundTrip("GET /notifications/badge 200", try expect("badge") { try badge.ok.body.json }, aliceRec)
     let noAuth = try await anon.getNotificationBadge()
     try roundTrip("GET /notifications/badge 401", try expect("badge 401") { try noAuth.unauthorized.body.application_problem_plus_json }, rec)
+    // The live bell's refusals (a stream that is accepted never ends, and URLSession on Linux reads whole bodies only).
+    let noStream = try await anon.streamNotifications()
+    try roundTrip("GET /notifications/stream 401", try expect("stream 401") { try noStream.unauthorized.body.application_problem_plus_json }, rec)
+    let (revoked, revokedRec) = client("not-a-demo-token")
+    let refusedStream = try await revoked.streamNotifications()
+    try roundTrip("GET /notifications/stream refused 401", try expect("stream refused") { try refusedStream.unauthorized.body.application_problem_plus_json }, revokedRec)
     let page = try await alice.listNotifications(query: .init(filter: .unread, limit: 10))
     let pageBody = try expect("GET /notifications") { try page.ok.body.json }
     try roundTrip("GET /notifications 200", pageBody, aliceRec)

@@ -1,0 +1,217 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// The live bell's fan-in: one Echo poll per user on this replica, however many of that user's event streams are
+/// open. Users are keyed by a keyed hash of their token and edition (the process's random SipHash key), so the token
+/// itself is held only by the poll that needs it, and never logged. The first poll round checks the token: a stream
+/// that opens while a round is in flight joins it. Polling stops with the user's last stream; a `Retry-After` from
+/// Wikimedia (or the circuit breaker) pauses it while streams stay open.
+public final class NotificationHub: Sendable {
+    public struct Settings: Sendable {
+        /// Seconds between poll rounds of one user (spread ±10 %). Default 30.
+        public var interval: Double = 30
+        /// Open streams one user may have on this replica. Default 8.
+        public var maxStreamsPerUser = 8
+        /// Unread notifications read per round (Echo's page).
+        public var pageSize = 50
+        public init() {}
+    }
+
+    /// What one poll round saw: the unread count and the unread notifications, newest first.
+    public struct Snapshot: Sendable, Equatable {
+        public var unread: Int
+        public var items: [NotificationItem]
+        /// The newest notification seen: the event id, derived from Wikimedia's data, so any replica can resume from it.
+        public var newestID: Int
+    }
+
+    /// What a stream is told.
+    public enum Update: Sendable {
+        /// Notifications new since the previous round (oldest first) and the count after them.
+        case changed(new: [NotificationItem], unread: Int, newestID: Int)
+        /// The count changed without a new notification (read elsewhere, or through this replica's mark-read).
+        case badge(unread: Int, newestID: Int)
+        /// Wikimedia refused the token: the stream ends with this problem.
+        case refused(Problem)
+    }
+
+    let api: WikimediaAPI
+    public let settings: Settings
+    private let users = Mutex<[Int: UserPoll]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    public init(api: WikimediaAPI, settings: Settings = Settings()) {
+        self.api = api
+        self.settings = settings
+    }
+
+    /// Users being polled now (metrics, tests).
+    public var polledUsers: Int { users.withLock { $0.count } }
+
+    static func key(token: String, lang: LanguageCode) -> Int {
+        var h = Hasher()   // seeded at random per process: a keyed hash
+        h.combine(token)
+        h.combine(lang.code)
+        return h.finalize()
+    }
+
+    /// One user's poll and streams.
+    final class UserPoll: Sendable {
+        struct State {
+            var token: String
+            var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
+            var latest: Snapshot?
+            var round: Task<Snapshot, Error>?
+            var polling: Task<Void, Never>?
+            var pausedUntil: Double = 0
+            var ended = false
+        }
+        let lang: LanguageCode
+        let state: Mutex<State>
+        init(token: String, lang: LanguageCode) {
+            self.lang = lang
+            state = Mutex(State(token: token))
+        }
+    }
+
+    /// A stream of `token`'s updates, with the snapshot it starts from. Joins (or starts) a poll round first: a refused
+    /// token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an upstream failure.
+    public func subscribe(token: String, lang: LanguageCode) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
+        let key = Self.key(token: token, lang: lang)
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let limit = settings.maxStreamsPerUser
+        let (poll, round): (UserPoll, Task<Snapshot, Error>?) = try users.withLock { users in
+            let poll: UserPoll
+            if let existing = users[key] { poll = existing } else { poll = UserPoll(token: token, lang: lang); users[key] = poll }
+            return try poll.state.withLock { s in
+                guard s.subscribers.count < limit else {
+                    throw Problem(status: 429, slug: "too-many-streams",
+                                  detail: "This account already has \(limit) notification streams open on this server; close one first.",
+                                  headers: ["Retry-After": "30"])
+                }
+                s.subscribers[id] = inbox
+                s.token = token
+                if s.latest != nil, s.polling != nil { return (poll, nil) }
+                if s.round == nil { s.round = startRound(poll, key: key, token: token) }
+                return (poll, s.round)
+            }
+        }
+        do {
+            let snapshot: Snapshot
+            if let round { snapshot = try await round.value } else { snapshot = poll.state.withLock { $0.latest! } }
+            startPolling(poll, key: key)
+            return (id, snapshot, updates, key)
+        } catch {
+            unsubscribe(key: key, id: id)
+            throw error
+        }
+    }
+
+    /// The stream `id` closed; the user's last stream stops the polling and forgets the token.
+    public func unsubscribe(key: Int, id: Int) {
+        let stopped: (Task<Void, Never>?, AsyncStream<Update>.Continuation?) = users.withLock { users in
+            guard let poll = users[key] else { return (nil, nil) }
+            return poll.state.withLock { s in
+                let inbox = s.subscribers.removeValue(forKey: id)
+                guard s.subscribers.isEmpty, s.round == nil else { return (nil, inbox) }
+                users[key] = nil
+                s.ended = true
+                let task = s.polling
+                s.polling = nil
+                return (task, inbox)
+            }
+        }
+        stopped.1?.finish()
+        stopped.0?.cancel()
+    }
+
+    /// A mark-read through this replica: that user's streams get the new count at once.
+    public func countChanged(token: String, lang: LanguageCode, unread: Int) {
+        let key = Self.key(token: token, lang: lang)
+        guard let poll = users.withLock({ $0[key] }) else { return }
+        let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in
+            guard var latest = s.latest, latest.unread != unread else { return ([], 0) }
+            latest.unread = unread
+            s.latest = latest
+            return (Array(s.subscribers.values), latest.newestID)
+        }
+        for inbox in inboxes { inbox.yield(.badge(unread: unread, newestID: newest)) }
+    }
+
+    // MARK: - Polling
+
+    /// One poll round, shared by whoever asks while it runs; its result is compared with the last and told.
+    private func startRound(_ poll: UserPoll, key: Int, token: String) -> Task<Snapshot, Error> {
+        let api = self.api, pageSize = settings.pageSize
+        return Task { [self] in
+            do {
+                let page = try await api.notifications(lang: poll.lang, authorization: token, filter: .unread, limit: pageSize, continueFrom: nil)
+                let items = page.list.map(NotificationItem.init).filter { !$0.read }.sorted { $0.id > $1.id }
+                let snapshot = Snapshot(unread: page.rawcount, items: items, newestID: items.first?.id ?? 0)
+                publish(poll, snapshot)
+                return snapshot
+            } catch {
+                failed(poll, key: key, error)
+                throw error
+            }
+        }
+    }
+
+    private func publish(_ poll: UserPoll, _ snapshot: Snapshot) {
+        let (inboxes, update): ([AsyncStream<Update>.Continuation], Update?) = poll.state.withLock { s in
+            s.round = nil
+            let previous = s.latest
+            var next = snapshot
+            next.newestID = max(snapshot.newestID, previous?.newestID ?? 0)
+            s.latest = next
+            guard let previous else { return ([], nil) }
+            let new = snapshot.items.filter { $0.id > previous.newestID }.sorted { $0.id < $1.id }
+            if !new.isEmpty { return (Array(s.subscribers.values), .changed(new: new, unread: next.unread, newestID: next.newestID)) }
+            if next.unread != previous.unread { return (Array(s.subscribers.values), .badge(unread: next.unread, newestID: next.newestID)) }
+            return ([], nil)
+        }
+        if let update { for inbox in inboxes { inbox.yield(update) } }
+    }
+
+    /// A refused token ends every stream of that user; `Retry-After` pauses the polling; anything else is tried again
+    /// next round.
+    private func failed(_ poll: UserPoll, key: Int, _ error: Error) {
+        let u = error as? UpstreamError
+        let refused = u == .notAuthorised
+        let inboxes: [AsyncStream<Update>.Continuation] = poll.state.withLock { s in
+            s.round = nil
+            if let wait = u?.retryAfter { s.pausedUntil = Date().timeIntervalSinceReferenceDate + Double(wait) }
+            return refused ? Array(s.subscribers.values) : []
+        }
+        if refused {
+            let problem = Problem(upstream: .notAuthorised)
+            for inbox in inboxes { inbox.yield(.refused(problem)); inbox.finish() }
+        }
+    }
+
+    private func startPolling(_ poll: UserPoll, key: Int) {
+        let interval = settings.interval
+        poll.state.withLock { s in
+            guard s.polling == nil, !s.ended else { return }
+            s.polling = Task { [self] in
+                while !Task.isCancelled {
+                    let jitter = Double.random(in: 0.9...1.1)
+                    let wait = max(interval * jitter, poll.state.withLock { $0.pausedUntil } - Date().timeIntervalSinceReferenceDate)
+                    try? await Task.sleep(nanoseconds: UInt64(max(0.01, wait) * 1e9))
+                    if Task.isCancelled { return }
+                    if poll.state.withLock({ $0.pausedUntil }) > Date().timeIntervalSinceReferenceDate { continue }
+                    let round: Task<Snapshot, Error> = poll.state.withLock { s in
+                        if let r = s.round { return r }
+                        let r = startRound(poll, key: key, token: s.token)
+                        s.round = r
+                        return r
+                    }
+                    _ = try? await round.value
+                    if poll.state.withLock({ $0.ended || $0.subscribers.isEmpty }) { return }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import HTTPServer
+import TestSupport
+import XCTest
+@testable import Lede
+
+/// Seed 002, the bell and "toast behavior for when user is in article": `GET /notifications/stream` against a fake
+/// Echo to which the test adds notifications, polled every 0.2 s.
+final class NotificationStreamTests: FakeUpstreamTestCase {
+    override var loops: Int { 2 }
+    override func configure(_ options: inout Options) {
+        options.upstreamTimeout = 1
+        options.notificationsPoll = 0.2
+        options.server.streams.heartbeat = 30
+    }
+
+    /// Echo's answer (`meta=notifications`, unread) holding these unread notification ids.
+    static func echo(_ ids: [Int]) -> String {
+        let list = ids.sorted(by: >).map { id in
+            "{\"wiki\":\"enwiki\",\"id\":\(id),\"type\":\"edit-user-talk\",\"category\":\"edit-user-talk\",\"timestamp\":{\"utciso8601\":\"2026-11-20T10:00:00Z\",\"utcunix\":1763632800},"
+                + "\"title\":{\"full\":\"User talk:Alice\"},\"agent\":{\"id\":2,\"name\":\"Bob\"},\"*\":{\"header\":\"Bob left you a message (\(id)).\"}}"
+        }
+        return "{\"batchcomplete\":true,\"query\":{\"notifications\":{\"count\":\"\(ids.count)\",\"list\":[\(list.joined(separator: ","))],\"rawcount\":\(ids.count)}}}"
+    }
+
+    func setUnread(_ ids: [Int]) { fake.set("notifications", .body(Self.echo(ids))) }
+
+    /// Reads whole events (until a blank line) from a chunked event stream; nil when it ends.
+    final class Events {
+        let client: RawClient
+        var buffer = ""
+        init(_ client: RawClient) { self.client = client }
+        func next() -> (event: String?, id: String?, data: String)? {
+            while true {
+                if let r = buffer.range(of: "\n\n") {
+                    let block = String(buffer[..<r.lowerBound])
+                    buffer.removeSubrange(..<r.upperBound)
+                    var event: String?, id: String?, data: [String] = []
+                    for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+                        if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+                        else if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                        else if line.hasPrefix("data: ") { data.append(String(line.dropFirst(6))) }
+                    }
+                    if event == nil && data.isEmpty { continue }   // retry hints, heartbeats
+                    return (event, id, data.joined(separator: "\n"))
+                }
+                guard let chunk = client.readChunk(), !chunk.isEmpty else { return nil }
+                buffer += String(decoding: chunk, as: UTF8.self)
+            }
+        }
+    }
+
+    func open(_ token: String = "demo-alice", lastEventID: String? = nil) throws -> (TestResponse, Events) {
+        let c = try RawClient(port: server.port, timeout: 5)
+        c.send("GET /notifications/stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\n\(lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "")\r\n")
+        return (try XCTUnwrap(c.readHead()), Events(c))
+    }
+
+    func json(_ text: String) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+
+    func testTheBadgeComesAtOnceThenEachNewNotificationAndTheNewBadge() throws {
+        setUnread([101, 102])
+        let t0 = Date()
+        let (head, events) = try open()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream; charset=utf-8")
+        XCTAssertEqual(head.header("Cache-Control"), "no-store")
+        let first = try XCTUnwrap(events.next())
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 0.5)
+        XCTAssertEqual(first.event, "badge")
+        XCTAssertEqual(first.id, "102", "the id is the newest notification seen")
+        XCTAssertEqual(json(first.data)["unreadCount"] as? Int, 2)
+        setUnread([101, 102, 103])
+        let t1 = Date()
+        let note = try XCTUnwrap(events.next())
+        XCTAssertEqual(note.event, "notification")
+        XCTAssertEqual(note.id, "103")
+        XCTAssertEqual(json(note.data)["id"] as? Int, 103)
+        XCTAssertEqual(json(note.data)["filter"] as? String, "userTalkPageMessage")
+        XCTAssertLessThan(Date().timeIntervalSince(t1), 0.6, "within one poll")
+        let badge = try XCTUnwrap(events.next())
+        XCTAssertEqual(badge.event, "badge")
+        XCTAssertEqual(json(badge.data)["unreadCount"] as? Int, 3)
+    }
+
+    func testAMarkReadOnThisReplicaPushesTheNewBadgeAtOnce() throws {
+        setUnread([5, 6])
+        let (_, events) = try open()
+        XCTAssertEqual(events.next()?.event, "badge")
+        setUnread([6])   // what Echo says once 5 is read
+        let body = "{\"ids\":[5]}"
+        let posted = try TestHTTPResponse(port: server.port, request: "POST /notifications/read HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-alice\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        XCTAssertEqual(posted.status, 200)
+        let t0 = Date()
+        let badge = try XCTUnwrap(events.next())
+        XCTAssertEqual(badge.event, "badge")
+        XCTAssertEqual(json(badge.data)["unreadCount"] as? Int, 1)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 0.1, "pushed, not polled")
+    }
+
+    func testStreamsOfOneUserShareOnePollPerRound() throws {
+        setUnread([7])
+        let a = try open(), b = try open(), c = try open(), d = try open()
+        for s in [a, b, c, d] { XCTAssertEqual(s.1.next()?.event, "badge") }
+        let before = fake.requests(kind: "notifications").count
+        XCTAssertLessThanOrEqual(before, 2, "four streams opened together cost about one Echo call, not four")
+        usleep(1_050_000)
+        let rounds = fake.requests(kind: "notifications").count - before
+        XCTAssertGreaterThanOrEqual(rounds, 3)
+        XCTAssertLessThanOrEqual(rounds, 7, "one call per 0.2 s poll for the user, whatever the number of streams: \(rounds)")
+        XCTAssertEqual(app.notifications.polledUsers, 1)
+    }
+
+    func testReconnectingWithLastEventIDDeliversExactlyWhatWasMissed() throws {
+        setUnread([201, 202, 203, 204])
+        let (_, events) = try open(lastEventID: "202")
+        XCTAssertEqual(events.next().map { [$0.event ?? "", $0.id ?? ""] }, ["notification", "203"])
+        XCTAssertEqual(events.next().map { [$0.event ?? "", $0.id ?? ""] }, ["notification", "204"])
+        XCTAssertEqual(events.next().map { [$0.event ?? "", $0.id ?? ""] }, ["badge", "204"])
+    }
+
+    func testAMissingOrRefusedTokenIsA401ProblemNotAStream() throws {
+        let c = try RawClient(port: server.port)
+        c.send("GET /notifications/stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 401)
+        fake.set("notifications", .body("{\"error\":{\"code\":\"mwoauth-invalid-authorization\",\"info\":\"The authorization headers in your request are not valid.\"}}"))
+        let (head, _) = try open("revoked")
+        XCTAssertEqual(head.status, 401)
+        XCTAssertEqual(head.header("Content-Type"), "application/problem+json")
+    }
+
+    func testATokenRefusedLaterEndsTheStreamWithAnErrorEvent() throws {
+        setUnread([1])
+        let (_, events) = try open()
+        XCTAssertEqual(events.next()?.event, "badge")
+        fake.set("notifications", .body("{\"error\":{\"code\":\"mwoauth-invalid-authorization\",\"info\":\"revoked\"}}"))
+        let error = try XCTUnwrap(events.next())
+        XCTAssertEqual(error.event, "error")
+        XCTAssertEqual(json(error.data)["status"] as? Int, 401)
+        XCTAssertNil(events.next(), "the stream ended")
+        let deadline = Date().addingTimeInterval(1)
+        while app.notifications.polledUsers > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(app.notifications.polledUsers, 0, "the token is forgotten with the last stream")
+    }
+
+    func testRetryAfterPausesPollingWhileTheStreamStaysOpen() throws {
+        setUnread([1])
+        let (_, events) = try open()
+        XCTAssertEqual(events.next()?.event, "badge")
+        fake.set("notifications", .answer(429, ["Retry-After": "2"], "{}"))
+        usleep(500_000)
+        let during = fake.requests(kind: "notifications").count
+        usleep(1_000_000)
+        XCTAssertEqual(fake.requests(kind: "notifications").count, during, "no call while Wikimedia asked Lede to wait")
+        setUnread([1, 2])
+        let note = try XCTUnwrap(events.next())
+        XCTAssertEqual(note.event, "notification", "polling resumed after the wait; the stream stayed open")
+    }
+
+    func testClosingTheLastStreamStopsThePolling() throws {
+        setUnread([1])
+        do {
+            let (_, events) = try open()
+            XCTAssertEqual(events.next()?.event, "badge")
+        }
+        let deadline = Date().addingTimeInterval(1)
+        while app.notifications.polledUsers > 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(app.notifications.polledUsers, 0)
+        let after = fake.requests(kind: "notifications").count
+        usleep(600_000)
+        XCTAssertEqual(fake.requests(kind: "notifications").count, after)
+    }
+}
