@@ -172,3 +172,46 @@ final class NotificationStreamTests: FakeUpstreamTestCase {
         XCTAssertEqual(fake.requests(kind: "notifications").count, after)
     }
 }
+
+extension NotificationStreamTests {
+    /// A client that loses its replica reconnects to another with the id of the last event it had: it gets exactly
+    /// the notifications it missed, none twice — the ids are Wikimedia's, not a process's.
+    func testResumingOnAnotherServerProcessDeliversExactlyTheMissedOnes() throws {
+        setUnread([301, 302])
+        let (_, events) = try open()
+        let badge = try XCTUnwrap(events.next())
+        XCTAssertEqual(badge.id, "302")
+        events.client.abortiveClose()
+        setUnread([301, 302, 303, 304])   // created while the client was away
+        let (other, otherServer) = try startLedeApp(loops: 1) { [fake] in
+            $0.upstream = fake!.template
+            $0.notificationsPoll = 0.2
+        }
+        defer { otherServer.shutdown(); otherServer.waitUntilStopped() }
+        _ = other
+        let c = try RawClient(port: otherServer.port, timeout: 5)
+        c.send("GET /notifications/stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-alice\r\nLast-Event-ID: \(badge.id!)\r\n\r\n")
+        XCTAssertEqual(c.readHead()?.status, 200)
+        let resumed = Events(c)
+        XCTAssertEqual(resumed.next().map { [$0.event ?? "", $0.id ?? ""] }, ["notification", "303"])
+        XCTAssertEqual(resumed.next().map { [$0.event ?? "", $0.id ?? ""] }, ["notification", "304"])
+        XCTAssertEqual(resumed.next().map { [$0.event ?? "", $0.id ?? ""] }, ["badge", "304"])
+        setUnread([301, 302, 303, 304, 305])
+        XCTAssertEqual(resumed.next().map { [$0.event ?? "", $0.id ?? ""] }, ["notification", "305"], "and then new ones, each once")
+    }
+
+    /// SIGTERM (the server's drain): every live bell gets a retry hint and its end, so its client reconnects elsewhere.
+    func testTheDrainEndsEveryStreamWithARetryHint() throws {
+        setUnread([9])
+        let streams = try (0..<3).map { _ in try open() }
+        for s in streams { XCTAssertEqual(s.1.next()?.event, "badge") }
+        DispatchQueue.global().async { [server] in server!.shutdown() }
+        for s in streams {
+            var rest = s.1.buffer
+            while let chunk = s.1.client.readChunk(), !chunk.isEmpty { rest += String(decoding: chunk, as: UTF8.self) }
+            XCTAssertTrue(rest.contains("retry: "), rest)
+        }
+        server.waitUntilStopped()
+        XCTAssertEqual(app.notifications.polledUsers, 0, "every stream's subscription was let go")
+    }
+}
