@@ -4,6 +4,9 @@
 // keeps reading (heartbeats) for IDLE_SECONDS; then, ROUNDS times, POSTs "bcast-R" to PUBPATH on a connection of
 // its own and measures, per stream, the time from the POST until "bcast-R" arrived. Prints one line per round:
 // received count, p50, p99 and max in milliseconds. Bounded: every wait has a deadline.
+// Env: SSE_USERS=U sends "Authorization: Bearer user-<i mod U>" on stream i (the live bell: U users);
+// SSE_PUBLISH_FILE=F with SSE_PUBLISH_TEMPLATE=T publishes by writing T to F (atomically, by rename) with %ROUND%,
+// %ID% and %N% filled in, instead of POSTing (a static fake upstream that the server polls).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,8 +64,8 @@ int main(int argc, char **argv) {
     double idle = atof(argv[6]);
     int ep = epoll_create1(0);
     conn *cs = calloc(n, sizeof(conn));
-    char req[512];
-    int reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n", sub);
+    int users = getenv("SSE_USERS") ? atoi(getenv("SSE_USERS")) : 0;
+    const char *publish_file = getenv("SSE_PUBLISH_FILE"), *publish_template = getenv("SSE_PUBLISH_TEMPLATE");
     // Open in batches so the listen backlog is not overrun.
     int opened = 0;
     for (int i = 0; i < n; i++) {
@@ -104,6 +107,30 @@ int main(int argc, char **argv) {
             for (int i = 0; i < n; i++) cs[i].got = 0;
             received = 0;
             marker_len = snprintf(marker, sizeof marker, "bcast-%d", round);
+            if (publish_file && publish_template) {
+                // Fill the template and swap it in: the server sees it on its next poll.
+                FILE *tf = fopen(publish_template, "r");
+                if (!tf) { perror("template"); return 1; }
+                static char tpl[65536], outb[131072];
+                size_t tn = fread(tpl, 1, sizeof tpl - 1, tf); fclose(tf); tpl[tn] = 0;
+                size_t on = 0;
+                for (size_t i = 0; i < tn && on < sizeof outb - 32;) {
+                    if (!strncmp(tpl + i, "%ROUND%", 7)) { on += snprintf(outb + on, 32, "%d", round); i += 7; }
+                    else if (!strncmp(tpl + i, "%ID%", 4)) { on += snprintf(outb + on, 32, "%d", 1000 + round); i += 4; }
+                    else if (!strncmp(tpl + i, "%N%", 3)) { on += snprintf(outb + on, 32, "%d", round + 1); i += 3; }
+                    else outb[on++] = tpl[i++];
+                }
+                char tmp[4096];
+                snprintf(tmp, sizeof tmp, "%s.tmp", publish_file);
+                FILE *of = fopen(tmp, "w");
+                if (!of) { perror("publish file"); return 1; }
+                fwrite(outb, 1, on, of); fclose(of);
+                t0 = now_ms();
+                if (rename(tmp, publish_file) != 0) { perror("rename"); return 1; }
+                deadline = t0 + 60000;
+                phase = 2;
+                continue;
+            }
             int p = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in a = {0};
             a.sin_family = AF_INET; a.sin_port = htons(port); a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -131,6 +158,9 @@ int main(int argc, char **argv) {
         for (int e = 0; e < k; e++) {
             conn *c = &cs[evs[e].data.u32];
             if ((evs[e].events & EPOLLOUT) && !c->sent) {
+                char req[512], auth[64] = "";
+                if (users > 0) snprintf(auth, sizeof auth, "Authorization: Bearer user-%u\r\n", evs[e].data.u32 % (unsigned)users);
+                int reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n%s\r\n", sub, auth);
                 if (write(c->fd, req, reqlen) == reqlen) {
                     c->sent = 1;
                     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = evs[e].data.u32};
