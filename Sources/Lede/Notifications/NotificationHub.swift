@@ -82,7 +82,10 @@ public final class NotificationHub: Sendable {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let limit = settings.maxStreamsPerUser
-        let (poll, round): (UserPoll, Task<Snapshot, Error>?) = try users.withLock { users in
+        // The snapshot a stream starts from and the updates it is told are taken under one lock: every update after
+        // it is relative to it (no notification twice, none lost). A user already polled starts from the last round
+        // (the token has been checked); the first stream of a user waits for the first round, which checks the token.
+        let (poll, round, known): (UserPoll, Task<Snapshot, Error>?, Snapshot?) = try users.withLock { users in
             let poll: UserPoll
             if let existing = users[key] { poll = existing } else { poll = UserPoll(token: token, lang: lang); users[key] = poll }
             return try poll.state.withLock { s in
@@ -93,14 +96,14 @@ public final class NotificationHub: Sendable {
                 }
                 s.subscribers[id] = inbox
                 s.token = token
-                if s.latest != nil, s.polling != nil { return (poll, nil) }
+                if let latest = s.latest { return (poll, nil, latest) }
                 if s.round == nil { s.round = startRound(poll, key: key, token: token) }
-                return (poll, s.round)
+                return (poll, s.round, nil)
             }
         }
         do {
             let snapshot: Snapshot
-            if let round { snapshot = try await round.value } else { snapshot = poll.state.withLock { $0.latest! } }
+            if let known { snapshot = known } else { snapshot = try await round!.value }
             startPolling(poll, key: key)
             return (id, snapshot, updates, key)
         } catch {
