@@ -4,9 +4,14 @@
      never stored and never crossed between users;
   2. rolling restart under steady load: each replica gets SIGTERM, is started again once it has exited; zero failed
      requests, zero 5xx, every replica served traffic;
-  3. a replica is SIGKILLed under load: the balancer stops sending it traffic; failed requests at most ALLOWED_KILL_FAILURES.
+  3. a replica is SIGKILLed under load: the balancer stops sending it traffic; failed requests at most ALLOWED_KILL_FAILURES;
+  4. live bells across a rolling restart: three more replicas polling a shared fake Echo hold /notifications/stream
+     clients through the balancer while notifications are created; each replica drains its streams with a retry hint,
+     every client reconnects with Last-Event-ID and receives every notification created meanwhile exactly once.
 Usage: deploy/replicas-test.py path/to/lede   (needs nginx on PATH)."""
-import http.client, os, shutil, signal, subprocess, sys, tempfile, threading, time
+import http.client, json, os, shutil, signal, subprocess, sys, tempfile, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
 
 LEDE = sys.argv[1] if len(sys.argv) > 1 else ".build/release/lede"
 ALLOWED_KILL_FAILURES = 0   # proxy_next_upstream retries a refused connection on another replica
@@ -29,12 +34,12 @@ def get(port, path, headers=None, timeout=5):
 
 
 class Replica:
-    def __init__(self, port):
-        self.port, self.proc = port, None
+    def __init__(self, port, extra=()):
+        self.port, self.proc, self.extra = port, None, list(extra)
 
     def start(self):
         self.proc = subprocess.Popen([LEDE, "--host", "127.0.0.1", "--port", str(self.port), "--access-log", "off",
-                                      "--log-level", "warning", "--drain-timeout", "3"], stdout=subprocess.DEVNULL)
+                                      "--log-level", "warning", "--drain-timeout", "3"] + self.extra, stdout=subprocess.DEVNULL)
         for _ in range(100):
             try:
                 if get(self.port, "/healthz", timeout=1)[0] == 200: return
@@ -89,6 +94,143 @@ class Load:
 
     def snapshot(self):
         with self.lock: return self.sent, self.failed, self.server_errors, dict(self.by_replica), list(self.errors[:10])
+
+
+class FakeEcho:
+    """Echo's meta=notifications for every token: the same unread notifications, to which the test adds."""
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.ids = []
+        echo = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args): pass
+
+            def do_GET(self):
+                q = parse_qs(urlparse(self.path).query)
+                limit = int(q.get("notlimit", ["20"])[0])
+                with echo.lock: ids = sorted(echo.ids, reverse=True)
+                items = [{"wiki": "enwiki", "id": i, "type": "edit-user-talk", "category": "edit-user-talk",
+                          "timestamp": {"utciso8601": "2026-11-20T10:00:00Z", "utcunix": 1763632800},
+                          "title": {"full": "User talk:Reader"}, "agent": {"id": 2, "name": "Bob"},
+                          "*": {"header": f"Message {i}"}} for i in ids[:limit]]
+                body = json.dumps({"batchcomplete": True, "query": {"notifications": {
+                    "count": str(len(ids)), "list": items, "rawcount": len(ids)}}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def add(self):
+        with self.lock:
+            self.ids.append((max(self.ids) if self.ids else 1000) + 1)
+            return self.ids[-1]
+
+
+class Bell(threading.Thread):
+    """An app's live bell through the balancer: on the stream's end it reconnects with Last-Event-ID, as EventSource does."""
+    def __init__(self, port, user):
+        super().__init__(daemon=True)
+        self.port, self.user = port, user
+        self.running = True
+        self.first_badge = None
+        self.got = []
+        self.connects = 0
+        self.errors = []
+
+    def run(self):
+        last = None
+        while self.running:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                headers = {"Authorization": f"Bearer user-{self.user}"}
+                if last is not None: headers["Last-Event-ID"] = last
+                c.request("GET", "/notifications/stream", headers=headers)
+                r = c.getresponse()
+                if r.status != 200:
+                    self.errors.append(f"status {r.status}"); r.read(); c.close(); time.sleep(0.1); continue
+                self.connects += 1
+                event, eid = None, None
+                while self.running:
+                    line = r.readline()
+                    if not line: break
+                    line = line.decode().rstrip("\n")
+                    if line == "":
+                        if event == "notification": self.got.append(int(eid))
+                        if event == "badge" and self.first_badge is None: self.first_badge = int(eid)
+                        if eid is not None: last = eid
+                        event, eid = None, None
+                    elif line.startswith("event: "): event = line[7:]
+                    elif line.startswith("id: "): eid = line[4:]
+                c.close()
+            except Exception as e:
+                self.errors.append(type(e).__name__)
+            time.sleep(0.05)
+
+
+def bells_across_a_restart(work, render_nginx):
+    """Part 4: live bells held across a rolling restart of replicas that poll a shared fake Echo."""
+    echo = FakeEcho()
+    replicas = [Replica(free_port(), ["--upstream", f"http://127.0.0.1:{echo.port}/{{lang}}", "--notifications-poll", "0.3"]) for _ in range(3)]
+    lb_port = free_port()
+    bells_dir = os.path.join(work, "bells"); os.makedirs(bells_dir)
+    conf = render_nginx.render(f"127.0.0.1:{lb_port}", bells_dir, os.path.join(bells_dir, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
+    if os.geteuid() == 0: conf = "user root;\n" + conf
+    conf_path = os.path.join(bells_dir, "nginx.conf")
+    open(conf_path, "w").write(conf)
+    nginx = None
+    bells = []
+    try:
+        for r in replicas: r.start()
+        nginx = subprocess.Popen(["nginx", "-p", bells_dir, "-c", conf_path, "-g", "daemon off;"], stderr=open(os.path.join(bells_dir, "nginx.log"), "w"))
+        for _ in range(100):
+            try:
+                if get(lb_port, "/healthz", timeout=1)[0] == 200: break
+            except OSError:
+                time.sleep(0.05)
+        bells = [Bell(lb_port, u) for u in range(6)]
+        for b in bells: b.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and not all(b.first_badge is not None for b in bells): time.sleep(0.05)
+        created = []
+        stop = threading.Event()
+        def create():
+            while not stop.is_set():
+                created.append(echo.add()); time.sleep(0.4)
+        creator = threading.Thread(target=create, daemon=True); creator.start()
+        time.sleep(1)
+        codes = []
+        for r in replicas:
+            codes.append(r.stop(signal.SIGTERM))
+            r.start()
+            time.sleep(2.5)
+        stop.set(); creator.join()
+        time.sleep(2.5)   # the last notifications reach every bell within a few polls
+    finally:
+        for b in bells: b.running = False
+        if nginx: nginx.terminate(); nginx.wait(timeout=10)
+        for r in replicas:
+            if r.proc and r.proc.poll() is None: r.stop()
+        echo.server.shutdown()
+    ok = True
+    reconnects = sum(b.connects for b in bells) - len(bells)
+    for b in bells:
+        wanted = [i for i in created if b.first_badge is not None and i > b.first_badge]
+        if sorted(b.got) != wanted or len(set(b.got)) != len(b.got):
+            missing = sorted(set(wanted) - set(b.got)); twice = sorted({i for i in b.got if b.got.count(i) > 1})
+            print(f"FAIL bell of user-{b.user}: {len(b.got)} events for {len(wanted)} notifications; missing {missing[:10]}, twice {twice[:10]}, errors {b.errors[:5]}")
+            ok = False
+    if any(c != 0 for c in codes): print(f"FAIL a replica exited {codes} after SIGTERM"); ok = False
+    print(f"live bells: {len(bells)} clients, {len(created)} notifications created during a rolling restart, {reconnects} reconnections")
+    if ok: print("ok   live bells: every notification created during the restart reached every client exactly once (Last-Event-ID)")
+    if reconnects < len(bells): print("FAIL the streams were not drained and reconnected"); ok = False
+    return ok
 
 
 def main():
@@ -205,6 +347,9 @@ def main():
         else:
             print(f"ok   a dead replica is taken out (failures {failed + errors5xx} ≤ {ALLOWED_KILL_FAILURES})")
         victim.start()
+
+        # 4. Live bells across a rolling restart.
+        ok &= bells_across_a_restart(work, render_nginx)
     finally:
         if nginx: nginx.terminate(); nginx.wait(timeout=10)
         if not ok and os.path.exists(os.path.join(work, "nginx.log")):
