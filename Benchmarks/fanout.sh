@@ -138,3 +138,11 @@ printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' nginx-proxy "$(median "${n_r[@]}")
 python3 -c "print(f'ratio req/s lede/nginx-proxy = {$(median "${l_r[@]}")/$(median "${n_r[@]}"):.2f}x (target >= 0.5x)')"
 echo "Lede's upstream pool after the run:"
 curl -s "http://127.0.0.1:$lede_port/metrics" | grep -E '^lede_upstream_(connections|requests|tls|pool|retries)' || true
+
+# The list against the badge on Lede (the same one Echo call each; the list decodes and writes every notification).
+b_r=(); s_r=()
+for i in $(seq 1 "$rounds"); do
+  read -r a _ _ _ _ < <(run "fanout-badge-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid"); b_r+=("$a")
+  read -r a _ _ _ _ < <(run "fanout-list-$i" "http://127.0.0.1:$lede_port/notifications?filter=unread&limit=20" "$lede_pid"); s_r+=("$a")
+done
+python3 -c "print(f'/notifications list {$(median "${s_r[@]}"):.0f} req/s against the badge {$(median "${b_r[@]}"):.0f}: {$(median "${s_r[@]}")/$(median "${b_r[@]}"):.2f}x (target >= 0.5x)')"
