@@ -215,3 +215,17 @@ extension NotificationStreamTests {
         XCTAssertEqual(app.notifications.polledUsers, 0, "every stream's subscription was let go")
     }
 }
+
+final class NotificationHubTests: XCTestCase {
+    /// Two tokens whose keyed hashes collided would still never share a poll (nor see each other's notifications).
+    func testTokensThatShareAHashGetTheirOwnPolls() throws {
+        let lang = try XCTUnwrap(LanguageCode("en"))
+        var users: [Int: NotificationHub.UserPoll] = [:]
+        users[41] = NotificationHub.UserPoll(token: "alice", lang: lang)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "alice"), 41)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory"), 42)
+        users[42] = NotificationHub.UserPoll(token: "mallory", lang: lang)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory"), 42)
+        XCTAssertNotEqual(NotificationHub.key(token: "alice", lang: lang), NotificationHub.key(token: "alice ", lang: lang))
+    }
+}

@@ -56,10 +56,17 @@ public final class NotificationHub: Sendable {
         return h.finalize()
     }
 
+    /// The slot of `token`'s poll: its hash, or the next free or matching one should another token share that hash —
+    /// one user's streams never see another's notifications.
+    static func slot(in users: [Int: UserPoll], _ hashed: Int, token: String) -> Int {
+        var key = hashed
+        while let existing = users[key], existing.token != token { key &+= 1 }
+        return key
+    }
+
     /// One user's poll and streams.
     final class UserPoll: Sendable {
         struct State {
-            var token: String
             var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
             var latest: Snapshot?
             var round: Task<Snapshot, Error>?
@@ -67,38 +74,41 @@ public final class NotificationHub: Sendable {
             var pausedUntil: Double = 0
             var ended = false
         }
+        /// The user's token, held while the user has streams (for the polls), never logged.
+        let token: String
         let lang: LanguageCode
         let state: Mutex<State>
         init(token: String, lang: LanguageCode) {
+            self.token = token
             self.lang = lang
-            state = Mutex(State(token: token))
+            state = Mutex(State())
         }
     }
 
     /// A stream of `token`'s updates, with the snapshot it starts from. Joins (or starts) a poll round first: a refused
     /// token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an upstream failure.
     public func subscribe(token: String, lang: LanguageCode) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
-        let key = Self.key(token: token, lang: lang)
+        let hashed = Self.key(token: token, lang: lang)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let limit = settings.maxStreamsPerUser
         // The snapshot a stream starts from and the updates it is told are taken under one lock: every update after
         // it is relative to it (no notification twice, none lost). A user already polled starts from the last round
         // (the token has been checked); the first stream of a user waits for the first round, which checks the token.
-        let (poll, round, known): (UserPoll, Task<Snapshot, Error>?, Snapshot?) = try users.withLock { users in
+        let (poll, round, known, key): (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) = try users.withLock { users in
+            let key = Self.slot(in: users, hashed, token: token)
             let poll: UserPoll
             if let existing = users[key] { poll = existing } else { poll = UserPoll(token: token, lang: lang); users[key] = poll }
-            return try poll.state.withLock { s in
+            return try poll.state.withLock { s -> (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) in
                 guard s.subscribers.count < limit else {
                     throw Problem(status: 429, slug: "too-many-streams",
                                   detail: "This account already has \(limit) notification streams open on this server; close one first.",
                                   headers: ["Retry-After": "30"])
                 }
                 s.subscribers[id] = inbox
-                s.token = token
-                if let latest = s.latest { return (poll, nil, latest) }
+                if let latest = s.latest { return (poll, nil, latest, key) }
                 if s.round == nil { s.round = startRound(poll, key: key, token: token) }
-                return (poll, s.round, nil)
+                return (poll, s.round, nil, key)
             }
         }
         do {
@@ -132,8 +142,8 @@ public final class NotificationHub: Sendable {
 
     /// A mark-read through this replica: that user's streams get the new count at once.
     public func countChanged(token: String, lang: LanguageCode, unread: Int) {
-        let key = Self.key(token: token, lang: lang)
-        guard let poll = users.withLock({ $0[key] }) else { return }
+        let hashed = Self.key(token: token, lang: lang)
+        guard let poll = users.withLock({ $0[Self.slot(in: $0, hashed, token: token)] }) else { return }
         let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in
             guard var latest = s.latest, latest.unread != unread else { return ([], 0) }
             latest.unread = unread
@@ -207,7 +217,7 @@ public final class NotificationHub: Sendable {
                     if poll.state.withLock({ $0.pausedUntil }) > Date().timeIntervalSinceReferenceDate { continue }
                     let round: Task<Snapshot, Error> = poll.state.withLock { s in
                         if let r = s.round { return r }
-                        let r = startRound(poll, key: key, token: s.token)
+                        let r = startRound(poll, key: key, token: poll.token)
                         s.round = r
                         return r
                     }
