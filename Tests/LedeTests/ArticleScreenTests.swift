@@ -175,4 +175,21 @@ final class ArticleRulesTests: XCTestCase {
         XCTAssertEqual(ArticleScreen.galleryFiles(m.items ?? []).map(\.title), ["File:B.jpg"])
         XCTAssertEqual(ArticleScreen.media(m.items![1], nil).thumbnail?.source, "https://u/b.jpg")
     }
+
+    /// Seed 000, Image Gallery: "Then I shouldn't see the images smaller than 30x30" — by the file's real size.
+    func testTheGalleryLeavesOutImagesSmallerThan30x30() {
+        func item(_ title: String, _ type: String = "image") -> MediaListItem {
+            MediaListItem(title: title, type: type, showInGallery: true, leadImage: false, captionHTML: nil, captionText: nil, src: nil)
+        }
+        func info(_ w: Int?, _ h: Int?) -> FileInfo {
+            FileInfo(title: "", url: nil, width: w, height: h, thumbURL: nil, thumbWidth: 640, thumbHeight: 640, descriptionURL: nil, metadata: [:])
+        }
+        XCTAssertFalse(ArticleScreen.isLargeEnough(item("File:Icon.png"), info(24, 24)))
+        XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Square.png"), info(30, 30)), "a 30×30 image stays")
+        XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Photo.jpg"), info(640, 480)))
+        XCTAssertFalse(ArticleScreen.isLargeEnough(item("File:Strip.png"), info(640, 20)), "narrower or shorter")
+        XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Clip.webm", "video"), info(16, 16)), "video is unaffected")
+        XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Sound.ogg", "audio"), info(nil, nil)), "audio is unaffected")
+        XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Unknown.jpg"), nil), "a file of unknown size is shown")
+    }
 }

@@ -121,6 +121,14 @@ enum ArticleScreen {
     /// The files a gallery shows (`showInGallery`), in page order.
     static func galleryFiles(_ items: [MediaListItem]) -> [MediaListItem] { items.filter { $0.showInGallery } }
 
+    /// Seed 000, Image Gallery: images smaller than 30×30 are not shown — judged by the file's real size (imageinfo's
+    /// width and height), not by its thumbnail. A 30×30 image stays; audio, video and files of unknown size stay.
+    static let minimumImageSide = 30
+    static func isLargeEnough(_ item: MediaListItem, _ info: FileInfo?) -> Bool {
+        guard item.type == "image", let w = info?.width, let h = info?.height else { return true }
+        return w >= minimumImageSide && h >= minimumImageSide
+    }
+
     /// A gallery entry: the media-list item with its file's sizes and credits (HTML reduced to text).
     static func media(_ item: MediaListItem, _ info: FileInfo?) -> Media {
         let m = info?.metadata ?? [:]
@@ -171,7 +179,7 @@ enum ArticleScreen {
             let titles = files[batch..<min(batch + WikimediaClient.maxFilesPerCall, files.count)].map(\.title)
             infos.merge(try await api.fileInfo(lang: lang, files: titles)) { a, _ in a }
         }
-        return files.map { media($0, infos[$0.title]) }
+        return files.filter { isLargeEnough($0, infos[$0.title]) }.map { media($0, infos[$0.title]) }
     }
 
     static func sectionsPart(_ work: PartWork) async -> Part<Section> { Part.of(await work.contents.value, sections) }
