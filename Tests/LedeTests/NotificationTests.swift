@@ -211,3 +211,33 @@ final class NotificationLiveTests: FakeUpstreamTestCase {
         }
     }
 }
+
+extension NotificationLiveTests {
+    /// A cursor Echo did not issue is the client's mistake: 400 naming `continue`, not a 502 (schemathesis found it).
+    func testACursorEchoDidNotIssueIsA400NamingContinue() throws {
+        fake.set("notifications", .body("{\"error\":{\"code\":\"badcontinue\",\"info\":\"Invalid continue param. You should pass the original value returned by the previous query.\"}}"))
+        let r = try TestHTTPResponse(port: server.port, request: "GET /notifications?continue=%7C274350310%7C6036 HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-bob\r\n\r\n")
+        XCTAssertEqual(r.status, 400)
+        let problem = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])
+        XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:invalid-parameter")
+        XCTAssertEqual(problem["parameter"] as? String, "continue")
+    }
+}
+
+final class EmbeddedEchoTests: XCTestCase {
+    /// The embedded default refuses a cursor it did not issue, like Echo: the same 400 offline.
+    func testTheEmbeddedEchoRefusesACursorItDidNotIssue() async throws {
+        let client = WikimediaClient(transport: EmbeddedTransport())
+        let en = try XCTUnwrap(LanguageCode("en"))
+        let first = try await client.notifications(lang: en, authorization: "Bearer demo-alice", filter: .all, limit: 5, continueFrom: nil)
+        let next = try XCTUnwrap(first.continue)
+        let second = try await client.notifications(lang: en, authorization: "Bearer demo-alice", filter: .all, limit: 5, continueFrom: next)
+        XCTAssertFalse(second.list.isEmpty)
+        do {
+            _ = try await client.notifications(lang: en, authorization: "Bearer demo-alice", filter: .all, limit: 5, continueFrom: "|274350310|6036")
+            XCTFail("a foreign cursor was accepted")
+        } catch let e as UpstreamError {
+            XCTAssertEqual(e, .rejected(parameter: "continue", code: "badcontinue"))
+        }
+    }
+}

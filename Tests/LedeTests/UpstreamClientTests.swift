@@ -108,8 +108,8 @@ final class UpstreamClientTests: XCTestCase {
         await assertThrows(.tooLarge) { _ = try await client.summary(lang: en, title: "Vondelpark") }
         fake.set("search", .body("{\"error\":{\"code\":\"internal_api_error_DBQueryError\",\"info\":\"Database query error.\"}}"))
         await assertThrows(.unavailable(status: 503)) { _ = try await client.prefixSearch(lang: en, query: "x") }
-        fake.set("search", .body("{\"error\":{\"code\":\"badvalue\",\"info\":\"Unrecognized value.\"}}"))
-        await assertThrows(.malformed("")) { _ = try await client.fullTextSearch(lang: en, query: "y") }
+        fake.set("search", .body("{\"error\":{\"code\":\"badvalue\",\"info\":\"Unrecognized value for parameter \\\"srsearch\\\": y.\"}}"))
+        await assertThrows(.rejected(parameter: "q", code: "badvalue")) { _ = try await client.fullTextSearch(lang: en, query: "y") }
         fake.set("notifications", .body("{\"error\":{\"code\":\"mwoauth-invalid-authorization-invalid-user\",\"info\":\"no\"}}"))
         await assertThrows(.notAuthorised) { _ = try await client.notifications(lang: en, authorization: "Bearer x", filter: .all, limit: 1, continueFrom: nil) }
         fake.set("notifications", .status(401, "{}"))
@@ -117,6 +117,39 @@ final class UpstreamClientTests: XCTestCase {
         XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "timeout"), 2)
         XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "too_large"), 1)
         XCTAssertEqual(client.metrics.count(kind: "summary", outcome: "unavailable"), 1)
+    }
+
+    /// One mapping of Action API error codes: what the client sent is a 400 naming its parameter; Wikimedia's own
+    /// trouble stays 502/503 (with Retry-After where given).
+    func testActionAPIErrorsAreToldAsTheClientsOrWikimediasFault() async throws {
+        let client = live()
+        func echoError(_ code: String, _ info: String) { fake.set("notifications", .body("{\"error\":{\"code\":\"\(code)\",\"info\":\"\(info)\"}}")) }
+        func list() async throws { _ = try await client.notifications(lang: en, authorization: "Bearer x", filter: .all, limit: 5, continueFrom: "1|2") }
+        let cases: [(String, String, UpstreamError)] = [
+            ("badcontinue", "Invalid continue param. You should pass the original value returned by the previous query.", .rejected(parameter: "continue", code: "badcontinue")),
+            ("badvalue", "Unrecognized value for parameter \\\"notfilter\\\": x.", .rejected(parameter: "filter", code: "badvalue")),
+            ("baddatatype", "Invalid value \\\"x\\\" for integer parameter \\\"notlimit\\\".", .rejected(parameter: "limit", code: "baddatatype")),
+            ("toomanyvalues", "Too many values supplied for parameter \\\"titles\\\". The limit is 50.", .rejected(parameter: "title", code: "toomanyvalues")),
+            ("missingparam", "The \\\"list\\\" parameter must be set.", .rejected(parameter: nil, code: "missingparam")),
+            ("internal_api_error_DBQueryError", "Database query error.", .unavailable(status: 503)),
+            ("readonly", "The wiki is currently in read-only mode.", .unavailable(status: 503)),
+        ]
+        for (code, info, expected) in cases {
+            echoError(code, info)
+            await assertThrows(expected) { try await list() }
+        }
+        echoError("maxlag", "Waiting for a database server: 6 seconds lagged.")
+        do { try await list(); XCTFail("maxlag") } catch let e as UpstreamError { XCTAssertNotNil(e.retryAfter, "maxlag: Lede backs off") }
+        // As answers: 400 with the parameter named; Wikimedia's own trouble 502/503.
+        let rejected = Problem(upstream: .rejected(parameter: "continue", code: "badcontinue"))
+        XCTAssertEqual(rejected.status, 400)
+        XCTAssertEqual(rejected.slug, "invalid-parameter")
+        XCTAssertTrue(rejected.detail.contains("`continue`"))
+        XCTAssertEqual(rejected.extensions.first?.0, "parameter")
+        XCTAssertEqual(Problem(upstream: .unavailable(status: 503)).status, 502)
+        XCTAssertEqual(Problem(upstream: .rateLimited(retryAfter: 6)).headers["Retry-After"], "6")
+        XCTAssertEqual(WikimediaClient.clientParameter(code: "badvalue", info: "Unrecognized value for parameter \"ggscoord\"."), "lat")
+        XCTAssertEqual(WikimediaClient.clientParameter(code: "invalidtitle", info: nil), "title")
     }
 
     func testConcurrentIdenticalMissesMakeOneUpstreamCall() async throws {

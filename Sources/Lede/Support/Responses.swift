@@ -94,6 +94,10 @@ extension Problem {
         case .rateLimited(let seconds):
             self.init(status: 503, slug: "upstream-rate-limited",
                       detail: "Wikipedia asked Lede to slow down; retry after \(seconds) s.", headers: ["Retry-After": "\(seconds)"])
+        case .rejected(let parameter, let code):
+            let what = parameter.map { "the value of `\($0)`" } ?? "a value of this request"
+            self.init(status: 400, slug: "invalid-parameter", detail: "Wikipedia refused \(what) (\(code)); correct it and try again.",
+                      extensions: parameter.map { [("parameter", JSONText.quote($0))] } ?? [])
         case .circuitOpen(let seconds):
             self.init(status: 503, slug: "upstream-circuit-open",
                       detail: "Wikipedia has been failing; Lede is not calling it for \(seconds) s.", headers: ["Retry-After": "\(seconds)"])

@@ -20,12 +20,15 @@ public enum UpstreamError: Error, Equatable, Sendable {
     case untrusted(String)
     /// The origin's circuit breaker is open after a run of failures: calls fail fast for `retryAfter` seconds.
     case circuitOpen(retryAfter: Int)
+    /// The Action API refused what the client sent (`badcontinue`, `badvalue`…): the client's parameter, by Lede's name
+    /// when known, and Wikimedia's error code.
+    case rejected(parameter: String?, code: String)
 
     /// Whether serving a stale cached value is a sensible answer to this failure.
     var allowsStale: Bool {
         switch self {
         case .timeout, .unavailable, .malformed, .tooLarge, .rateLimited, .circuitOpen, .untrusted: return true
-        case .notAuthorised, .notFound: return false
+        case .notAuthorised, .notFound, .rejected: return false
         }
     }
 
@@ -41,6 +44,7 @@ public enum UpstreamError: Error, Equatable, Sendable {
         case .rateLimited: return "rate_limited"
         case .circuitOpen: return "circuit_open"
         case .untrusted: return "untrusted"
+        case .rejected: return "rejected"
         }
     }
 

@@ -212,13 +212,13 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             guard error.kind == .object, let code = found[["error", "code"]], code.kind == .string else {
                 throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
             }
-            try actionError(code.text, req, response)
+            try actionError(code.text, info: found[["error", "info"]]?.text, req, response)
         }
         guard found[["query", "notifications"]]?.kind == .object else { throw UpstreamError.malformed("no query.notifications in the answer") }
         return found[["query", "notifications", "rawcount"]]?.lenientInt ?? 0
     }
 
-    static let unreadPaths = [["error"], ["error", "code"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
+    static let unreadPaths = [["error"], ["error", "code"], ["error", "info"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
 
     public func csrfToken(lang: LanguageCode, authorization: String) async throws -> String {
         let (q, _) = try await action(Self.tokenRequest(lang, authorization), as: TokensQuery.self)
@@ -244,7 +244,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             let answer = try decode(ParseAnswer.self, response.body, kind: req.kind)
             if let e = answer.error {
                 if e.code == "missingtitle" || e.code == "invalidtitle" || e.code == "nosuchpageid" { throw UpstreamError.notFound("The page does not exist.") }
-                try actionError(e.code, req, response)
+                try actionError(e.code, info: e.info, req, response)
             }
             guard let parse = answer.parse, let title = parse.title else { throw UpstreamError.malformed("contents: no parse in the answer") }
             return (ArticleContents(title: title, displayTitle: parse.displaytitle, sections: parse.sections ?? []), response.body.count)
@@ -429,7 +429,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     func action<Q: Decodable>(_ req: UpstreamRequest, as type: Q.Type) async throws -> (Q, Int) {
         let response = try await actionAnswer(req)
         let envelope = try decode(ActionEnvelope<Q>.self, response.body, kind: req.kind)
-        if let e = envelope.error { try actionError(e.code, req, response) }
+        if let e = envelope.error { try actionError(e.code, info: e.info, req, response) }
         guard let q = envelope.query else {
             // A generator with no results answers without `query` at all.
             if let empty = Self.emptyQuery(Q.self) { return (empty, response.body.count) }
@@ -449,9 +449,32 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         }
     }
 
-    /// What an Action API `{"error":{"code"}}` means; always throws.
-    func actionError(_ code: String, _ req: UpstreamRequest, _ response: UpstreamResponse) throws -> Never {
+    /// Action API errors caused by what the client sent: a 400 naming the parameter, never Wikimedia's fault.
+    static let clientErrorCodes: Set<String> = ["badcontinue", "badvalue", "baddatatype", "toomanyvalues", "missingparam", "paramempty",
+                                                "invalidparammix", "invalidtitle", "notitle", "badinteger", "integeroutofrange"]
+
+    /// Wikimedia's parameter names → the client's (Lede's) names.
+    static let clientParameters: [String: String] = [
+        "continue": "continue", "notcontinue": "continue", "notfilter": "filter", "notlimit": "limit", "notwikis": "lang",
+        "titles": "title", "title": "title", "page": "title", "gsrsearch": "q", "srsearch": "q", "gpssearch": "q", "pssearch": "q",
+        "gsrlimit": "limit", "gpslimit": "limit", "srlimit": "limit", "ggscoord": "lat", "ggsradius": "radius", "list": "ids",
+    ]
+
+    /// The client's parameter an Action API error is about: from the code (`badcontinue`) or from the `parameter "x"`
+    /// its info names.
+    static func clientParameter(code: String, info: String?) -> String? {
+        if code == "badcontinue" { return "continue" }
+        guard let info, let r = info.range(of: "parameter \"") else {
+            return code == "invalidtitle" || code == "notitle" ? "title" : nil
+        }
+        let name = info[r.upperBound...].prefix { $0 != "\"" }
+        return clientParameters[String(name)] ?? (name.isEmpty ? nil : String(name))
+    }
+
+    /// What an Action API `{"error":{"code","info"}}` means; always throws.
+    func actionError(_ code: String, info: String?, _ req: UpstreamRequest, _ response: UpstreamResponse) throws -> Never {
         if Self.authErrorCodes.contains(code) || code.hasPrefix("mwoauth-invalid-authorization") { throw UpstreamError.notAuthorised }
+        if Self.clientErrorCodes.contains(code) { throw UpstreamError.rejected(parameter: Self.clientParameter(code: code, info: info), code: code) }
         if code == "ratelimited" || code == "maxlag" {
             // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
             let origin = self.origin(lang: req.lang)

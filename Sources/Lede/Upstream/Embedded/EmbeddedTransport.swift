@@ -223,7 +223,13 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         }
         let limit = max(1, min(50, Int(q["notlimit"] ?? "20") ?? 20))
         var start = 0
-        if let cont = q["notcontinue"], let id = Int(cont.split(separator: "|").last ?? ""), let i = filtered.firstIndex(where: { $0.id == id }) { start = i }
+        if let cont = q["notcontinue"] {
+            // Like Echo: a continue it did not issue is refused, with HTTP 200 and the Action API's error envelope.
+            guard let id = Int(cont.split(separator: "|").last ?? ""), let i = filtered.firstIndex(where: { $0.id == id && cont == "\($0.unix)|\($0.id)" }) else {
+                return raw("{\"error\":{\"code\":\"badcontinue\",\"info\":\"Invalid continue param. You should pass the original value returned by the previous query.\",\"docref\":\"See https://en.wikipedia.org/w/api.php for API usage.\"},\"servedby\":\"embedded\"}")
+            }
+            start = i
+        }
         let end = min(start + limit, filtered.count)
         let next = start + limit < filtered.count ? filtered[start + limit] : nil
         let unread = all.count { !read.contains($0.id) }
