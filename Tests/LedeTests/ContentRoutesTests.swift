@@ -123,6 +123,27 @@ final class ContentRoutesTests: FakeUpstreamTestCase {
         XCTAssertEqual(fake.requests(kind: "search").count, 2, "prefix, then full text because prefix gave fewer than 12")
     }
 
+    /// Seed 000, Search: "When I tap 'Search' on the keyboard, Then the app should select the first result with a
+    /// matching title" — `match`, by title or by the title it was redirected from, under MediaWiki's title rules.
+    func testSearchNamesTheResultWhoseTitleMatches() async throws {
+        let (_, exact, _) = try await get("/search?q=%20amsterdam%20")
+        XCTAssertEqual(exact["match"] as? String, "Amsterdam", "the first letter's case and surrounding spaces do not matter")
+        let (_, redirect, _) = try await get("/search?q=einstein")
+        XCTAssertEqual(redirect["match"] as? String, "Albert Einstein", "matched through the redirect Einstein")
+        let (_, none, _) = try await get("/search?q=Amst")
+        XCTAssertNil(none["match"], "no title equals a prefix")
+        let (_, inner, _) = try await get("/search?q=albert_Einstein")
+        XCTAssertEqual(inner["match"] as? String, "Albert Einstein", "`_` and space alike")
+        let (_, wrongCase, _) = try await get("/search?q=Albert%20EINSTEIN")
+        XCTAssertNil(wrongCase["match"], "only the first letter's case is ignored")
+    }
+
+    func testTitleMatchRules() {
+        XCTAssertEqual(ContentRules.titleKey("  einstein__family "), "Einstein family")
+        XCTAssertEqual(ContentRules.titleKey("éclair"), "Éclair")
+        XCTAssertEqual(ContentRules.titleKey(" _ "), "")
+    }
+
     func testUpstreamFailuresAreClear502And504Problems() async throws {
         fake.set("summary", .status(500, "{}"))
         let (s1, p1, _) = try await get("/summary/Madrid")

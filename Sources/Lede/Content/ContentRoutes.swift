@@ -6,7 +6,11 @@ enum ContentRoutes {
 
     struct RelatedBody: Encodable { var source: String; var lang: String; var items: [Card] }
     struct NearbyBody: Encodable { var latitude: Double; var longitude: Double; var radius: Int; var lang: String; var items: [Card] }
-    struct SearchBody: Encodable { var query: String; var lang: String; var items: [Card] }
+    struct SearchBody: Encodable {
+        var query: String; var lang: String; var items: [Card]
+        /// The result the app opens on the keyboard's Search: absent when no title matches the query.
+        var match: String?
+    }
 
     /// `responses` keeps encoded answers of the public, cacheable routes (summary, related, nearby, search).
     static func register(on router: Router, api: WikimediaAPI, random: RandomPool, responses: UpstreamCache) {
@@ -69,7 +73,8 @@ enum ContentRoutes {
             return Responses.prepared(responses, key: key, ttl: 120) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
                 let fullText = prefix.pages.filter { $0.isMainNamespace }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
-                return SearchBody(query: q, lang: lang.code, items: ContentRules.search(prefix: prefix, fullText: fullText, lang: lang))
+                let items = ContentRules.search(prefix: prefix, fullText: fullText, lang: lang)
+                return SearchBody(query: q, lang: lang.code, items: items, match: ContentRules.match(q, in: items))
             }
         }
     }

@@ -57,4 +57,22 @@ public enum ContentRules {
         }
         return cards
     }
+
+    /// Seed 000, Search ("select the first result with a matching title"): the title of the first result whose title —
+    /// or the title it was redirected from — equals the typed text under MediaWiki's title rules: the first letter's
+    /// case ignored (these wikis capitalise it), `_` and space alike, runs of them one, surrounding spaces trimmed.
+    public static func match(_ query: String, in cards: [Card]) -> String? {
+        let key = titleKey(query)
+        guard !key.isEmpty else { return nil }
+        return cards.first { titleKey($0.title) == key || $0.redirectedFrom.map(titleKey) == key }?.title
+    }
+
+    /// A title as MediaWiki compares it on a first-letter-case-insensitive wiki.
+    static func titleKey(_ text: String) -> String {
+        var words: [Substring] = []
+        for part in text.split(whereSeparator: { $0 == " " || $0 == "_" || $0 == "\u{A0}" || $0 == "\t" }) { words.append(part) }
+        let joined = words.joined(separator: " ")
+        guard let first = joined.first else { return "" }
+        return first.uppercased() + joined.dropFirst()
+    }
 }

@@ -89,7 +89,7 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         case "geosearch":
             return geosearch(q, articles: articles, lang: request.lang)
         case "prefixsearch":
-            let prefix = (q["gpssearch"] ?? "").lowercased()
+            let prefix = (q["gpssearch"] ?? "").replacingOccurrences(of: "_", with: " ").lowercased()   // titles: `_` is a space
             var hits: [EmbeddedArticle] = articles.filter { $0.ns == 0 && $0.title.lowercased().hasPrefix(prefix) }
             var redirects: [(String, String)] = []
             for (from, to) in (EmbeddedArticles.redirects[request.lang] ?? [:]).sorted(by: { $0.key < $1.key }) where from.lowercased().hasPrefix(prefix) {
