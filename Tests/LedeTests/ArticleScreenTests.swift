@@ -193,3 +193,48 @@ final class ArticleRulesTests: XCTestCase {
         XCTAssertTrue(ArticleScreen.isLargeEnough(item("File:Unknown.jpg"), nil), "a file of unknown size is shown")
     }
 }
+
+/// Seed 000, Toolbar: "Given … the article is a main page … Then I should not see the table of contents toolbar item".
+/// Which page is the main page comes from Wikimedia's siteinfo, per edition.
+final class MainPageTests: FakeUpstreamTestCase {
+    static func summary(_ title: String, lang: String, ns: Int) -> String {
+        let key = title.replacingOccurrences(of: " ", with: "_")
+        return "{\"type\":\"standard\",\"title\":\"\(key)\",\"displaytitle\":\"\(title)\",\"namespace\":{\"id\":\(ns),\"text\":\"\"},"
+            + "\"titles\":{\"canonical\":\"\(key)\",\"normalized\":\"\(title)\",\"display\":\"\(title)\"},\"pageid\":7,\"lang\":\"\(lang)\",\"dir\":\"ltr\","
+            + "\"extract\":\"A page.\",\"extract_html\":\"<p>A page.</p>\",\"content_urls\":{\"desktop\":{\"page\":\"https://\(lang).wikipedia.org/wiki/\(key)\"}}}"
+    }
+    static func siteinfo(_ main: String) -> String { "{\"batchcomplete\":true,\"query\":{\"general\":{\"mainpage\":\"\(main)\"}}}" }
+    static let contents = #"{"parse":{"title":"T","displaytitle":"T","sections":[{"toclevel":1,"level":"2","line":"A","number":"1","index":"1","anchor":"A"}]}}"#
+
+    func article(_ path: String) async throws -> [String: Any] {
+        let (status, body, _) = try await get(path)
+        XCTAssertEqual(status, 200, path)
+        return body
+    }
+
+    func testTheMainPagesOfEachEditionHaveNoContentsAndSaySo() async throws {
+        fake.set("contents", .body(Self.contents))
+        for (lang, main, ns) in [("en", "Main Page", 0), ("de", "Wikipedia:Hauptseite", 4), ("fr", "Wikipédia:Accueil principal", 4), ("it", "Pagina principale", 0)] {
+            fake.set("siteinfo", .body(Self.siteinfo(main)))
+            fake.set("summary", .body(Self.summary(main, lang: lang, ns: ns)))
+            let path = "/article/\(main.replacingOccurrences(of: " ", with: "_").addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!)?lang=\(lang)"
+            let body = try await article(path)
+            XCTAssertEqual(body["mainPage"] as? Bool, true, lang)
+            let sections = try XCTUnwrap(body["sections"] as? [String: Any])
+            XCTAssertEqual(sections["status"] as? String, "ok", lang)
+            XCTAssertEqual((sections["items"] as? [Any])?.count, 0, "\(lang): no table of contents")
+        }
+        // siteinfo once per edition, however many articles.
+        _ = try await article("/article/Amsterdam?lang=en")
+        XCTAssertEqual(fake.requests(kind: "siteinfo").count, 4)
+    }
+
+    func testMainPageOnDeIsAnOrdinaryArticle() async throws {
+        fake.set("siteinfo", .body(Self.siteinfo("Wikipedia:Hauptseite")))
+        fake.set("summary", .body(Self.summary("Main Page", lang: "de", ns: 0)))
+        fake.set("contents", .body(Self.contents))
+        let body = try await article("/article/Main_Page?lang=de")
+        XCTAssertEqual(body["mainPage"] as? Bool, false)
+        XCTAssertEqual(((body["sections"] as? [String: Any])?["items"] as? [Any])?.count, 1, "its contents stay")
+    }
+}

@@ -9,6 +9,8 @@ enum ArticleScreen {
 
     struct Body: Encodable {
         var card: Card
+        /// The edition's main page (seed 000, Toolbar: no table of contents for it): then `sections` is ok and empty.
+        var mainPage: Bool
         var sections: Part<Section>
         var languages: Part<Edition>
         var media: Part<Media>
@@ -162,12 +164,14 @@ enum ArticleScreen {
         let links: Task<Outcome<[LanguageLink]>, Never>
         let gallery: Task<Outcome<[Media]>, Never>
         let related: Task<Outcome<QueryResult>, Never>
+        let mainPage: Task<Outcome<String>, Never>
 
         init(api: WikimediaAPI, lang: LanguageCode, title: String, timeout: Double) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
             links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
             gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
             related = Task { await withDeadline(timeout) { try await api.related(lang: lang, title: title) } }
+            mainPage = Task { await withDeadline(timeout) { try await api.mainPage(lang: lang) } }
         }
     }
 
@@ -182,7 +186,16 @@ enum ArticleScreen {
         return files.filter { isLargeEnough($0, infos[$0.title]) }.map { media($0, infos[$0.title]) }
     }
 
-    static func sectionsPart(_ work: PartWork) async -> Part<Section> { Part.of(await work.contents.value, sections) }
+    static func sectionsPart(_ work: PartWork, mainPage: Bool) async -> Part<Section> {
+        mainPage ? Part(items: []) : Part.of(await work.contents.value, sections)
+    }
+
+    /// Whether the card is the edition's main page, as Wikimedia's siteinfo names it (never a hard-coded title; an
+    /// edition whose siteinfo cannot be read has no main page here).
+    static func isMainPage(_ work: PartWork, card: Card) async -> Bool {
+        guard case .ok(let main) = await work.mainPage.value else { return false }
+        return ArticleTitle.normalise(main) == ArticleTitle.normalise(card.title)
+    }
 
     static func languagesPart(_ work: PartWork, lang: LanguageCode, preferred: [String]) async -> Part<Edition> {
         Part.of(await work.links.value) { editions($0, preferred: preferred.filter { $0 != lang.code }) }
@@ -209,13 +222,15 @@ enum ArticleScreen {
         let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
-        return Body(card: card, sections: await sectionsPart(work), languages: await languagesPart(work, lang: lang, preferred: preferred),
+        let main = await isMainPage(work, card: card)
+        return Body(card: card, mainPage: main, sections: await sectionsPart(work, mainPage: main), languages: await languagesPart(work, lang: lang, preferred: preferred),
                     media: await mediaPart(work), readMore: readMore, urls: urls(lang: lang.code, title: card.title))
     }
 
     /// The head line of a streamed answer: the card, the URLs and the names of the parts that follow.
     struct StreamHead: Encodable {
         var card: Card
+        var mainPage: Bool
         var parts: [String]
         var urls: URLs
     }
@@ -226,11 +241,12 @@ enum ArticleScreen {
         let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+        let main = await isMainPage(work, card: card)
         return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
-            let head = StreamHead(card: card, parts: partNames, urls: urls(lang: lang.code, title: card.title))
+            let head = StreamHead(card: card, mainPage: main, parts: partNames, urls: urls(lang: lang.code, title: card.title))
             try await body.write(FeedService.line(FeedService.encode(head)))
             try await withThrowingTaskGroup(of: [UInt8].self) { group in
-                group.addTask { await sectionsPart(work).line("sections") }
+                group.addTask { await sectionsPart(work, mainPage: main).line("sections") }
                 group.addTask { await languagesPart(work, lang: lang, preferred: preferred).line("languages") }
                 group.addTask { await mediaPart(work).line("media") }
                 group.addTask { await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout).line("readMore") }

@@ -192,3 +192,9 @@ extension FileInfo: Decodable {
                   thumbHeight: info?.thumbHeight, descriptionURL: info?.descriptionURL, metadata: info?.metadata ?? [:])
     }
 }
+
+/// `meta=siteinfo&siprop=general`: the edition's main page, among much else left unread.
+struct SiteInfoQuery: Decodable {
+    struct General: Decodable { var mainpage: String? }
+    var general: General?
+}

@@ -26,9 +26,14 @@ public protocol WikimediaAPI: Sendable {
     func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem]
     /// Sizes and credits of up to 50 files (`File:…` titles), by title as asked.
     func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo]
+    /// The edition's main page (`meta=siteinfo`, `general.mainpage`): `Main Page` on en, `Wikipedia:Hauptseite` on de.
+    func mainPage(lang: LanguageCode) async throws -> String
 }
 
 extension WikimediaAPI {
+    /// An API that cannot tell (a stand-in) knows no main page: every article keeps its contents.
+    public func mainPage(lang: LanguageCode) async throws -> String { throw UpstreamError.notFound("no siteinfo") }
+
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
         try await notifications(lang: lang, authorization: authorization, filter: .unread, limit: 1, continueFrom: nil).rawcount
     }

@@ -59,6 +59,12 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         ], kind: "languages")
     }
 
+    static func siteInfoRequest(_ lang: LanguageCode) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+            ("action", "query"), ("meta", "siteinfo"), ("siprop", "general"), ("format", "json"), ("formatversion", "2"),
+        ], kind: "siteinfo")
+    }
+
     static func mediaRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/media-list/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: "media")
     }
@@ -258,6 +264,16 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             guard let page = q.pages?.first else { throw UpstreamError.malformed("languages: no page in the answer") }
             if page.missing || page.invalid { throw UpstreamError.notFound("The page does not exist.") }
             return (page.langlinks ?? [], size)
+        }
+    }
+
+    /// Asked once per edition a day (an edition's main page changes about never).
+    public func mainPage(lang: LanguageCode) async throws -> String {
+        let req = Self.siteInfoRequest(lang)
+        return try await cache.value("siteinfo:\(lang.code)", ttl: 86_400) { [self] in
+            let (q, size) = try await action(req, as: SiteInfoQuery.self)
+            guard let main = q.general?.mainpage, !main.isEmpty else { throw UpstreamError.malformed("siteinfo: no general.mainpage") }
+            return (main, size)
         }
     }
 

@@ -34,6 +34,9 @@ enum EmbeddedArticles {
     }()
 
     /// Redirects per language (`from` → `to`), for search's "Redirected from".
+    /// Each edition's main page, as `meta=siteinfo` names it.
+    static let mainPages = ["en": "Main Page", "de": "Wikipedia:Hauptseite", "it": "Pagina principale"]
+
     static let redirects: [String: [String: String]] = [
         "en": ["Bombay": "Mumbai", "Einstein": "Albert Einstein", "København": "Copenhagen", "Museo del Prado": "Prado Museum",
                "Ada Byron": "Ada Lovelace", "Maria Skłodowska": "Marie Curie"],

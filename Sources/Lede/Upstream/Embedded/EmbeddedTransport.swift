@@ -57,6 +57,10 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             let title = EmbeddedArticles.redirects[request.lang]?[asked] ?? asked
             return (title, articles.contains { $0.title == title })
         }
+        if q["meta"] == "siteinfo" {
+            let main = EmbeddedArticles.mainPages[request.lang] ?? "Main Page"
+            return raw("{\"batchcomplete\":true,\"query\":{\"general\":{\"mainpage\":\"\(main)\",\"sitename\":\"Wikipedia\",\"lang\":\"\(request.lang)\"}}}")
+        }
         if q["action"] == "parse" {
             let page = resolved(q["page"])
             return raw(EmbeddedArticleScreens.parse(title: page.title, lang: request.lang, articleExists: page.exists))
