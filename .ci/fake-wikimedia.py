@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""A fake Wikimedia for CI's second schemathesis run: Wikimedia's real answers (shared/fixtures/wikimedia) where they
+were recorded, realistic ones elsewhere, and the Action API's manners — errors as {"error": {...}} with HTTP 200, a
+notifications `continue` it did not issue refused as badcontinue, a token it does not know refused as
+mwoauth-invalid-authorization (the demo tokens are the known ones), a REST 404 for a page that does not exist.
+Usage: fake-wikimedia.py PORT FIXTURES_DIR   (loopback only; runs until killed)."""
+import json, os, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlparse
+
+PORT = int(sys.argv[1])
+FIXTURES = sys.argv[2]
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), "rb") as f:
+        return f.read()
+
+
+FEED_EN = fixture("feed_featured__ios_2026-07-20_missing_view_history.json")
+FEED_VI = fixture("feed_featured__ios_vi_tfa_only.json")
+SUMMARY_DOG = fixture("summary__ios_dog.json")
+SUMMARY_MOSCOW = fixture("summary__android_moscow_geo.json")
+PREFIX = fixture("query_prefixsearch__ios_2026.json")
+FULLTEXT = fixture("query_search_fulltext__android.json")
+NOTIFICATIONS = fixture("notifications__ios_mentions.json")
+ISSUED_CONTINUE = json.loads(NOTIFICATIONS).get("query", {}).get("notifications", {}).get("continue")
+TOKENS = fixture("tokens_csrf__android.json")
+
+
+def action_error(code, info):
+    return json.dumps({"error": {"code": code, "info": info, "docref": "See https://en.wikipedia.org/w/api.php for API usage."},
+                       "servedby": "fake"}).encode()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body, content_type="application/json; charset=utf-8"):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.route(parse_qs(urlparse(self.path).query))
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+        query = parse_qs(urlparse(self.path).query)
+        query.update(form)
+        self.route(query)
+
+    def route(self, q):
+        path = urlparse(self.path).path
+        parts = path.split("/")
+        lang = parts[1] if len(parts) > 1 else "en"
+        rest = "/" + "/".join(parts[2:])
+        one = lambda k: (q.get(k) or [""])[0]
+        if rest.startswith("/api/rest_v1/feed/featured/"):
+            return self.answer(200, FEED_VI if lang == "vi" else FEED_EN)
+        if rest.startswith("/api/rest_v1/page/summary/"):
+            title = unquote(rest[len("/api/rest_v1/page/summary/"):])
+            if title.lower().startswith("no_such"):
+                return self.answer(404, json.dumps({"type": "https://mediawiki.org/wiki/HyperSwitch/errors/not_found", "title": "Not found.",
+                                                    "method": "get", "detail": "Page or revision not found.", "uri": path}).encode(),
+                                   "application/problem+json")
+            return self.answer(200, SUMMARY_MOSCOW if "moscow" in title.lower() else SUMMARY_DOG)
+        if rest.startswith("/api/rest_v1/page/media-list/"):
+            return self.answer(200, json.dumps({"revision": "1", "tid": "1", "items": [
+                {"title": "File:YellowLabradorLooking_new.jpg", "leadImage": True, "section_id": 0, "type": "image", "showInGallery": True,
+                 "caption": {"html": "A <b>Labrador</b>", "text": "A Labrador"},
+                 "srcset": [{"src": "//upload.wikimedia.org/wikipedia/commons/thumb/2/26/YellowLabradorLooking_new.jpg/640px-YellowLabradorLooking_new.jpg", "scale": "1x"}]},
+                {"title": "File:Dog_icon.svg", "leadImage": False, "section_id": 1, "type": "image", "showInGallery": True},
+            ]}).encode())
+        if rest != "/w/api.php":
+            return self.answer(404, b'{"error":"not found"}')
+        if one("action") == "parse":
+            page = one("page") or "Dog"
+            return self.answer(200, json.dumps({"parse": {"title": page.replace("_", " "), "pageid": 4269567, "displaytitle": page.replace("_", " "), "sections": [
+                {"toclevel": 1, "level": "2", "line": "Taxonomy", "number": "1", "index": "1", "fromtitle": page, "byteoffset": 3311, "anchor": "Taxonomy", "linkAnchor": "Taxonomy"},
+                {"toclevel": 2, "level": "3", "line": "<i>Canis familiaris</i>", "number": "1.1", "index": "2", "fromtitle": page, "byteoffset": 5210, "anchor": "Canis_familiaris", "linkAnchor": "Canis_familiaris"},
+            ]}}).encode())
+        user_bound = one("action") == "echomarkread" or one("meta") in ("notifications", "tokens")
+        if user_bound and self.headers.get("Authorization") not in ("Bearer demo-alice", "Bearer demo-bob"):
+            # Like Wikimedia with an OAuth token it does not know: the Action API's error, with HTTP 200.
+            return self.answer(200, action_error("mwoauth-invalid-authorization-invalid-user",
+                                                 "The authorization headers in your request are not valid: Invalid user"))
+        if one("action") == "echomarkread":
+            return self.answer(200, b'{"query":{"echomarkread":{"result":"success","rawcount":0,"count":"0"}}}')
+        if one("meta") == "siteinfo":
+            return self.answer(200, json.dumps({"batchcomplete": True, "query": {"general": {"mainpage": "Main Page", "sitename": "Wikipedia", "lang": lang}}}).encode())
+        if one("meta") == "tokens":
+            return self.answer(200, TOKENS)
+        if one("meta") == "notifications":
+            cont = one("notcontinue")
+            if cont and cont != ISSUED_CONTINUE:
+                return self.answer(200, action_error("badcontinue", "Invalid continue param. You should pass the original value returned by the previous query."))
+            if cont:
+                last = json.loads(NOTIFICATIONS)
+                last["query"]["notifications"].pop("continue", None)
+                return self.answer(200, json.dumps(last).encode())
+            return self.answer(200, NOTIFICATIONS)
+        if one("prop") == "langlinks":
+            title = one("titles") or "Dog"
+            return self.answer(200, json.dumps({"batchcomplete": True, "query": {"pages": [{"pageid": 4269567, "ns": 0, "title": title.replace("_", " "), "langlinks": [
+                {"lang": "de", "title": "Haushund", "url": "https://de.wikipedia.org/wiki/Haushund", "langname": "German", "autonym": "Deutsch"},
+                {"lang": "ja", "title": "イヌ", "url": "https://ja.wikipedia.org/wiki/%E3%82%A4%E3%83%8C", "langname": "Japanese", "autonym": "日本語"},
+            ]}]}}).encode())
+        if one("prop") == "imageinfo":
+            pages = []
+            for i, t in enumerate(one("titles").split("|")):
+                small = "icon" in t.lower()
+                pages.append({"ns": 6, "title": t.replace("_", " "), "missing": True, "known": True, "imagerepository": "shared", "imageinfo": [{
+                    "size": 1000, "width": 24 if small else 1200, "height": 24 if small else 800,
+                    "thumburl": "https://upload.wikimedia.org/thumb/%d.jpg" % i, "thumbwidth": 24 if small else 640, "thumbheight": 24 if small else 427,
+                    "url": "https://upload.wikimedia.org/%d.jpg" % i, "descriptionurl": "https://commons.wikimedia.org/wiki/" + t,
+                    "extmetadata": {"Artist": {"value": "<a href=\"//commons.wikimedia.org/wiki/User:X\">X</a>", "source": "commons-desc-page"},
+                                    "LicenseShortName": {"value": "CC BY-SA 3.0", "source": "commons-desc-page"},
+                                    "AttributionRequired": {"value": "true", "source": "commons-desc-page"}}}]})
+            return self.answer(200, json.dumps({"batchcomplete": True, "query": {"pages": pages}}).encode())
+        generator = one("generator")
+        if generator in ("prefixsearch", "geosearch"):
+            return self.answer(200, PREFIX)
+        if generator in ("search", "random"):
+            return self.answer(200, FULLTEXT)
+        return self.answer(200, action_error("badvalue", "Unrecognized value for parameter \"action\": %s." % one("action")))
+
+
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+server.daemon_threads = True
+server.serve_forever()
