@@ -137,6 +137,12 @@ final class ArticleRulesTests: XCTestCase {
         XCTAssertEqual(HTMLText.plain("<a href=\"//commons.wikimedia.org/wiki/User:X\" title=\"a > b\">Jane Doe</a>"), "Jane Doe")
         XCTAssertEqual(HTMLText.plain("Line one<br/>line two<p>para</p>"), "Line one line two para")
         XCTAssertEqual(HTMLText.plain("Fish &amp; chips &lt;3 &#233;t&#xE9; &nbsp; x&hellip;"), "Fish & chips <3 été x…")
+        // A tag left open to the end makes the rest text (linear: no later `<` is searched to the end again).
+        let unclosed = String(repeating: "<a ", count: 2_000)
+        XCTAssertEqual(HTMLText.plain(unclosed), String(unclosed.dropLast()))
+        XCTAssertEqual(HTMLText.plain("<b>bold</b> then <a title=\"x <i>italic</i>"), "bold then <a title=\"x <i>italic</i>",
+                       "a quote never closed: the tag runs to the end, so the rest is text")
+        XCTAssertEqual(HTMLText.plain("a<script>x</b y<z></script>b"), "ab", "script skipped over tags found inside it")
         XCTAssertEqual(HTMLText.plain("<i>The Night Watch</i> (1642)"), "The Night Watch (1642)")
         XCTAssertEqual(HTMLText.plain("a<script>alert(1)</script>b<style>.x{}</style>c"), "abc")
         XCTAssertEqual(HTMLText.plain("5 < 6 and &bogus; & done"), "5 < 6 and &bogus; & done", "text that is not markup stays")

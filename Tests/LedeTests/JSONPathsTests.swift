@@ -35,6 +35,16 @@ final class JSONPathsTests: XCTestCase {
         }
     }
 
+    /// A `\u` escape takes four hex digits by their byte ranges: control bytes 0x10–0x19 are not digits (a fuzzer
+    /// found them read as `0`–`9`), and upper-case digits still are.
+    func testAUnicodeEscapeOfControlBytesIsRefused() throws {
+        var doc = Array(#"{"x":"\u"#.utf8)
+        doc += [0x10, 0x11, 0x12, 0x13]
+        doc += Array(#""}"#.utf8)
+        XCTAssertThrowsError(try JSONPaths.values(doc, at: [["x"]]))
+        XCTAssertEqual(try read(#"{"x":"\u00E9\u00e9"}"#, [["x"]])[["x"]]?.text, "éé")
+    }
+
     func testMalformedDocumentsAreRefused() {
         let bad = ["", " ", "{", "}", "{\"a\":}", "{\"a\" 1}", "{\"a\":1,}", "[1,]", "{a:1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":-}",
                    "{\"a\":.5}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\u{01}\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\u12G4\"}",

@@ -2,12 +2,16 @@
 /// reduced to the plain text a label shows: tags removed (`<br>` and block ends become a space), character
 /// references decoded (named ones HTML pages use, and numeric ones), runs of white space collapsed, trimmed.
 /// Script and style contents are dropped. Never fails: malformed markup is read as text where it cannot be a tag.
+/// Linear in its input: no stretch is scanned twice for a tag's end — a tag still open at the end of the input makes
+/// the rest text (no later `<` can close), and inside script and style each tag found is stepped over whole.
 public enum HTMLText {
     public static func plain(_ html: String) -> String {
         let u = Array(html.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
         var pendingSpace = false
+        // Once a tag ran to the end of the input unclosed, no later `<` can find an end either.
+        var tagsCanEnd = true
         func emit(_ c: Unicode.Scalar) {
             if c.properties.isWhitespace {
                 pendingSpace = !out.isEmpty
@@ -18,13 +22,18 @@ public enum HTMLText {
         }
         while i < u.count {
             let c = u[i]
-            if c == "<", let end = tagEnd(u, from: i) {
+            if c == "<", tagsCanEnd, let end = tagEnd(u, from: i, unclosed: &tagsCanEnd) {
                 let name = tagName(u, i + 1, end)
                 if name == "script" || name == "style" {
-                    // Skip to the matching close tag (or the end).
+                    // Skip to the matching close tag (or the end), stepping over every tag found on the way.
                     var j = end + 1
+                    var more = true
                     while j < u.count {
-                        if u[j] == "<", j + 1 < u.count, u[j + 1] == "/", let e = tagEnd(u, from: j), tagName(u, j + 2, e) == name { j = e; break }
+                        if u[j] == "<", more, let e = tagEnd(u, from: j, unclosed: &more) {
+                            if u[j + 1] == "/", tagName(u, j + 2, e) == name { j = e; break }
+                            j = e + 1
+                            continue
+                        }
                         j += 1
                     }
                     i = j + 1
@@ -49,7 +58,8 @@ public enum HTMLText {
     static let breaking: Set<String> = ["br", "p", "div", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "h2", "h3", "h4", "h5", "h6", "dd", "dt", "hr"]
 
     /// The index of the `>` closing a tag that starts at `start` (`<`), or nil when this `<` does not open a tag.
-    static func tagEnd(_ u: [Unicode.Scalar], from start: Int) -> Int? {
+    /// `tagsCanEnd` turns false when the search ran to the end of the input.
+    static func tagEnd(_ u: [Unicode.Scalar], from start: Int, unclosed tagsCanEnd: inout Bool) -> Int? {
         guard start + 1 < u.count else { return nil }
         let first = u[start + 1]
         guard first == "/" || first == "!" || first.properties.isAlphabetic else { return nil }
@@ -60,6 +70,7 @@ public enum HTMLText {
             if let q = quote { if c == q { quote = nil } } else if c == "\"" || c == "'" { quote = c } else if c == ">" { return j }
             j += 1
         }
+        tagsCanEnd = false
         return nil
     }
 

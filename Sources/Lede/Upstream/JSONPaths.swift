@@ -194,10 +194,12 @@ enum JSONPaths {
             guard i + 4 <= bytes.count else { throw Malformed() }
             var v: UInt32 = 0
             for _ in 0..<4 {
-                let c = bytes[i] | 0x20
+                // Each digit by its own byte range (folding case first would read control bytes 0x10–0x19 as digits).
+                let c = bytes[i]
                 let d: UInt32
                 switch c {
                 case 48...57: d = UInt32(c - 48)
+                case 65...70: d = UInt32(c - 55)
                 case 97...102: d = UInt32(c - 87)
                 default: throw Malformed()
                 }
