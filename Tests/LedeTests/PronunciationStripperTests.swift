@@ -140,4 +140,22 @@ final class PronunciationStripperTests: XCTestCase {
             XCTAssertEqual(PronunciationStripper.cleanHTML(once), once)
         }
     }
+
+    /// Odd upstream text is judged group by group from counts made once: nesting thousands deep reads in one pass.
+    /// An unclosed `[` holds no IPA span; a closed one does, and takes its whole outermost group with it.
+    func testDeeplyNestedGroupsAreJudgedInOnePass() {
+        let unclosed = String(repeating: "[ˈɑ (", count: 4_000) + String(repeating: ")", count: 4_000)
+        let innermostGone = String(repeating: "[ˈɑ (", count: 3_999) + "[ˈɑ" + String(repeating: ")", count: 3_999)
+        XCTAssertEqual(PronunciationStripper.clean(unclosed), innermostGone, "no group carries pronunciation; only the empty innermost one goes")
+        let closed = "Word " + String(repeating: "([ˈɑ] ", count: 4_000) + String(repeating: ")", count: 4_000) + " rest."
+        XCTAssertEqual(PronunciationStripper.clean(closed), "Word rest.")
+        let html = "<b>Word</b> " + String(repeating: "(<i>/ˈɑ/</i> ", count: 2_000) + String(repeating: ")", count: 2_000) + " rest."
+        XCTAssertEqual(PronunciationStripper.cleanHTML(html), "<b>Word</b> rest.")
+    }
+
+    /// Slashes pair in order from a group's first one, as before: `/x/ɪ/` has the pair `/x/` (no IPA) and a lone `/`.
+    func testSlashesPairFromTheGroupsFirstSlash() {
+        XCTAssertEqual(PronunciationStripper.clean("A (/x/ɪ/) b"), "A (/x/ɪ/) b")
+        XCTAssertEqual(PronunciationStripper.clean("A (/x/ /ɪ/) b"), "A b")
+    }
 }

@@ -43,13 +43,14 @@ public enum PronunciationStripper {
         }
         guard stack.isEmpty, !groups.isEmpty else { return units }
 
-        // Decide outermost-first: a removed group takes its nested groups with it.
+        // Decide outermost-first: a removed group takes its nested groups with it. Each group is judged in constant time
+        // from counts made in one pass over the text (linear however deep the nesting).
+        let facts = TextFacts(vis)
         var removeVis = [Bool](repeating: false, count: vis.count)
         var removals: [(Int, Int)] = []
         for g in groups.sorted(by: { ($0.depth, $0.open) < ($1.depth, $1.open) }) {
             if removeVis[g.open] { continue }
-            let inner = Array(vis[(g.open + 1)..<g.close])
-            if carriesPronunciation(inner) || isOnlyPunctuation(inner) {
+            if facts.carriesPronunciation(g.open, g.close) || facts.isOnlyPunctuation(g.open, g.close) {
                 for i in g.open...g.close { removeVis[i] = true }
                 removals.append((g.open, g.close))
             }
@@ -57,18 +58,25 @@ public enum PronunciationStripper {
         if removals.isEmpty { return units }
 
         // Spacing where a group went: take the space before it; at the start of a line take the space after;
-        // never leave a space before punctuation or two spaces in a row.
-        for (open, close) in removals {
+        // never leave a space before punctuation or two spaces in a row. A walk back that reaches an earlier removal
+        // continues from where that removal's own walk stopped (each space is stepped over once).
+        var groupOf = [Int](repeating: -1, count: vis.count)   // removal index of each removed group position
+        for (k, (open, close)) in removals.enumerated() { for i in open...close { groupOf[i] = k } }
+        var stoppedAt = [Int?](repeating: nil, count: removals.count)
+        for (k, (open, close)) in removals.enumerated() {
             var after = close + 1
             while after < vis.count && removeVis[after] { after += 1 }
             let atEnd = after == vis.count
             let nextIsSpace = !atEnd && isSpace(vis[after])
             guard atEnd || nextIsSpace || closingPunctuation.contains(vis[after]) else { continue }  // "word (x)word": keep the space
             var before = open - 1
-            while before >= 0 && (removeVis[before] || vis[before] == " " || vis[before] == "\u{00A0}") {
+            while before >= 0 {
+                if groupOf[before] >= 0, let stop = stoppedAt[groupOf[before]] { before = stop; break }
+                guard removeVis[before] || vis[before] == " " || vis[before] == "\u{00A0}" else { break }
                 if !removeVis[before] { removeVis[before] = true }
                 before -= 1
             }
+            stoppedAt[k] = before
             if (before < 0 || isOpening(vis[before])) && nextIsSpace { removeVis[after] = true }
         }
 
@@ -109,27 +117,92 @@ public enum PronunciationStripper {
 
     // MARK: - What counts as pronunciation
 
-    static func carriesPronunciation(_ inner: [Unicode.Scalar]) -> Bool {
-        if inner.contains("ⓘ") { return true }
-        if hasIPASpan(inner, open: "/", close: "/") || hasIPASpan(inner, open: "[", close: "]") { return true }
-        let text = String(String.UnicodeScalarView(inner))
-        for word in words(text) {
-            if caseSensitiveWords.contains(word) || pronunciationWords.contains(word.lowercased()) { return true }
+    /// What decides a group, counted once over the visible text so that any group `(open, close)` is judged in
+    /// constant time: IPA between `/ /` (paired in order from the group's first slash) or `[ ]`, the listen mark,
+    /// pronunciation words and CJK fragments (neither can hold a bracket, so each lies wholly inside a group or not).
+    struct TextFacts {
+        let ipa: [Int]            // IPA scalars before i
+        let listen: [Int]         // ⓘ before i
+        let wordly: [Int]         // pronunciation words and fragments starting before i
+        let substantive: [Int]    // scalars that are neither space nor punctuation before i
+        let nextClose: [Int]      // the first `]` at or after i (count when none)
+        let nextIPAOpen: [Int]    // the first `[` at or after i whose span to its `]` holds IPA (count when none)
+        let slashes: [Int]        // positions of `/`
+        let firstSlash: [Int]     // index into `slashes` of the first slash at or after i
+        let pairIPA: [[Int]]      // per parity, pairs (slashes[k], slashes[k+1]) with IPA between, k of that parity, before k
+
+        init(_ v: [Unicode.Scalar]) {
+            let n = v.count
+            var ipa = [Int](repeating: 0, count: n + 1), listen = ipa, wordly = ipa, substantive = ipa
+            for i in 0..<n {
+                ipa[i + 1] = ipa[i] + (PronunciationStripper.isIPA(v[i]) ? 1 : 0)
+                listen[i + 1] = listen[i] + (v[i] == "ⓘ" ? 1 : 0)
+                substantive[i + 1] = substantive[i] + (PronunciationStripper.isPunctuationOrSpace(v[i]) ? 0 : 1)
+            }
+            // Words: runs of letters (and the marks that belong to them).
+            var starts = [Bool](repeating: false, count: n + 1)
+            var i = 0
+            while i < n {
+                guard PronunciationStripper.isWordScalar(v[i]) else { i += 1; continue }
+                var j = i
+                while j < n && PronunciationStripper.isWordScalar(v[j]) { j += 1 }
+                let word = String(String.UnicodeScalarView(v[i..<j]))
+                if PronunciationStripper.caseSensitiveWords.contains(word) || PronunciationStripper.pronunciationWords.contains(word.lowercased()) { starts[i] = true }
+                i = j
+            }
+            for fragment in PronunciationStripper.cjkFragmentScalars where fragment.count <= n {
+                for s in 0...(n - fragment.count) where v[s] == fragment[0] && Array(v[s..<(s + fragment.count)]) == fragment { starts[s] = true }
+            }
+            for i in 0..<n { wordly[i + 1] = wordly[i] + (starts[i] ? 1 : 0) }
+            var nextClose = [Int](repeating: n, count: n + 1)
+            for i in stride(from: n - 1, through: 0, by: -1) { nextClose[i] = v[i] == "]" ? i : nextClose[i + 1] }
+            var nextIPAOpen = [Int](repeating: n, count: n + 1)
+            for i in stride(from: n - 1, through: 0, by: -1) {
+                let b = nextClose[min(i + 1, n)]
+                nextIPAOpen[i] = v[i] == "[" && b < n && ipa[b] - ipa[i + 1] > 0 ? i : nextIPAOpen[i + 1]
+            }
+            var slashes: [Int] = []
+            for i in 0..<n where v[i] == "/" { slashes.append(i) }
+            var firstSlash = [Int](repeating: slashes.count, count: n + 1)
+            var k = slashes.count
+            for i in stride(from: n - 1, through: 0, by: -1) { if k > 0 && slashes[k - 1] == i { k -= 1 }; firstSlash[i] = k }
+            var pairIPA = [[Int](repeating: 0, count: slashes.count + 1), [Int](repeating: 0, count: slashes.count + 1)]
+            for k in 0..<slashes.count {
+                let hit = k + 1 < slashes.count && ipa[slashes[k + 1]] - ipa[slashes[k] + 1] > 0
+                for parity in 0..<2 { pairIPA[parity][k + 1] = pairIPA[parity][k] + (hit && k % 2 == parity ? 1 : 0) }
+            }
+            self.ipa = ipa; self.listen = listen; self.wordly = wordly; self.substantive = substantive
+            self.nextClose = nextClose; self.nextIPAOpen = nextIPAOpen; self.slashes = slashes; self.firstSlash = firstSlash; self.pairIPA = pairIPA
         }
-        for fragment in cjkFragments where text.contains(fragment) { return true }
-        return false
+
+        /// Whether the text strictly between `open` and `close` carries pronunciation.
+        func carriesPronunciation(_ open: Int, _ close: Int) -> Bool {
+            let lo = open + 1
+            if listen[close] - listen[lo] > 0 || wordly[close] - wordly[lo] > 0 { return true }
+            let a = nextIPAOpen[lo]
+            if a < close && nextClose[a + 1] < close { return true }
+            // Slashes inside the group pair up in order from its first one: pairs (p, p+1), (p+2, p+3)…
+            let p = firstSlash[lo], q = firstSlash[close]   // the group's slashes are slashes[p..<q]
+            guard q - p >= 2 else { return false }
+            let parity = p % 2
+            return pairIPA[parity][q - 1] - pairIPA[parity][p] > 0
+        }
+
+        func isOnlyPunctuation(_ open: Int, _ close: Int) -> Bool { substantive[close] - substantive[open + 1] == 0 }
     }
 
-    static func hasIPASpan(_ s: [Unicode.Scalar], open: Unicode.Scalar, close: Unicode.Scalar) -> Bool {
-        var i = 0
-        while i < s.count {
-            if s[i] == open, let j = s[(i + 1)...].firstIndex(of: close) {
-                if s[(i + 1)..<j].contains(where: isIPA) { return true }
-                i = open == close ? j + 1 : j + 1
-            } else { i += 1 }
-        }
-        return false
+    static func carriesPronunciation(_ inner: [Unicode.Scalar]) -> Bool { TextFacts(inner).carriesPronunciation(-1, inner.count) }
+
+    static func isPunctuationOrSpace(_ s: Unicode.Scalar) -> Bool {
+        isSpace(s) || s.properties.generalCategory.isPunctuation || "·•;,:。，、".unicodeScalars.contains(s)
     }
+
+    /// Letters, and the combining marks written on them (so "prononcé" is one word however it is encoded).
+    static func isWordScalar(_ s: Unicode.Scalar) -> Bool {
+        s.properties.isAlphabetic || (0x0300...0x036F).contains(s.value)
+    }
+
+    static let cjkFragmentScalars: [[Unicode.Scalar]] = cjkFragments.map { Array($0.unicodeScalars) }
 
     static func isIPA(_ s: Unicode.Scalar) -> Bool {
         switch s.value {
@@ -152,14 +225,6 @@ public enum PronunciationStripper {
     /// Acronyms for the phonetic alphabet, counted only as written (so "(api)" in lower case is not one).
     static let caseSensitiveWords: Set<String> = ["IPA", "AFI"]
     static let cjkFragments = ["发音", "發音", "读音", "讀音", "発音", "国际音标", "國際音標"]
-
-    static func isOnlyPunctuation(_ inner: [Unicode.Scalar]) -> Bool {
-        inner.allSatisfy { isSpace($0) || $0.properties.generalCategory.isPunctuation || "·•;,:。，、".unicodeScalars.contains($0) }
-    }
-
-    static func words(_ text: String) -> [String] {
-        text.split(whereSeparator: { !$0.isLetter }).map(String.init)
-    }
 
     static func isSpace(_ s: Unicode.Scalar) -> Bool { s == " " || s == "\u{00A0}" || s == "\t" || s == "\n" }
     static func isOpening(_ s: Unicode.Scalar) -> Bool { s == "\n" || s == "(" || s == "（" || s == "\"" || s == "“" }
