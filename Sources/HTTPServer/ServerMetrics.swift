@@ -23,7 +23,7 @@ public final class ServerMetrics: Sendable {
     let shards: [Shard]
     private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0)
     private let streamsOpen = Atomic<Int>(0), streamsTotal = Atomic<Int>(0), streamBytes = Atomic<Int>(0)
-    private let streamsStalled = Atomic<Int>(0), streamsRefused = Atomic<Int>(0), streamBuffered = Atomic<Int>(0)
+    private let streamsStalled = Atomic<Int>(0), streamsRefused = Atomic<Int>(0), bufferedBytes = Atomic<Int>(0)
     private let collectors = Mutex<[@Sendable () -> String]>([])
     /// Route patterns by index, set when the server starts.
     private let labels = Mutex<[String]>([])
@@ -45,7 +45,7 @@ public final class ServerMetrics: Sendable {
     public var openStreams: Int { streamsOpen.load(ordering: .relaxed) }
     /// Bytes streams hold in their connections' outbound buffers now (each stream bounded by its high-water mark
     /// plus one write).
-    public var streamBufferedBytes: Int { streamBuffered.load(ordering: .relaxed) }
+    public var streamBufferedBytes: Int { bufferedBytes.load(ordering: .relaxed) }
     /// Takes a stream slot unless `max` are open; false when the stream must be refused.
     func streamOpened(max: Int) -> Bool {
         let now = streamsOpen.wrappingAdd(1, ordering: .relaxed).newValue
@@ -58,7 +58,7 @@ public final class ServerMetrics: Sendable {
         if stalled { streamsStalled.wrappingAdd(1, ordering: .relaxed) }
     }
     func streamWrote(_ n: Int) { streamBytes.wrappingAdd(n, ordering: .relaxed) }
-    func streamBuffered(_ delta: Int) { streamBuffered.wrappingAdd(delta, ordering: .relaxed) }
+    func streamBuffered(_ delta: Int) { bufferedBytes.wrappingAdd(delta, ordering: .relaxed) }
 
     /// Route index -1: no route matched; -2: the request was refused by the parser.
     func record(loop: Int, route: Int, status: Int, seconds: Double, bytes: Int) {
@@ -104,7 +104,7 @@ public final class ServerMetrics: Sendable {
         out += PrometheusText.single("lede_http_streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_streams_total", "counter", "Streamed responses started.", streamsTotal.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_stream_bytes_total", "counter", "Body bytes streams wrote (framed, after compression).", streamBytes.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_stream_buffered_bytes", "gauge", "Bytes streams hold in outbound buffers now.", streamBuffered.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_stream_buffered_bytes", "gauge", "Bytes streams hold in outbound buffers now.", bufferedBytes.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_streams_stalled_total", "counter", "Streams closed because the client stopped reading past the stall timeout.", streamsStalled.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_streams_refused_total", "counter", "Stream requests answered 503 past --max-streams.", streamsRefused.load(ordering: .relaxed))
         let extra = collectors.withLock { $0 }

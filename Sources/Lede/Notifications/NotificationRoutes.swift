@@ -48,22 +48,24 @@ enum NotificationRoutes {
                 let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang)
                 return .eventStream { events in
                     defer { hub.unsubscribe(key: key, id: id) }
+                    func badge(_ unread: Int, _ newest: Int) async throws {
+                        try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                    }
+                    func notification(_ item: NotificationItem) async throws {
+                        try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
+                    }
                     try await events.retry(milliseconds: streamRetry)
                     if let resumeAfter {
-                        for item in snapshot.items.reversed() where item.id > resumeAfter {
-                            try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
-                        }
+                        for item in snapshot.items.reversed() where item.id > resumeAfter { try await notification(item) }
                     }
-                    try await events.send(event: "badge", id: String(snapshot.newestID), data: String(decoding: Badge(unread: snapshot.unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                    try await badge(snapshot.unread, snapshot.newestID)
                     for await update in updates {
                         switch update {
                         case .changed(let new, let unread, let newest):
-                            for item in new {
-                                try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
-                            }
-                            try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                            for item in new { try await notification(item) }
+                            try await badge(unread, newest)
                         case .badge(let unread, let newest):
-                            try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
+                            try await badge(unread, newest)
                         case .refused(let problem):
                             try await events.send(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self))
                             return
