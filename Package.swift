@@ -30,6 +30,11 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"]),
         .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"]),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
+        // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
+        // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
+        // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
+        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "HTTPServer", "HTTPClient"], path: "Fuzz/Targets",
+                          swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport"]),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", path: "Tests/TestSupport"),

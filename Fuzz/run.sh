@@ -1,14 +1,63 @@
 #!/usr/bin/env bash
-# Fuzz the HTTP request parser with libFuzzer + AddressSanitizer.
-#   Fuzz/run.sh [seconds]      (default 600)
-# The parser sources are pure Swift with no system dependencies, so they compile on their own here.
+# Lede's fuzz targets (Fuzz/README.md) under libFuzzer + AddressSanitizer.
+#   Fuzz/run.sh TARGET [SECONDS]   one target for SECONDS (default 600); new inputs land in Fuzz/corpus-work/TARGET,
+#                                  a finding in Fuzz/out/TARGET-crash-… (copy it to Fuzz/findings/TARGET/ once fixed)
+#   Fuzz/run.sh --ci [RUNS]        every target: its corpus and every past finding replayed (-runs=0), then a short
+#                                  run with a fixed seed (RUNS inputs, default 20000). Deterministic; CI runs this.
+#   Fuzz/run.sh --list             the targets
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-600}
-mkdir -p Fuzz/out Fuzz/corpus-work
-swiftc -sanitize=fuzzer,address -parse-as-library -O \
-  Sources/HTTPServer/RequestParser.swift Sources/HTTPServer/HTTPRequest.swift Sources/HTTPServer/HTTPHeaders.swift \
-  Fuzz/FuzzRequestParser.swift -o Fuzz/out/fuzz-request-parser
-cp -n Fuzz/corpus/* Fuzz/corpus-work/ 2>/dev/null || true
-exec Fuzz/out/fuzz-request-parser Fuzz/corpus-work -max_total_time="$seconds" -max_len=4096 -timeout=5 \
-  -dict=Fuzz/http.dict -print_final_stats=1 -artifact_prefix=Fuzz/out/
+
+build() {
+  swift build -c release --product lede-fuzz --build-path .build-fuzz --sanitize fuzzer --sanitize address \
+    -Xswiftc -enable-testing -Xswiftc -DLEDE_FUZZ_TESTABLE -Xswiftc -DFUZZING > /tmp/lede-fuzz-build.txt 2>&1 \
+    || { tail -30 /tmp/lede-fuzz-build.txt >&2; exit 1; }
+  bin=.build-fuzz/release/lede-fuzz
+}
+
+targets="request response json text inflate decoders deeplink sse jsonl"
+
+# The corpus folders of a target: its own seeds, its past findings, and Wikimedia's recorded answers for the JSON readers.
+corpora() {
+  local t=$1 dirs="Fuzz/corpus/$t"
+  [ -d "Fuzz/findings/$t" ] && dirs="$dirs Fuzz/findings/$t"
+  case $t in json|decoders) [ -d ../shared/fixtures/wikimedia ] && dirs="$dirs ../shared/fixtures/wikimedia" ;; esac
+  echo "$dirs"
+}
+
+# Per-input limits: the largest upstream bodies the readers meet in a test are a few tens of KB; -timeout bounds the
+# time of one input (a reader that holds a loop for seconds is a finding), -rss_limit_mb a memory bomb.
+opts() {
+  local dict=""
+  [ "$1" = request ] || [ "$1" = response ] && dict="-dict=Fuzz/http.dict"
+  echo "-max_len=65536 -timeout=5 -rss_limit_mb=2048 $dict"
+}
+
+case "${1:-}" in
+  --list) for t in $targets; do echo "$t"; done ;;
+  --ci)
+    runs=${2:-20000}
+    build
+    for t in $targets; do
+      # shellcheck disable=SC2046
+      LEDE_FUZZ_TARGET=$t "$bin" $(opts "$t") -runs=0 -artifact_prefix=/tmp/lede-fuzz-$t- $(corpora "$t") > /tmp/lede-fuzz-$t.txt 2>&1 \
+        || { tail -40 /tmp/lede-fuzz-$t.txt >&2; echo "fuzz target $t: a corpus input or past finding fails" >&2; exit 1; }
+      replayed=$(grep -oE 'seed corpus: files: [0-9]+' /tmp/lede-fuzz-$t.txt | grep -oE '[0-9]+$' || echo 0)
+      # A fixed-seed run from an empty working folder (the corpus read only), so every CI run explores the same inputs.
+      work=$(mktemp -d)
+      # shellcheck disable=SC2046
+      LEDE_FUZZ_TARGET=$t "$bin" $(opts "$t") -seed=1 -runs="$runs" -artifact_prefix=/tmp/lede-fuzz-$t- "$work" $(corpora "$t") > /tmp/lede-fuzz-$t.txt 2>&1 \
+        || { tail -40 /tmp/lede-fuzz-$t.txt >&2; echo "fuzz target $t: a finding in the fixed-seed run" >&2; exit 1; }
+      rm -rf "$work"
+      echo "fuzz $t: $replayed corpus inputs replayed, $runs fixed-seed inputs, no finding"
+    done ;;
+  ""|-*) echo "usage: Fuzz/run.sh TARGET [SECONDS] | --ci [RUNS] | --list" >&2; exit 2 ;;
+  *)
+    t=$1; seconds=${2:-600}
+    case " $targets " in *" $t "*) ;; *) echo "unknown target $t (Fuzz/run.sh --list)" >&2; exit 2 ;; esac
+    build
+    mkdir -p "Fuzz/corpus-work/$t" Fuzz/out
+    # shellcheck disable=SC2046
+    LEDE_FUZZ_TARGET=$t exec "$bin" $(opts "$t") -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="Fuzz/out/$t-" \
+      "Fuzz/corpus-work/$t" $(corpora "$t") ;;
+esac

@@ -4,6 +4,9 @@ import CZlib
 /// it arrives (a streamed response whose every piece was flushed is readable as each piece lands).
 public final class Inflater {
     private var stream = z_stream()
+    /// zlib's state exists (and is freed in deinit), whatever happened to the data since.
+    private let initialised: Bool
+    /// The data so far was good; false after corrupt data, bytes past the end or the limit.
     private var ok: Bool
     /// Most bytes this inflater will produce in all.
     public let limit: Int
@@ -14,10 +17,12 @@ public final class Inflater {
     public init(limit: Int = 64 << 20) {
         self.limit = limit
         // windowBits 15 + 32: gzip or zlib, detected from the header.
-        ok = inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        initialised = inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        ok = initialised
     }
 
-    deinit { if ok { inflateEnd(&stream) } }
+    // Freed whether or not the data was good (a fuzz target found the state of every refused body leaked).
+    deinit { if initialised { inflateEnd(&stream) } }
 
     /// What `input` inflates to; nil when the data is corrupt, runs past the end of the stream, or the limit is passed.
     public func feed(_ input: [UInt8]) -> [UInt8]? {

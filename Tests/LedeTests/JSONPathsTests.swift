@@ -45,6 +45,15 @@ final class JSONPathsTests: XCTestCase {
         XCTAssertEqual(try read(#"{"x":"\u00E9\u00e9"}"#, [["x"]])[["x"]]?.text, "éé")
     }
 
+    /// RFC 8259 allows unpaired surrogate escapes: a high one followed by an escape that is not a low one is valid
+    /// JSON (the fuzz target's strict reference found it refused). Each unpaired half reads as U+FFFD.
+    func testUnpairedSurrogateEscapesAreValidJSON() throws {
+        XCTAssertEqual(try read(#"{"x":"\ud800\u0041"}"#, [["x"]])[["x"]]?.text, "\u{FFFD}A")
+        XCTAssertEqual(try read(#"{"x":"\ud800\ud83d\ude00"}"#, [["x"]])[["x"]]?.text, "\u{FFFD}😀")
+        XCTAssertEqual(try read(#"{"x":"\udc00\ud800"}"#, [["x"]])[["x"]]?.text, "\u{FFFD}\u{FFFD}")
+        XCTAssertThrowsError(try read(#"{"x":"\ud800\u00G0"}"#, [["x"]]), "the escape after it is still read strictly")
+    }
+
     func testMalformedDocumentsAreRefused() {
         let bad = ["", " ", "{", "}", "{\"a\":}", "{\"a\" 1}", "{\"a\":1,}", "[1,]", "{a:1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":-}",
                    "{\"a\":.5}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\u{01}\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\u12G4\"}",

@@ -156,10 +156,12 @@ enum JSONPaths {
                 case UInt8(ascii: "u"):
                     scalar = try hex4()
                     if (0xD800..<0xDC00).contains(scalar), i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") {
+                        // Paired only with a low surrogate; any other escape after it is valid JSON too (RFC 8259
+                        // allows unpaired surrogates), read on its own, and this one is unpaired.
+                        let next = i
                         i += 2
                         let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw Malformed() }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        if (0xDC00..<0xE000).contains(low) { scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) } else { i = next }
                     }
                 default: throw Malformed()
                 }

@@ -1,0 +1,73 @@
+// lede-fuzz: every fuzz target of Lede in one executable (Fuzz/README.md).
+//  - built by Fuzz/run.sh with libFuzzer (-sanitize=fuzzer,address and -D FUZZING): LEDE_FUZZ_TARGET names the
+//    target, the arguments are libFuzzer's;
+//  - built plainly (debug, or release with Fuzz/cost.sh's flags): `lede-fuzz replay TARGET PATH…` runs files or
+//    folders through a target, `lede-fuzz cost` times the readers on adversarial shapes, `lede-fuzz list` names them.
+#if LEDE_FUZZ_TESTABLE
+import Foundation
+
+#if FUZZING
+/// The target LEDE_FUZZ_TARGET names, looked up once.
+let selectedTarget: FuzzTarget = {
+    let name = ProcessInfo.processInfo.environment["LEDE_FUZZ_TARGET"] ?? ""
+    guard let t = fuzzTargets.first(where: { $0.name == name }) else {
+        FileHandle.standardError.write(Data("LEDE_FUZZ_TARGET must name one of: \(fuzzTargets.map(\.name).joined(separator: " "))\n".utf8))
+        exit(2)
+    }
+    return t
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    selectedTarget.run(UnsafeBufferPointer(start: data, count: size))
+    return 0
+}
+#else
+@main
+struct LedeFuzz {
+    static func main() {
+        let args = Array(CommandLine.arguments.dropFirst())
+        switch args.first {
+        case "list":
+            for t in fuzzTargets { print("\(t.name)\t\(t.about)") }
+        case "replay" where args.count >= 2:
+            guard let t = fuzzTargets.first(where: { $0.name == args[1] }) else { usage() }
+            var n = 0
+            for path in args.dropFirst(2) {
+                for file in files(at: path) {
+                    guard let data = FileManager.default.contents(atPath: file) else { continue }
+                    [UInt8](data).withUnsafeBufferPointer { t.run($0) }
+                    n += 1
+                }
+            }
+            print("\(t.name): \(n) inputs replayed, no finding")
+        case "cost":
+            CostBench.run(sizes: args.count > 1 ? args.dropFirst().compactMap { Int($0) } : [4 << 10, 32 << 10, 256 << 10])
+        default:
+            usage()
+        }
+    }
+
+    static func files(at path: String) -> [String] {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { return [] }
+        guard isDir.boolValue else { return [path] }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.sorted().map { path + "/" + $0 }.filter { !$0.hasSuffix("/.gitkeep") }
+    }
+
+    static func usage() -> Never {
+        print("usage: lede-fuzz list | replay TARGET PATH… | cost [BYTES…]")
+        exit(2)
+    }
+}
+#endif
+#else
+// A release build without Fuzz/'s flags (`swift build -c release` of every product) has no targets to offer.
+@main
+struct LedeFuzz {
+    static func main() {
+        print("lede-fuzz: build it with Fuzz/run.sh (libFuzzer) or Fuzz/cost.sh; a plain release build has no targets")
+    }
+}
+#endif
