@@ -235,6 +235,24 @@ final class UpstreamCacheTests: XCTestCase {
         XCTAssertLessThanOrEqual(cache.snapshot.bytes, 1000)
     }
 
+    /// A dropped cache frees what it held (its LRU list links both ways; the decoders' fuzz target found the nodes
+    /// of every dropped cache leaked).
+    func testADroppedCacheFreesItsValues() {
+        final class Held: Sendable {}
+        weak var first: Held?, last: Held?
+        do {
+            let cache = UpstreamCache()
+            for k in 0..<3 {
+                let held = Held()
+                if k == 0 { first = held } else if k == 2 { last = held }
+                cache.insert("k\(k)", held, cost: 1, ttl: 60)
+            }
+            XCTAssertNotNil(first); XCTAssertNotNil(last)
+        }
+        XCTAssertNil(first, "the least recently used value is freed with its cache")
+        XCTAssertNil(last, "the most recently used value is freed with its cache")
+    }
+
     func testExpiredEntriesAreRefetched() async throws {
         final class Clock: @unchecked Sendable { var now = 0.0 }
         let clock = Clock()

@@ -60,6 +60,16 @@ public final class UpstreamCache: Sendable {
         self.state = Mutex(State(limits: limits))
     }
 
+    /// The LRU list links both ways: unlinked here, or a dropped cache would keep every node alive (a fuzz target's
+    /// LeakSanitizer found them; a process's caches live as long as it does, a test's do not).
+    deinit {
+        state.withLock { s in
+            var node = s.head
+            while let n = node { node = n.next; n.prev = nil; n.next = nil }
+            s.head = nil; s.tail = nil
+        }
+    }
+
     public var snapshot: Counters {
         state.withLock { s in
             var c = s.counters
