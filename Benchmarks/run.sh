@@ -3,8 +3,9 @@
 #   Benchmarks/run.sh [duration-seconds]   (default 15)
 # Needs: wrk and nginx (apt-get install -y wrk nginx-light), python3. Not part of CI.
 # Env: ROUNDS (3), SERVER_THREADS (Lede --loops = nginx worker_processes; default: cores), WRK_CONNECTIONS (64).
-# Prints requests/s, p50/p99 latency and Lede/nginx ratios for a plaintext and a ~10 KB JSON route, then the
-# resident memory of Lede holding 10,000 idle keep-alive connections.
+# Prints requests/s, p50/p99 latency and Lede/nginx and Lede/loop ratios for a plaintext and a ~10 KB JSON route —
+# "loop" is Benchmarks/epoll_loop.c, a bare epoll loop answering Lede's own response bytes without parsing (the
+# limit) — then warm /feed, cold /feed and the resident memory of Lede holding 10,000 idle keep-alive connections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-15}
@@ -16,7 +17,7 @@ out=Benchmarks/out
 mkdir -p "$out"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-for tool in wrk nginx python3; do
+for tool in wrk nginx python3 cc; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light)" >&2; exit 1; }
 done
 
@@ -27,7 +28,8 @@ lede_port=18181; nginx_port=18182
 "$bin" --host 127.0.0.1 --port $lede_port --loops "$server_threads" --access-log off --log-level warning --bench-routes on &
 lede_pid=$!
 nginx_dir=$(mktemp -d)
-cleanup() { kill "$lede_pid" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
+loop_pids=()
+cleanup() { kill "$lede_pid" "${loop_pids[@]}" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
 trap cleanup EXIT
 for _ in $(seq 1 50); do "$bin" healthcheck --port $lede_port && break; sleep 0.1; done
 
@@ -60,6 +62,28 @@ nginx -c "$nginx_dir/nginx.conf" -p "$nginx_dir"
 sleep 0.5
 cmp <(curl -sf "http://127.0.0.1:$nginx_port/_bench/json") "$nginx_dir/www/json"
 
+# The bare loop answers each route with Lede's whole response to it (head and body, as one fixed string).
+cc -O2 -pthread -o "$out/epoll_loop" Benchmarks/epoll_loop.c
+loop_port=18185
+for route in plaintext json; do
+  python3 - "$lede_port" "/_bench/$route" "$nginx_dir/$route.response" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(f"GET {sys.argv[2]} HTTP/1.1\r\nHost: b\r\n\r\n".encode())
+data = b""
+while b"\r\n\r\n" not in data: data += s.recv(65536)
+head, body = data.split(b"\r\n\r\n", 1)
+length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0])
+while len(body) < length: body += s.recv(65536)
+open(sys.argv[3], "wb").write(head + b"\r\n\r\n" + body)
+PY
+  "$out/epoll_loop" "$loop_port" "$server_threads" "$nginx_dir/$route.response" &
+  loop_pids+=($!)
+  eval "loop_port_$route=$loop_port"
+  loop_port=$((loop_port + 1))
+done
+sleep 0.3
+
 run() { # name url [wrk args…] -> "rps p50_ms p99_ms non2xx"
   local name=$1 url=$2; shift 2
   wrk -t"$threads" -c"$conns" -d"${duration}s" --latency "$@" "$url" > "$out/$name.txt"
@@ -77,24 +101,31 @@ PY
 }
 
 rounds=${ROUNDS:-3}
-echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $server_threads server thread(s) each, $(date -u +%F); $rounds rounds alternating Lede and nginx, medians"
+echo "wrk -t$threads -c$conns -d${duration}s --latency, $(nproc) cores, $server_threads server thread(s) each, $(date -u +%F); $rounds rounds alternating Lede, nginx and the bare loop, medians"
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
 printf '%-10s %-6s %12s %10s %10s %8s   %s\n' route server req/s p50_ms p99_ms non2xx "req/s per round"
 for route in plaintext json; do
-  # Warm both, then measure in alternating rounds so drifts in machine load hit both servers alike.
-  wrk -t1 -c16 -d2s "http://127.0.0.1:$lede_port/_bench/$route" >/dev/null
-  wrk -t1 -c16 -d2s "http://127.0.0.1:$nginx_port/_bench/$route" >/dev/null
-  l_r=(); l_5=(); l_9=(); n_r=(); n_5=(); n_9=(); l_e=0; n_e=0
+  lp=$(eval echo "\$loop_port_$route")
+  # Warm all three, then measure in alternating rounds so drifts in machine load hit every server alike.
+  for p in $lede_port $nginx_port $lp; do wrk -t1 -c16 -d2s "http://127.0.0.1:$p/_bench/$route" >/dev/null; done
+  for server in lede nginx loop; do eval "${server}_r=(); ${server}_5=(); ${server}_9=(); ${server}_e=0"; done
   for i in $(seq 1 "$rounds"); do
-    read -r a b c d < <(run "lede-$route-$i" "http://127.0.0.1:$lede_port/_bench/$route"); l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d))
-    read -r a b c d < <(run "nginx-$route-$i" "http://127.0.0.1:$nginx_port/_bench/$route"); n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d))
+    for server in lede nginx loop; do
+      case $server in lede) p=$lede_port ;; nginx) p=$nginx_port ;; loop) p=$lp ;; esac
+      read -r a b c d < <(run "$server-$route-$i" "http://127.0.0.1:$p/_bench/$route")
+      eval "${server}_r+=($a); ${server}_5+=($b); ${server}_9+=($c); ${server}_e=\$((${server}_e + d))"
+    done
   done
-  l_rps=$(median "${l_r[@]}"); l_p50=$(median "${l_5[@]}"); l_p99=$(median "${l_9[@]}")
-  n_rps=$(median "${n_r[@]}"); n_p50=$(median "${n_5[@]}"); n_p99=$(median "${n_9[@]}")
-  printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" lede "$l_rps" "$l_p50" "$l_p99" "$l_e" "${l_r[*]}"
-  printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" nginx "$n_rps" "$n_p50" "$n_p99" "$n_e" "${n_r[*]}"
-  python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$l_rps/$n_rps:.2f}x   p99 lede/nginx = {$l_p99/$n_p99:.2f}x')"
+  for server in lede nginx loop; do
+    eval "rr=(\"\${${server}_r[@]}\"); r5=(\"\${${server}_5[@]}\"); r9=(\"\${${server}_9[@]}\"); re=\$${server}_e"
+    eval "${server}_rps=$(median "${rr[@]}"); ${server}_p99=$(median "${r9[@]}")"
+    printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" "$server" "$(median "${rr[@]}")" "$(median "${r5[@]}")" "$(median "${r9[@]}")" "$re" "${rr[*]}"
+  done
+  python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$lede_rps/$nginx_rps:.2f}x   lede/loop = {$lede_rps/$loop_rps:.2f}x   p99 lede/nginx = {$lede_p99/$nginx_p99:.2f}x   p99 lede/loop = {$lede_p99/$loop_p99:.2f}x')"
 done
+
+# ONLY=core stops here (the two routes against nginx and the loop).
+[ "${ONLY:-}" = core ] && exit 0
 
 echo
 echo "Warm /feed (embedded default, no personal parameters) beside plaintext, $rounds alternating rounds, medians:"

@@ -23,55 +23,120 @@ enum JSONPaths {
 
     static let maxDepth = 512
 
+    /// Paths asked of many documents, prepared once: at most 64, each a list of object keys from the top.
+    struct Query: Sendable {
+        let paths: [[String]]
+        /// Each path's keys as bytes, compared in place with the document's keys (no key is copied out).
+        let keys: [[[UInt8]]]
+
+        init(_ paths: [[String]]) {
+            precondition(paths.count <= 64, "a query holds at most 64 paths")
+            self.paths = paths
+            keys = paths.map { $0.map { Array($0.utf8) } }
+        }
+
+        /// Validates `bytes` and returns the value at each path (nil where there is none), in the query's order.
+        func read(_ bytes: [UInt8]) throws -> [Value?] {
+            try bytes.withUnsafeBufferPointer { buffer in
+                var reader = Reader(bytes: buffer, keys: keys)
+                let all: UInt64 = keys.count == 64 ? ~0 : (1 << UInt64(keys.count)) - 1
+                reader.skipSpace()
+                try reader.value(candidates: all, depth: 0)
+                reader.skipSpace()
+                guard reader.i == buffer.count else { throw Malformed() }
+                return reader.found
+            }
+        }
+    }
+
     /// Validates `bytes` and returns the values at `paths` (object keys from the top), by path.
     static func values(_ bytes: [UInt8], at paths: [[String]]) throws -> [[String]: Value] {
-        try bytes.withUnsafeBufferPointer { buffer in
-            var reader = Reader(bytes: buffer, wanted: paths.map { $0.map { Array($0.utf8) } })
-            reader.skipSpace()
-            try reader.value(path: [], depth: 0)
-            reader.skipSpace()
-            guard reader.i == buffer.count else { throw Malformed() }
-            var out: [[String]: Value] = [:]
-            for (k, v) in reader.found { out[k.map { String(decoding: $0, as: UTF8.self) }] = v }
-            return out
+        var out: [[String]: Value] = [:]
+        for start in stride(from: 0, to: max(paths.count, 1), by: 64) {
+            let query = Query(Array(paths[start..<min(paths.count, start + 64)]))
+            for (k, v) in zip(query.paths, try query.read(bytes)) { if let v { out[k] = v } }
         }
+        return out
     }
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
-        let wanted: [[[UInt8]]]
+        let keys: [[[UInt8]]]
         var i = 0
-        var found: [[[UInt8]]: Value] = [:]
+        var found: [Value?]
 
-        init(bytes: UnsafeBufferPointer<UInt8>, wanted: [[[UInt8]]]) { self.bytes = bytes; self.wanted = wanted }
+        init(bytes: UnsafeBufferPointer<UInt8>, keys: [[[UInt8]]]) {
+            self.bytes = bytes; self.keys = keys
+            found = Array(repeating: nil, count: keys.count)
+        }
 
         mutating func skipSpace() {
             while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
         }
 
-        /// `path` is nil when no wanted path lies below this value (then it is only validated).
-        mutating func value(path: [[UInt8]]?, depth: Int) throws {
+        /// The paths (bits) a value at this depth may be on or above; 0 when none (then it is only validated).
+        func ending(_ candidates: UInt64, at depth: Int) -> UInt64 {
+            var ends: UInt64 = 0, rest = candidates
+            while rest != 0 {
+                let c = rest.trailingZeroBitCount
+                rest &= rest - 1
+                if keys[c].count == depth { ends |= 1 << UInt64(c) }
+            }
+            return ends
+        }
+
+        /// The candidates whose key at `depth` is `name` (a member name, unescaped).
+        func below(_ candidates: UInt64, depth: Int, name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var next: UInt64 = 0, rest = candidates
+            while rest != 0 {
+                let c = rest.trailingZeroBitCount
+                rest &= rest - 1
+                let path = keys[c]
+                if path.count > depth, path[depth].elementsEqual(name) { next |= 1 << UInt64(c) }
+            }
+            return next
+        }
+
+        mutating func record(_ ends: UInt64, _ value: Value) {
+            var rest = ends
+            while rest != 0 {
+                let c = rest.trailingZeroBitCount
+                rest &= rest - 1
+                found[c] = value
+            }
+        }
+
+        /// `candidates`: the paths this value may lie on (bits of the query); none below an array.
+        mutating func value(candidates: UInt64, depth: Int) throws {
             guard depth < JSONPaths.maxDepth, i < bytes.count else { throw Malformed() }
-            let isWanted = path.map { p in wanted.contains(p) } ?? false
+            let ends = candidates == 0 ? 0 : ending(candidates, at: depth)
+            let deeper = candidates & ~ends
             let start = i
             switch bytes[i] {
             case UInt8(ascii: "{"):
                 i += 1; skipSpace()
-                if isWanted { found[path!] = Value(kind: .object) }
+                if ends != 0 { record(ends, Value(kind: .object)) }
                 if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
                 while true {
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Malformed() }
-                    let key = try string(capture: path != nil)
+                    let nameStart = i + 1
+                    var escaped = false
+                    try skipString(escaped: &escaped)
+                    var next: UInt64 = 0
+                    if deeper != 0 {
+                        if escaped {
+                            i = nameStart - 1
+                            let name = try string(capture: true)
+                            next = name.withUnsafeBufferPointer { below(deeper, depth: depth, name: $0) }
+                        } else {
+                            next = below(deeper, depth: depth, name: UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)]))
+                        }
+                    }
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Malformed() }
                     i += 1; skipSpace()
-                    var below: [[UInt8]]? = nil
-                    if let p = path {
-                        let next = p + [key]
-                        if wanted.contains(where: { $0.count >= next.count && Array($0.prefix(next.count)) == next }) { below = next }
-                    }
-                    try value(path: below, depth: depth + 1)
+                    try value(candidates: next, depth: depth + 1)
                     skipSpace()
                     guard i < bytes.count else { throw Malformed() }
                     if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -80,11 +145,11 @@ enum JSONPaths {
                 }
             case UInt8(ascii: "["):
                 i += 1; skipSpace()
-                if isWanted { found[path!] = Value(kind: .array) }
+                if ends != 0 { record(ends, Value(kind: .array)) }
                 if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
                 while true {
                     skipSpace()
-                    try value(path: nil, depth: depth + 1)
+                    try value(candidates: 0, depth: depth + 1)
                     skipSpace()
                     guard i < bytes.count else { throw Malformed() }
                     if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -92,14 +157,48 @@ enum JSONPaths {
                     i += 1; return
                 }
             case UInt8(ascii: "\""):
-                let s = try string(capture: isWanted)
-                if isWanted { found[path!] = Value(kind: .string, text: String(decoding: s, as: UTF8.self)) }
-            case UInt8(ascii: "t"): try literal("true"); if isWanted { found[path!] = Value(kind: .bool, text: "true") }
-            case UInt8(ascii: "f"): try literal("false"); if isWanted { found[path!] = Value(kind: .bool, text: "false") }
-            case UInt8(ascii: "n"): try literal("null"); if isWanted { found[path!] = Value(kind: .null) }
+                if ends != 0 {
+                    let s = try string(capture: true)
+                    record(ends, Value(kind: .string, text: String(decoding: s, as: UTF8.self)))
+                } else {
+                    var escaped = false
+                    try skipString(escaped: &escaped)
+                }
+            case UInt8(ascii: "t"): try literal("true"); if ends != 0 { record(ends, Value(kind: .bool, text: "true")) }
+            case UInt8(ascii: "f"): try literal("false"); if ends != 0 { record(ends, Value(kind: .bool, text: "false")) }
+            case UInt8(ascii: "n"): try literal("null"); if ends != 0 { record(ends, Value(kind: .null)) }
             default:
                 try number()
-                if isWanted { found[path!] = Value(kind: .number, text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)) }
+                if ends != 0 { record(ends, Value(kind: .number, text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))) }
+            }
+        }
+
+        /// Checks the string at `i` (the opening quote) and steps past it, copying nothing; `escaped` says whether
+        /// it held an escape. Plain ASCII runs are skipped a byte at a time without further tests.
+        mutating func skipString(escaped: inout Bool) throws {
+            i += 1
+            while true {
+                guard i < bytes.count else { throw Malformed() }
+                let c = bytes[i]
+                if c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { i += 1; continue }
+                if c == UInt8(ascii: "\"") { i += 1; return }
+                if c == UInt8(ascii: "\\") {
+                    escaped = true
+                    // One escape, checked as `string` checks it.
+                    i += 1
+                    guard i < bytes.count else { throw Malformed() }
+                    let e = bytes[i]
+                    i += 1
+                    switch e {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"): continue
+                    case UInt8(ascii: "u"): _ = try hex4()
+                    default: throw Malformed()
+                    }
+                    continue
+                }
+                if c < 0x20 { throw Malformed() }
+                try utf8Sequence()
             }
         }
 

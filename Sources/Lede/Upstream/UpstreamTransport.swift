@@ -52,21 +52,28 @@ public struct UpstreamRequest: Sendable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static let hex = Array("0123456789ABCDEF".utf8)
-
     static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(b)
-            default:
-                if keep.utf8.contains(b) { out.append(b) } else {
-                    out.append(UInt8(ascii: "%")); out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
+        // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here).
+        var s = s, keep = keep
+        keep.withUTF8 { kept in
+            s.withUTF8 { u in
+                out.reserveCapacity(out.count + u.count * 3)
+                for b in u {
+                    switch b {
+                    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                         UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                        out.append(b)
+                    default:
+                        if kept.contains(b) { out.append(b) } else {
+                            out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
+                        }
+                    }
                 }
             }
         }
     }
+
+    @inline(__always) static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 55 + v }
 }
 
 public struct UpstreamResponse: Sendable {

@@ -210,21 +210,23 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
         let req = Self.notificationsRequest(lang, authorization, .unread, 1, nil)
         let response = try await actionAnswer(req)
-        let found: [[String]: JSONPaths.Value]
-        do { found = try JSONPaths.values(response.body, at: Self.unreadPaths) } catch {
+        let found: [JSONPaths.Value?]
+        do { found = try Self.unreadQuery.read(response.body) } catch {
             throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
         }
-        if let error = found[["error"]] {
-            guard error.kind == .object, let code = found[["error", "code"]], code.kind == .string else {
+        if let error = found[0] {
+            guard error.kind == .object, let code = found[1], code.kind == .string else {
                 throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
             }
-            try actionError(code.text, info: found[["error", "info"]]?.text, req, response)
+            try actionError(code.text, info: found[2]?.text, req, response)
         }
-        guard found[["query", "notifications"]]?.kind == .object else { throw UpstreamError.malformed("no query.notifications in the answer") }
-        return found[["query", "notifications", "rawcount"]]?.lenientInt ?? 0
+        guard found[3]?.kind == .object else { throw UpstreamError.malformed("no query.notifications in the answer") }
+        return found[4]?.lenientInt ?? 0
     }
 
+    /// error, error.code, error.info, query.notifications, query.notifications.rawcount — read by index above.
     static let unreadPaths = [["error"], ["error", "code"], ["error", "info"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
+    static let unreadQuery = JSONPaths.Query(unreadPaths)
 
     public func csrfToken(lang: LanguageCode, authorization: String) async throws -> String {
         let (q, _) = try await action(Self.tokenRequest(lang, authorization), as: TokensQuery.self)
