@@ -35,7 +35,9 @@ let package = Package(
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
         .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "HTTPServer", "HTTPClient"], path: "Fuzz/Targets",
                           swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
+        // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),

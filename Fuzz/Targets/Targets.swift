@@ -349,7 +349,8 @@ func fuzzJSONLines(_ bytes: UnsafeBufferPointer<UInt8>) {
     let parts = bytes.split(separator: 0xFF, maxSplits: 4, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     func part(_ i: Int) -> String { i < parts.count ? parts[i] : "" }
     let q = JSONText.quote
-    let summaryJSON = "{\"title\":\(q(part(0))),\"extract\":\(q(part(1))),\"extract_html\":\(q(part(2))),\"description\":\(q(part(3)))}"
+    // A summary needs a title that is not blank (an upstream one without is refused as malformed): "T" leads it.
+    let summaryJSON = "{\"title\":\(q("T" + part(0))),\"extract\":\(q(part(1))),\"extract_html\":\(q(part(2))),\"description\":\(q(part(3)))}"
     guard let summary = try? JSONDecoder().decode(PageSummary.self, from: Data(summaryJSON.utf8)) else {
         fatalError("finding: JSONText.quote wrote a string JSONDecoder refuses: \(summaryJSON.debugDescription)")
     }

@@ -31,7 +31,24 @@ public struct ResponseHead: Sendable, Equatable {
     /// ASCII case-insensitive equality of field names (tokens are ASCII), without allocating.
     static func sameName(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        return a.utf8.elementsEqual(b.utf8) { x, y in (x | 0x20) == (y | 0x20) && ((x | 0x20) >= 97 && (x | 0x20) <= 122 || x == y) }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for k in 0..<x.count where x[k] != y[k] {
+                    let l = x[k] | 0x20
+                    guard l == y[k] | 0x20, l >= 97, l <= 122 else { return false }
+                }
+                return true
+            }
+        }
+    }
+
+    /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
+    static func lists(_ value: String, _ token: String) -> Bool {
+        value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).contains { part in
+            let t = trimmed(part)
+            return t.count == token.utf8.count && zip(t, token.utf8).allSatisfy { ($0 | 0x20) == $1 }
+        }
     }
 
     /// Without leading and trailing spaces and tabs.
@@ -288,27 +305,42 @@ public struct ResponseParser {
         return (String(decoding: name, as: UTF8.self), String(decoding: v, as: UTF8.self))
     }
 
-    /// RFC 9112 §6.3, strictly.
+    /// RFC 9112 §6.3, strictly. One pass over the fields; nothing allocated for the usual single Content-Length.
     static func framing(of h: ResponseHead, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
         if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
-        let te = h.values("Transfer-Encoding").map { $0.lowercased() }
-        let lengths = h.fields.filter { ResponseHead.sameName($0.name, "content-length") }
-            .flatMap { $0.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) }
-            .map { String(decoding: ResponseHead.trimmed($0), as: UTF8.self) }
+        var te: [String] = []
+        var length: Substring.UTF8View?
+        for f in h.fields {
+            if ResponseHead.sameName(f.name, "transfer-encoding") {
+                for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                    let t = ResponseHead.trimmed(part)
+                    if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
+                }
+            } else if ResponseHead.sameName(f.name, "content-length") {
+                for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                    let t = ResponseHead.trimmed(part)
+                    if let first = length {
+                        guard first.elementsEqual(t) else { throw .malformed("Content-Length values disagree") }
+                    } else {
+                        length = t
+                    }
+                }
+            }
+        }
         if !te.isEmpty {
-            guard lengths.isEmpty else { throw .malformed("both Transfer-Encoding and Content-Length") }
+            guard length == nil else { throw .malformed("both Transfer-Encoding and Content-Length") }
             guard te.last == "chunked" else {
                 guard te.allSatisfy({ $0 != "chunked" }) else { throw .malformed("chunked is not the last transfer coding") }
                 return .untilClose
             }
-            guard te.filter({ $0 == "chunked" }).count == 1, te.count == 1 else { throw .malformed("a transfer coding other than chunked") }
+            guard te.count == 1 else { throw .malformed("a transfer coding other than chunked") }
             return .chunked
         }
-        if let first = lengths.first {
-            guard lengths.allSatisfy({ $0 == first }) else { throw .malformed("Content-Length values disagree") }
-            guard !first.isEmpty, first.utf8.count <= 15, first.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(first) else {
+        if let digits = length {
+            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ (48...57).contains($0) }) else {
                 throw .malformed("Content-Length is not a number")
             }
+            let n = digits.reduce(0) { $0 * 10 + Int($1 - 48) }
             guard n <= maxBody else { throw .tooLarge }
             return .length(n)
         }
@@ -316,9 +348,12 @@ public struct ResponseParser {
     }
 
     static func persistent(_ h: ResponseHead) -> Bool {
-        let tokens = h.values("Connection").map { $0.lowercased() }
-        if tokens.contains("close") { return false }
-        return h.versionMinor >= 1 || tokens.contains("keep-alive")
+        var keepAlive = false
+        for f in h.fields where ResponseHead.sameName(f.name, "connection") {
+            if ResponseHead.lists(f.value, "close") { return false }
+            if ResponseHead.lists(f.value, "keep-alive") { keepAlive = true }
+        }
+        return h.versionMinor >= 1 || keepAlive
     }
 
     static func chunkSize(_ line: ArraySlice<UInt8>) throws(ResponseError) -> Int {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A strict, allocation-light JSON reader for answers where Lede needs a few values out of a whole document
 /// (the badge needs one number out of an Echo answer): it validates the entire document as RFC 8259 JSON,
 /// and hands back only the values at the paths asked for. Nothing else is materialised.
@@ -92,7 +94,11 @@ enum JSONPaths {
                 let c = rest.trailingZeroBitCount
                 rest &= rest - 1
                 let path = keys[c]
-                if path.count > depth, path[depth].elementsEqual(name) { next |= 1 << UInt64(c) }
+                guard path.count > depth, path[depth].count == name.count else { continue }
+                let same = path[depth].withUnsafeBufferPointer { k in
+                    k.count == 0 || memcmp(k.baseAddress!, name.baseAddress!, k.count) == 0
+                }
+                if same { next |= 1 << UInt64(c) }
             }
             return next
         }
@@ -178,9 +184,19 @@ enum JSONPaths {
         mutating func skipString(escaped: inout Bool) throws {
             i += 1
             while true {
+                // The plain run, in a local index over the raw pointer (no bounds check, no store per byte).
+                if let base = bytes.baseAddress {
+                    var j = i
+                    let n = bytes.count
+                    while j < n {
+                        let c = base[j]
+                        guard c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") else { break }
+                        j += 1
+                    }
+                    i = j
+                }
                 guard i < bytes.count else { throw Malformed() }
                 let c = bytes[i]
-                if c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { i += 1; continue }
                 if c == UInt8(ascii: "\"") { i += 1; return }
                 if c == UInt8(ascii: "\\") {
                     escaped = true

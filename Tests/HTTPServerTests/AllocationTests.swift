@@ -1,0 +1,53 @@
+import AllocationCounter
+import Foundation
+import TestSupport
+import XCTest
+@testable import HTTPServer
+
+/// Heap allocations per request on the hot path, counted on the event loop's own thread (malloc, calloc and realloc
+/// interposed in the test executable, AllocationCounter). Ceilings, not timings: a change that adds an allocation to
+/// every request fails here whatever the machine is doing. These are debug builds (what `swift test` runs: unoptimised
+/// code boxes and copies more: 18 for a prepared answer here); a release build allocates twice for the same request
+/// (Benchmarks/callgrind.sh counts them: BENCHMARKS.md). Each ceiling is what was measured plus one.
+final class AllocationTests: XCTestCase {
+    /// Requests on one keep-alive connection, one at a time as wrk sends them; returns allocations per request.
+    func allocationsPerRequest(_ path: String, headers: String = "", requests: Int = 1_000) throws -> Double {
+        let config = testConfiguration { $0.loops = 1 }
+        let router = Router()
+        router.get("/arm") { _ in lede_allocations_arm(); return .response(.text("armed")) }
+        let plain = PreparedBody(contentType: "text/plain", bytes: Array("Hello, World!".utf8))
+        router.get("/plaintext") { _ in .response(.prepared(plain)) }
+        let json = PreparedBody(contentType: "application/json", bytes: Array(("{\"items\":[" + (0..<400).map { "\"item \($0)\"" }.joined(separator: ",") + "]}").utf8))
+        router.get("/json") { _ in .response(.prepared(json)) }
+        router.get("/text") { _ in .response(.text("hello")) }
+        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        try server.start()
+        defer { lede_allocations_disarm(); stop(server) }
+        let c = try RawClient(port: server.port)
+        let request = "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)\r\n"
+        for _ in 0..<200 { c.send(request); XCTAssertEqual(c.readResponse()?.status, 200) }   // warm: buffers at size
+        c.send("GET /arm HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+        // The fewest of three runs: how a request's bytes meet the loop (one wake-up or two) varies with the machine's load.
+        var per = Double.infinity
+        for _ in 0..<3 {
+            let before = lede_allocations_counted()
+            for _ in 0..<requests { c.send(request); XCTAssertEqual(c.readResponse()?.status, 200) }
+            per = min(per, Double(lede_allocations_counted() - before) / Double(requests))
+        }
+        print("allocations per request, \(path) \(headers.isEmpty ? "" : headers.trimmingCharacters(in: .whitespacesAndNewlines)): \(per)")
+        return per
+    }
+
+    func testAPreparedAnswerHasAnAllocationCeiling() throws {
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/plaintext"), 19)
+    }
+
+    func testAGzippedPreparedAnswerHasAnAllocationCeiling() throws {
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/json", headers: "Accept-Encoding: gzip\r\n"), 22)
+    }
+
+    func testABuiltAnswerHasAnAllocationCeiling() throws {
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/text"), 24)
+    }
+}
