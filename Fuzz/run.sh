@@ -8,13 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Always a clean build: an incremental SwiftPM build with --sanitize fuzzer links a binary whose modules lost their
-# coverage counters (seen here: 36 counters instead of 53,000), and a fuzzer without coverage finds nothing.
-# LEDE_FUZZ_BIN=path reuses a binary this script built before (long runs of several targets).
+# Coverage asked of the compiler explicitly: --sanitize fuzzer alone did not always reach the frontend (SwiftPM 6.3
+# here: some builds, clean or incremental, compiled every module without counters — 36 in all instead of 53,000 —
+# and a fuzzer without coverage finds nothing). The check below refuses such a binary whatever the cause.
+# LEDE_FUZZ_BIN=path reuses a binary built before (long runs of several targets).
 build() {
   if [ -n "${LEDE_FUZZ_BIN:-}" ]; then bin=$LEDE_FUZZ_BIN; else
-    rm -rf .build-fuzz
     swift build -c release --product lede-fuzz --build-path .build-fuzz --sanitize fuzzer --sanitize address \
+      -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
       -Xswiftc -enable-testing -Xswiftc -DLEDE_FUZZ_TESTABLE -Xswiftc -DFUZZING > /tmp/lede-fuzz-build.txt 2>&1 \
       || { tail -30 /tmp/lede-fuzz-build.txt >&2; exit 1; }
     bin=.build-fuzz/release/lede-fuzz

@@ -79,7 +79,8 @@ func parseResponse(_ input: ArraySlice<UInt8>, piece: Int, head: Bool, maxBody: 
     var offset = input.startIndex
     var complete = false
     do {
-        while offset < input.endIndex && !complete {
+        // Every piece is fed, after the end too: bytes past a complete response are what make it not reusable.
+        while offset < input.endIndex {
             let end = min(input.endIndex, offset + piece)
             complete = try input[offset..<end].withUnsafeBytes { try p.feed($0) }
             offset = end

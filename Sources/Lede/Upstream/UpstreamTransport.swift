@@ -53,11 +53,11 @@ public struct UpstreamRequest: Sendable, Equatable {
     }
 
     static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
-        // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here).
+        // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here). No reserveCapacity
+        // here: it grows to exactly what is asked, so one per call reallocated the output every time; callers reserve.
         var s = s, keep = keep
         keep.withUTF8 { kept in
             s.withUTF8 { u in
-                out.reserveCapacity(out.count + u.count * 3)
                 for b in u {
                     switch b {
                     case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
