@@ -19,8 +19,11 @@ for tool in wrk nginx python3 openssl; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light openssl)" >&2; exit 1; }
 done
 
-swift build -c release --product lede >/dev/null
-bin="$(swift build -c release --show-bin-path)/lede"
+# LEDE_BIN: another build of lede to measure (e.g. an earlier commit's, for a before/after in one sitting).
+if [ -n "${LEDE_BIN:-}" ]; then bin=$LEDE_BIN; else
+  swift build -c release --product lede >/dev/null
+  bin="$(swift build -c release --show-bin-path)/lede"
+fi
 up_port=18281; proxy_port=18282; lede_port=18283
 dir=$(mktemp -d)
 pids=()

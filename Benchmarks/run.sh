@@ -21,8 +21,11 @@ for tool in wrk nginx python3 cc; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk nginx-light)" >&2; exit 1; }
 done
 
-swift build -c release --product lede >/dev/null
-bin="$(swift build -c release --show-bin-path)/lede"
+# LEDE_BIN: another build of lede to measure (e.g. an earlier commit's, for a before/after in one sitting).
+if [ -n "${LEDE_BIN:-}" ]; then bin=$LEDE_BIN; else
+  swift build -c release --product lede >/dev/null
+  bin="$(swift build -c release --show-bin-path)/lede"
+fi
 lede_port=18181; nginx_port=18182
 
 "$bin" --host 127.0.0.1 --port $lede_port --loops "$server_threads" --access-log off --log-level warning --bench-routes on &

@@ -42,7 +42,12 @@ struct LedeFuzz {
             }
             print("\(t.name): \(n) inputs replayed, no finding")
         case "cost":
-            CostBench.run(sizes: args.count > 1 ? args.dropFirst().compactMap { Int($0) } : [4 << 10, 32 << 10, 256 << 10])
+            // cost [--only TEXT] [BYTES…]: every case (or those whose name holds TEXT) at the sizes given.
+            var rest = Array(args.dropFirst())
+            var only: String?
+            if rest.first == "--only", rest.count > 1 { only = rest[1]; rest.removeFirst(2) }
+            let sizes = rest.compactMap { Int($0) }
+            CostBench.run(sizes: sizes.isEmpty ? [4 << 10, 32 << 10, 256 << 10] : sizes, only: only)
         default:
             usage()
         }
@@ -57,7 +62,7 @@ struct LedeFuzz {
     }
 
     static func usage() -> Never {
-        print("usage: lede-fuzz list | replay TARGET PATH… | cost [BYTES…]")
+        print("usage: lede-fuzz list | replay TARGET PATH… | cost [--only TEXT] [BYTES…]")
         exit(2)
     }
 }
