@@ -99,7 +99,7 @@ enum CostBench {
     }
 
     static func run(sizes: [Int], only: String? = nil) {
-        print("| reader and shape | " + sizes.map { "\($0 >> 10) KB" }.joined(separator: " | ") + " | growth per 8× | largest, ms |")
+        print("| reader and shape | " + sizes.map { "\($0 >> 10) KB" }.joined(separator: " | ") + " | growth per step | largest, ms |")
         print("|---|" + sizes.map { _ in "---:|" }.joined() + "---:|---:|")
         for c in cases where only.map({ c.name.contains($0) }) ?? true {
             let times = sizes.map { time(c, c.make($0)) }
