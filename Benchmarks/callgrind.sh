@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 path=${1:-/_bench/json}; shift || true
 port=18190
 out=Benchmarks/out; mkdir -p "$out"
-swift build -c release --product lede >/dev/null
-bin="$(swift build -c release --show-bin-path)/lede"
+# LEDE_BIN: another build of lede to count (an earlier commit's, for a before/after).
+if [ -n "${LEDE_BIN:-}" ]; then bin=$LEDE_BIN; else
+  swift build -c release --product lede >/dev/null
+  bin="$(swift build -c release --show-bin-path)/lede"
+fi
 profile="$out/callgrind.out"
 rm -f "$profile"
 valgrind --tool=callgrind --callgrind-out-file="$profile" "$bin" --host 127.0.0.1 --port $port --loops 1 \
