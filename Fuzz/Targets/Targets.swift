@@ -335,8 +335,16 @@ func fuzzSSE(_ bytes: UnsafeBufferPointer<UInt8>) {
     var reader = SSEReader()
     reader.read(written + SSEFraming.heartbeat)
     func dropping(_ s: String, _ drop: Set<UInt8>) -> String { String(decoding: s.utf8.filter { !drop.contains($0) }, as: UTF8.self) }
-    var lines = data.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
-    if lines.isEmpty { lines = "" }
+    // CR LF and CR read as LF, by bytes (Foundation's replacingOccurrences compares composed characters: a CR
+    // followed by a combining mark would not match, though every SSE parser splits there).
+    var normalised: [UInt8] = []
+    var afterCR = false
+    for b in data.utf8 {
+        if b == 10 && afterCR { afterCR = false; continue }
+        afterCR = b == 13
+        normalised.append(b == 13 ? 10 : b)
+    }
+    let lines = String(decoding: normalised, as: UTF8.self)
     let wantType = event.map { dropping($0, [10, 13]) }.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
     check(reader.events == [SSEReader.Event(type: wantType, data: lines, id: id.map { dropping($0, [0, 10, 13]) } ?? "")],
           "read back \(reader.events) for event \(String(describing: event)) id \(String(describing: id)) data \(data.debugDescription)")
