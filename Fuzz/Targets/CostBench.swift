@@ -56,6 +56,9 @@ enum CostBench {
         Case(name: "ResponseParser  1-byte pieces, 150 fields then a body of k", make: { n in
             [UInt8]("HTTP/1.1 200 OK\r\n".utf8) + repeated("X-A: b\r\n", 1200) + [UInt8]("Content-Length: \(n)\r\n\r\n".utf8) + repeated("x", n)
         }, run: { feedPieces($0, piece: 1) }),
+        Case(name: "ResponseParser  1-byte pieces, trailer lines of k (cap 16 KB)", make: { n in
+            [UInt8]("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nX-T: ".utf8) + repeated("t", n) + [UInt8]("\r\n\r\n".utf8)
+        }, run: { feedPieces($0, piece: 1) }),
         Case(name: "ResponseParser  chunks 1\\r\\nx\\r\\n ×k, 7-byte pieces", make: { n in
             [UInt8]("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + repeated("1\r\nx\r\n", n) + [UInt8]("0\r\n\r\n".utf8)
         }, run: { feedPieces($0, piece: 7) }),

@@ -107,6 +107,13 @@ public struct ResponseParser {
     private var state = State.head
     private var headBytes = 0
     private var trailerBytes = 0
+    /// The head being read: lines found so far and where the scan resumes, so bytes that trickle in are each looked
+    /// at once (rescanning from the head's start made a head sent a byte at a time quadratic: 64 KB took a second).
+    private var headLines: [Range<Int>] = []
+    private var headScan = 0
+    private var headLineStart = 0
+    /// Where the scan for the end of a chunk-size or trailer line resumes.
+    private var lineScan = 0
     public private(set) var head: ResponseHead?
     public private(set) var body: [UInt8] = []
     /// Whether the connection may carry another request after this response.
@@ -149,24 +156,33 @@ public struct ResponseParser {
 
     private mutating func compact() {
         if start > 4096 && start * 2 > buffer.count {
-            buffer.removeFirst(start)
+            let shift = start
+            buffer.removeFirst(shift)
             start = 0
+            // A head being read after an interim response moves with the bytes.
+            headScan = max(0, headScan - shift); headLineStart = max(0, headLineStart - shift); lineScan = max(0, lineScan - shift)
+            if !headLines.isEmpty { headLines = headLines.map { ($0.lowerBound - shift)..<($0.upperBound - shift) } }
         }
     }
 
-    /// Index of the LF of the next CRLF at or after `start`, or nil. A bare LF or CR is malformed.
-    private func lineEnd(limit: Int, what: String) throws(ResponseError) -> Int? {
-        var i = start
+    /// Index of the LF of the next CRLF at or after `start`, or nil. A bare LF or CR is malformed. Resumes where the
+    /// last call stopped (a chunk or trailer line that trickles in is scanned once).
+    private mutating func lineEnd(limit: Int, what: String) throws(ResponseError) -> Int? {
+        var i = max(start, lineScan)
         while i < buffer.count {
             let b = buffer[i]
             if b == 10 {
                 guard i > start, buffer[i - 1] == 13 else { throw .malformed("\(what): a line ends in a bare LF") }
                 return i
             }
-            if b == 13, i + 1 < buffer.count, buffer[i + 1] != 10 { throw .malformed("\(what): a bare CR") }
+            if b == 13 {
+                if i + 1 == buffer.count { break }   // judged with the byte after it, when it comes
+                if buffer[i + 1] != 10 { throw .malformed("\(what): a bare CR") }
+            }
             i += 1
             if i - start > limit { throw .malformed("\(what) is too long") }
         }
+        lineScan = i
         return nil
     }
 
@@ -241,31 +257,38 @@ public struct ResponseParser {
 
     /// The head, once its empty line has arrived.
     private mutating func parseHead() throws(ResponseError) -> ResponseHead? {
-        // Find CRLF CRLF from `start`, checking the limit.
-        var lines: [Range<Int>] = []
-        var lineStart = start
-        var i = start
+        // Find CRLF CRLF from where the last call stopped, checking the limit.
+        if headLines.isEmpty && headScan <= start { headScan = start; headLineStart = start }
+        var lineStart = headLineStart
+        var i = headScan
         while true {
             guard i < buffer.count else {
                 if buffer.count - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
+                headScan = i; headLineStart = lineStart
                 return nil
             }
             let b = buffer[i]
             if b == 10 {
                 guard i > lineStart, buffer[i - 1] == 13 else { throw .malformed("the response head has a bare LF") }
                 if i - 1 == lineStart { break }   // empty line: end of head
-                lines.append(lineStart..<(i - 1))
+                headLines.append(lineStart..<(i - 1))
                 lineStart = i + 1
-                if lines.count > limits.maxFields + 1 { throw .malformed("more than \(limits.maxFields) header fields") }
-            } else if b == 13, i + 1 < buffer.count, buffer[i + 1] != 10 {
-                throw .malformed("the response head has a bare CR")
+                if headLines.count > limits.maxFields + 1 { throw .malformed("more than \(limits.maxFields) header fields") }
+            } else if b == 13 {
+                // A CR is judged with the byte after it: the scan waits on it until that byte is here.
+                if i + 1 == buffer.count { headScan = i; headLineStart = lineStart; return nil }
+                if buffer[i + 1] != 10 { throw .malformed("the response head has a bare CR") }
             }
             i += 1
             if i - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
         }
         let end = i + 1
+        let lines = headLines
+        headLines.removeAll(keepingCapacity: true)
+        headScan = end; headLineStart = end
         guard let statusLine = lines.first else { throw .malformed("no status line") }
         var head = try Self.statusLine(buffer[statusLine])
+        head.fields.reserveCapacity(lines.count - 1)
         for range in lines.dropFirst() { head.fields.append(try Self.field(buffer[range])) }
         start = end
         return head
