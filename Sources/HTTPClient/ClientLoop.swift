@@ -154,6 +154,15 @@ final class ClientConnection: LoopDescriptorHandler {
     unowned let loop: ClientLoop
     let client: ClientShared
     private(set) var state = State.resolving
+    /// What epoll watches on this connection: changed only when it differs (a reused connection stays read-only
+    /// from request to request, with no epoll_ctl per call; there were two).
+    private var watching = (read: false, write: false)
+
+    private func watch(read: Bool, write: Bool) {
+        guard watching != (read, write) else { return }
+        watching = (read, write)
+        loop.setInterest(fd, read: read, write: write)
+    }
     private var fd: Int32 = -1
     private var tls: TLSSession?
     private var current: Pending?
@@ -215,6 +224,7 @@ final class ClientConnection: LoopDescriptorHandler {
         state = .connecting
         client.metrics.update(origin) { $0.created += 1; $0.open += 1 }
         loop.register(s, self, read: false, write: true)
+        watching = (false, true)
     }
 
     private func connected() {
@@ -233,8 +243,8 @@ final class ClientConnection: LoopDescriptorHandler {
         case .done:
             client.metrics.update(origin) { $0.handshakes += 1 }
             beginRequest()
-        case .wantRead: loop.setInterest(fd, read: true, write: false)
-        case .wantWrite: loop.setInterest(fd, read: false, write: true)
+        case .wantRead: watch(read: true, write: false)
+        case .wantWrite: watch(read: false, write: true)
         case .closed: fail(.tls("the server closed the connection during the TLS handshake"))
         case .failed(let e): fail(e)
         }
@@ -276,13 +286,13 @@ final class ClientConnection: LoopDescriptorHandler {
             }
             switch step {
             case .done(let n): written += n
-            case .wantWrite: loop.setInterest(fd, read: false, write: true); return
-            case .wantRead: loop.setInterest(fd, read: true, write: false); return
+            case .wantWrite: watch(read: false, write: true); return
+            case .wantRead: watch(read: true, write: false); return
             case .closed, .failed: brokenBeforeAnswer(); return
             }
         }
         state = .reading
-        loop.setInterest(fd, read: true, write: false)
+        watch(read: true, write: false)
         readSome()
     }
 
@@ -303,8 +313,8 @@ final class ClientConnection: LoopDescriptorHandler {
                 do {
                     if try parser.feed(UnsafeRawBufferPointer(rebasing: loop.readBuffer[0..<n])) { complete(); return }
                 } catch { fail(Self.map(error)); return }
-            case .wantRead: loop.setInterest(fd, read: true, write: false); return
-            case .wantWrite: loop.setInterest(fd, read: false, write: true); return
+            case .wantRead: watch(read: true, write: false); return
+            case .wantWrite: watch(read: false, write: true); return
             case .closed:
                 if !received { brokenBeforeAnswer(); return }
                 do { try parser.finish(); complete() } catch { fail(Self.map(error)) }
@@ -363,7 +373,7 @@ final class ClientConnection: LoopDescriptorHandler {
     private func becomeIdle() {
         state = .idle
         idleSince = DispatchTime.now().uptimeNanoseconds
-        loop.setInterest(fd, read: true, write: false)
+        watch(read: true, write: false)
     }
 
     private func finishRequest(reusable: Bool) {
