@@ -1,7 +1,7 @@
 // lede-fuzz: every fuzz target of Lede in one executable (Fuzz/README.md).
 //  - built by Fuzz/run.sh with libFuzzer (-sanitize=fuzzer,address and -D FUZZING): LEDE_FUZZ_TARGET names the
 //    target, the arguments are libFuzzer's;
-//  - built plainly (debug, or release with Fuzz/cost.sh's flags): `lede-fuzz replay TARGET PATH…` runs files or
+//  - built plainly (debug, or release with Benchmarks/readers.sh's flags): `lede-fuzz replay TARGET PATH…` runs files or
 //    folders through a target, `lede-fuzz cost` times the readers on adversarial shapes, `lede-fuzz list` names them.
 #if LEDE_FUZZ_TESTABLE
 import Foundation
@@ -69,10 +69,14 @@ struct LedeFuzz {
 #endif
 #else
 // A release build without Fuzz/'s flags (`swift build -c release` of every product) has no targets to offer.
+import Glibc
+
 @main
 struct LedeFuzz {
     static func main() {
-        print("lede-fuzz: build it with Fuzz/run.sh (libFuzzer) or Fuzz/cost.sh; a plain release build has no targets")
+        let message = "lede-fuzz: a plain release build has no targets; build it with Fuzz/run.sh (libFuzzer) or Benchmarks/readers.sh\n"
+        _ = message.withCString { write(2, $0, strlen($0)) }
+        exit(2)
     }
 }
 #endif
