@@ -8,7 +8,9 @@ import XCTest
 /// interposed in the test executable, AllocationCounter). Ceilings, not timings: a change that adds an allocation to
 /// every request fails here whatever the machine is doing. These are debug builds (what `swift test` runs: unoptimised
 /// code boxes and copies more: 18 for a prepared answer here); a release build allocates twice for the same request
-/// (Benchmarks/callgrind.sh counts them: BENCHMARKS.md). Each ceiling is what was measured plus one.
+/// (Benchmarks/callgrind.sh counts them: BENCHMARKS.md). A request's allocations are a whole number; the loop's timers
+/// add a few hundredths spread over the run (0.024–0.048 seen). Each ceiling is the measure plus a half: one more
+/// allocation a request fails.
 final class AllocationTests: XCTestCase {
     /// Requests on one keep-alive connection, one at a time as wrk sends them; returns allocations per request.
     func allocationsPerRequest(_ path: String, headers: String = "", requests: Int = 1_000) throws -> Double {
@@ -40,14 +42,15 @@ final class AllocationTests: XCTestCase {
     }
 
     func testAPreparedAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/plaintext"), 19)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/plaintext"), 18.5)
     }
 
+    /// 21 or 22 a request, the same within a process and not between processes (seen in CI and here): a ceiling of 22.
     func testAGzippedPreparedAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/json", headers: "Accept-Encoding: gzip\r\n"), 22)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/json", headers: "Accept-Encoding: gzip\r\n"), 22.5)
     }
 
     func testABuiltAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/text"), 24)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/text"), 23.5)
     }
 }
