@@ -9,8 +9,9 @@ import XCTest
 /// every request fails here whatever the machine is doing. These are debug builds (what `swift test` runs: unoptimised
 /// code boxes and copies more: 18 for a prepared answer here); a release build allocates twice for the same request
 /// (Benchmarks/callgrind.sh counts them: BENCHMARKS.md). A request's allocations are a whole number; the loop's timers
-/// add a few hundredths spread over the run (0.024–0.048 seen). Each ceiling is the measure plus a half: one more
-/// allocation a request fails.
+/// add a few hundredths spread over the run (0.024–0.048 seen). One process measures N for every route, another N + 1
+/// (seen in CI: 19 / 24 where this machine had 18 / 23), and the gzipped answer alone varies by one more; each ceiling
+/// is the lower measure plus one and a half (two more allocations a request fail).
 final class AllocationTests: XCTestCase {
     /// Requests on one keep-alive connection, one at a time as wrk sends them; returns allocations per request.
     func allocationsPerRequest(_ path: String, headers: String = "", requests: Int = 1_000) throws -> Double {
@@ -42,15 +43,15 @@ final class AllocationTests: XCTestCase {
     }
 
     func testAPreparedAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/plaintext"), 18.5)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/plaintext"), 19.5)
     }
 
-    /// 21 or 22 a request, the same within a process and not between processes (seen in CI and here): a ceiling of 22.
+    /// 21 or 22 a request here, the same within a process and not between processes.
     func testAGzippedPreparedAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/json", headers: "Accept-Encoding: gzip\r\n"), 22.5)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/json", headers: "Accept-Encoding: gzip\r\n"), 23.5)
     }
 
     func testABuiltAnswerHasAnAllocationCeiling() throws {
-        XCTAssertLessThanOrEqual(try allocationsPerRequest("/text"), 23.5)
+        XCTAssertLessThanOrEqual(try allocationsPerRequest("/text"), 24.5)
     }
 }
