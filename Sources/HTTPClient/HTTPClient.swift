@@ -65,15 +65,15 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     var host: String
     var port: Int
     var description: String {
-        let h = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host   // bytes: Foundation's contains(String) costs ~4k instructions
-        let defaultPort = tls ? 443 : 80
-        return (tls ? "https://" : "http://") + h + (port == defaultPort ? "" : ":\(port)")
+        (tls ? "https://" : "http://") + bracketedHost + (port == (tls ? 443 : 80) ? "" : ":\(port)")
     }
     /// The `Host` field value.
     var hostField: String {
-        let h = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host   // bytes: Foundation's contains(String) costs ~4k instructions
-        return port == (tls ? 443 : 80) ? h : "\(h):\(port)"
+        port == (tls ? 443 : 80) ? bracketedHost : "\(bracketedHost):\(port)"
     }
+    /// The host as a URL writes it: an IPv6 address in brackets (checked by bytes: Foundation's contains(String)
+    /// cost ~4k instructions, on every upstream call).
+    private var bracketedHost: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
 
     /// Splits an absolute http(s) URL into its origin and the request target (path and query; a fragment is
     /// dropped). One pass over the bytes: this runs for every upstream call.

@@ -1,5 +1,3 @@
-import Glibc
-
 /// A strict, allocation-light JSON reader for answers where Lede needs a few values out of a whole document
 /// (the badge needs one number out of an Echo answer): it validates the entire document as RFC 8259 JSON,
 /// and hands back only the values at the paths asked for. Nothing else is materialised.
@@ -94,11 +92,7 @@ enum JSONPaths {
                 let c = rest.trailingZeroBitCount
                 rest &= rest - 1
                 let path = keys[c]
-                guard path.count > depth, path[depth].count == name.count else { continue }
-                let same = path[depth].withUnsafeBufferPointer { k in
-                    k.count == 0 || memcmp(k.baseAddress!, name.baseAddress!, k.count) == 0
-                }
-                if same { next |= 1 << UInt64(c) }
+                if path.count > depth, path[depth].count == name.count, path[depth].elementsEqual(name) { next |= 1 << UInt64(c) }
             }
             return next
         }
@@ -126,18 +120,21 @@ enum JSONPaths {
                 while true {
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Malformed() }
-                    let nameStart = i + 1
-                    var escaped = false
-                    try skipString(escaped: &escaped)
                     var next: UInt64 = 0
                     if deeper != 0 {
-                        if escaped {
+                        // The name compared where it lies; unescaped into a copy only when it holds an escape.
+                        let nameStart = i + 1
+                        _ = try string(capture: false)
+                        let raw = UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)])
+                        if raw.contains(UInt8(ascii: "\\")) {
                             i = nameStart - 1
                             let name = try string(capture: true)
                             next = name.withUnsafeBufferPointer { below(deeper, depth: depth, name: $0) }
                         } else {
-                            next = below(deeper, depth: depth, name: UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)]))
+                            next = below(deeper, depth: depth, name: raw)
                         }
+                    } else {
+                        _ = try string(capture: false)
                     }
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Malformed() }
@@ -163,58 +160,14 @@ enum JSONPaths {
                     i += 1; return
                 }
             case UInt8(ascii: "\""):
-                if ends != 0 {
-                    let s = try string(capture: true)
-                    record(ends, Value(kind: .string, text: String(decoding: s, as: UTF8.self)))
-                } else {
-                    var escaped = false
-                    try skipString(escaped: &escaped)
-                }
+                let s = try string(capture: ends != 0)
+                if ends != 0 { record(ends, Value(kind: .string, text: String(decoding: s, as: UTF8.self))) }
             case UInt8(ascii: "t"): try literal("true"); if ends != 0 { record(ends, Value(kind: .bool, text: "true")) }
             case UInt8(ascii: "f"): try literal("false"); if ends != 0 { record(ends, Value(kind: .bool, text: "false")) }
             case UInt8(ascii: "n"): try literal("null"); if ends != 0 { record(ends, Value(kind: .null)) }
             default:
                 try number()
                 if ends != 0 { record(ends, Value(kind: .number, text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))) }
-            }
-        }
-
-        /// Checks the string at `i` (the opening quote) and steps past it, copying nothing; `escaped` says whether
-        /// it held an escape. Plain ASCII runs are skipped a byte at a time without further tests.
-        mutating func skipString(escaped: inout Bool) throws {
-            i += 1
-            while true {
-                // The plain run, in a local index over the raw pointer (no bounds check, no store per byte).
-                if let base = bytes.baseAddress {
-                    var j = i
-                    let n = bytes.count
-                    while j < n {
-                        let c = base[j]
-                        guard c >= 0x20 && c < 0x80 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") else { break }
-                        j += 1
-                    }
-                    i = j
-                }
-                guard i < bytes.count else { throw Malformed() }
-                let c = bytes[i]
-                if c == UInt8(ascii: "\"") { i += 1; return }
-                if c == UInt8(ascii: "\\") {
-                    escaped = true
-                    // One escape, checked as `string` checks it.
-                    i += 1
-                    guard i < bytes.count else { throw Malformed() }
-                    let e = bytes[i]
-                    i += 1
-                    switch e {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"): continue
-                    case UInt8(ascii: "u"): _ = try hex4()
-                    default: throw Malformed()
-                    }
-                    continue
-                }
-                if c < 0x20 { throw Malformed() }
-                try utf8Sequence()
             }
         }
 
@@ -244,11 +197,15 @@ enum JSONPaths {
             i += 1
             var out: [UInt8] = []
             while true {
+                // A run of plain ASCII in a local index (no bounds check or store per byte), taken whole.
+                var j = i
+                while j < bytes.count, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\") { j += 1 }
+                if capture && j > i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<j])) }
+                i = j
                 guard i < bytes.count else { throw Malformed() }
                 let c = bytes[i]
                 if c == UInt8(ascii: "\"") { i += 1; return out }
                 if c < 0x20 { throw Malformed() }
-                if c < 0x80 && c != UInt8(ascii: "\\") { if capture { out.append(c) }; i += 1; continue }
                 if c >= 0x80 {
                     let start = i
                     try utf8Sequence()
