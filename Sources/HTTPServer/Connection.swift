@@ -6,6 +6,11 @@ import Glibc
 final class Connection: LoopDescriptorHandler {
     let fd: Int32
     unowned let server: ServerLoop
+    /// The server's shared state and the loop's read buffer, held here: each `server.` costs a strong-retain of the
+    /// unowned reference.
+    private let core: ServerCore
+    /// Owned by the event loop, which is alive whenever it calls this connection's `handle`.
+    private let readBuffer: UnsafeMutableRawBufferPointer
     private var parser: RequestParser
     private var machine: ConnectionStateMachine
     /// Head bytes and small bodies, written in one send.
@@ -55,18 +60,19 @@ final class Connection: LoopDescriptorHandler {
 
     /// What the response to the request being handled needs to know about it.
     struct Pending {
-        var method = "GET"
-        var path = "/"
-        var versionMinor = 1
+        /// The request being answered (shared with its handler's context), kept for decisions made only when the
+        /// response needs them (gzip, ETag, HEAD, HTTP/1.0).
+        var request = HTTPRequest.none
         var keepAlive = true
-        /// The request's headers, kept for decisions made only when the response needs them (gzip).
-        var headers = HTTPHeaders()
-        var mayAcceptGzip = false
-        var acceptsGzip: Bool { mayAcceptGzip && Compression.acceptsGzip(headers) }
-        var ifNoneMatch: String?
-        var requestID = "-"
+        var requestID = RequestID.unset
         var route = -1
         var started: UInt64 = 0
+        var method: String { request.method }
+        var path: String { request.path }
+        var versionMinor: Int { request.versionMinor }
+        var headers: HTTPHeaders { request.headers }
+        var ifNoneMatch: String? { request.ifNoneMatch }
+        var acceptsGzip: Bool { request.mayAcceptGzip && Compression.acceptsGzip(request.headers) }
     }
 
     /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
@@ -75,7 +81,9 @@ final class Connection: LoopDescriptorHandler {
     init(fd: Int32, server: ServerLoop, now: UInt64) {
         self.fd = fd
         self.server = server
-        let config = server.core.configuration
+        self.core = server.core
+        self.readBuffer = server.readBuffer
+        let config = core.configuration
         parser = RequestParser(limits: config.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
                                                                   idle: UInt64(config.timeouts.idle * 1e9),
@@ -94,12 +102,12 @@ final class Connection: LoopDescriptorHandler {
     private func readable() {
         var received = false
         for _ in 0..<4 {
-            switch Syscall.read(fd, server.readBuffer.baseAddress!, server.readBuffer.count) {
+            switch Syscall.read(fd, readBuffer.baseAddress!, readBuffer.count) {
             case .bytes(let n):
                 if lingerDeadline != nil { continue }  // lingering: read and discard
-                parser.append(UnsafeRawBufferPointer(rebasing: server.readBuffer[0..<n]))
+                parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 received = true
-                if n < server.readBuffer.count { break }
+                if n < readBuffer.count { break }
                 continue
             case .wouldBlock:
                 break
@@ -128,6 +136,9 @@ final class Connection: LoopDescriptorHandler {
     /// Parses and answers buffered requests, in order, until one goes off-loop or bytes run out.
     private func process() {
         while !inFlight && stream == nil && !closeAfterFlush && !isClosed {
+            // The request answered last is dropped (an idle keep-alive connection keeps nothing of it); its box goes
+            // back to the parser when the handler kept no copy.
+            parser.recycle(&current.request)
             switch parser.next() {
             case .needMore:
                 if !parser.isIdle {
@@ -156,14 +167,9 @@ final class Connection: LoopDescriptorHandler {
         machine.requestDispatched(now: now)
         current = Pending()
         current.started = now
-        current.method = request.method
-        current.path = request.path
-        current.versionMinor = request.versionMinor
+        current.request = request
         current.keepAlive = request.keepAlive
-        current.headers = request.headers
-        current.mayAcceptGzip = request.mayAcceptGzip
-        current.ifNoneMatch = request.ifNoneMatch
-        if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = requestID }
+        if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = RequestID(client: requestID) }
         else { current.requestID = server.nextRequestID() }
 
         if request.method != "GET" && !Router.knownMethods.contains(request.method) {
@@ -172,10 +178,10 @@ final class Connection: LoopDescriptorHandler {
                             detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
             return
         }
-        switch server.core.router.match(method: request.method, path: request.path) {
+        switch core.router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
             current.route = route.index
-            let context = RequestContext(request: request, parameters: params, requestID: current.requestID, route: route.pattern)
+            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern)
             switch route.handler(context) {
             case .response(let response):
                 respond(response)
@@ -213,6 +219,7 @@ final class Connection: LoopDescriptorHandler {
     private func respond(_ response: HTTPResponse) {
         if case .stream(let body) = response.body, current.method != "HEAD" { startStream(response, body); return }
         let p = current
+        let server = self.server
         // While draining, the last request buffered gets `Connection: close`.
         var keepAlive = p.keepAlive && !closeAfterFlush
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
@@ -222,17 +229,15 @@ final class Connection: LoopDescriptorHandler {
         if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
         let now = Syscall.monotonicNanos()
         let seconds = Double(now &- p.started) / 1e9
-        server.core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
-        if server.core.configuration.accessLog {
-            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : server.core.router.routes[p.route].pattern,
-                             path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID)
+        core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
+        if core.configuration.accessLog {
+            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : core.router.routes[p.route].pattern,
+                             path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string)
         }
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
             closeAfterFlush = true
         }
-        // An idle keep-alive connection keeps nothing of the request it answered.
-        current.headers = HTTPHeaders()
     }
 
     private func flush() {
@@ -290,7 +295,7 @@ final class Connection: LoopDescriptorHandler {
         guard lingerDeadline == nil else { return }
         if peerClosed { close(); return }
         shutdown(fd, Int32(SHUT_WR))
-        lingerDeadline = Syscall.monotonicNanos() + UInt64(server.core.configuration.timeouts.linger * 1e9)
+        lingerDeadline = Syscall.monotonicNanos() + UInt64(core.configuration.timeouts.linger * 1e9)
         updateInterest()
     }
 
@@ -355,8 +360,8 @@ final class Connection: LoopDescriptorHandler {
     /// Writes a stream's head and starts its producer; the connection answers nothing else until the stream ends.
     private func startStream(_ response: HTTPResponse, _ body: ResponseStream) {
         let p = current
-        let config = server.core.configuration.streams
-        guard server.core.metrics.streamOpened(max: config.maxStreams) else {
+        let config = core.configuration.streams
+        guard core.metrics.streamOpened(max: config.maxStreams) else {
             var problem = Problem(status: 503, slug: "too-many-streams",
                                   detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.")
             problem.headers.set("Retry-After", "5")
@@ -370,10 +375,11 @@ final class Connection: LoopDescriptorHandler {
         let gzip = ResponseEncoder.streamMayGzip(body, ResponseEncoder.FieldSummary(response.headers.fields)) && p.acceptsGzip
         let start = out.count
         ResponseEncoder.encodeStreamHead(response, body, into: &out, request: p, keepAlive: keepAlive, chunked: chunked, gzipped: gzip, date: server.dateBytes)
-        server.core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: Double(now &- p.started) / 1e9, bytes: out.count - start)
+        core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: Double(now &- p.started) / 1e9, bytes: out.count - start)
         if !keepAlive { closeAfterFlush = true }
         let lastEventID = body.isEventStream ? p.headers["Last-Event-ID"] : nil
-        current.headers = HTTPHeaders()
+        // A stream may stay open for hours: it keeps only what its access-log line needs of the request.
+        current.request = HTTPRequest(method: p.method, target: p.path, path: p.path, query: nil, versionMinor: p.versionMinor)
         let writer = BodyWriter(loop: server.loop, lastEventID: lastEventID)
         let s = OpenStream(writer: writer, chunked: chunked, gzip: gzip, isEventStream: body.isEventStream, status: response.status)
         writer.sink = self
@@ -401,13 +407,13 @@ final class Connection: LoopDescriptorHandler {
         appendBody(bytes, s)
         flush()
         guard stream === s, !isClosed else { return false }
-        return pendingBytes > server.core.configuration.streams.highWater
+        return pendingBytes > core.configuration.streams.highWater
     }
 
     /// Parks a writer until the outbound buffer is down to the low-water mark.
     func streamWait(_ c: CheckedContinuation<Void, any Error>) {
         guard let s = stream, !isClosed else { c.resume(throwing: StreamClosed(reason: .ended)); return }
-        if pendingBytes <= server.core.configuration.streams.lowWater { c.resume(); return }
+        if pendingBytes <= core.configuration.streams.lowWater { c.resume(); return }
         s.waiters.append(c)
     }
 
@@ -435,7 +441,7 @@ final class Connection: LoopDescriptorHandler {
             out.append(contentsOf: payload)
         }
         s.bytes += out.count - before
-        server.core.metrics.streamWrote(out.count - before)
+        core.metrics.streamWrote(out.count - before)
     }
 
     /// After a flush: the stall clock follows the buffer; parked writers resume once it is down to the low-water mark;
@@ -444,8 +450,8 @@ final class Connection: LoopDescriptorHandler {
         guard let s = stream else { return }
         let pending = pendingBytes
         machine.streamOutput(pending: pending > 0, progressed: progressed, now: Syscall.monotonicNanos())
-        if pending != s.buffered { server.core.metrics.streamBuffered(pending - s.buffered); s.buffered = pending }
-        if !s.waiters.isEmpty && pending <= server.core.configuration.streams.lowWater {
+        if pending != s.buffered { core.metrics.streamBuffered(pending - s.buffered); s.buffered = pending }
+        if !s.waiters.isEmpty && pending <= core.configuration.streams.lowWater {
             let waiters = s.waiters
             s.waiters.removeAll()
             for w in waiters { w.resume() }
@@ -457,7 +463,7 @@ final class Connection: LoopDescriptorHandler {
         guard let s = stream, s.writer === writer, !isClosed else { return }
         if let failure, !(failure is StreamClosed) && !(failure is CancellationError) {
             // The status is long gone: cut the connection so the client sees a truncated body, not a complete one.
-            server.core.logger.warning("stream producer failed; connection aborted", [("error", "\(failure)"), ("request_id", current.requestID)])
+            core.logger.warning("stream producer failed; connection aborted", [("error", "\(failure)"), ("request_id", current.requestID.string)])
             close(.ended)
             return
         }
@@ -478,14 +484,14 @@ final class Connection: LoopDescriptorHandler {
         cancel(s, reason)
         let p = current
         let now = Syscall.monotonicNanos()
-        if server.core.configuration.accessLog {
-            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? "unmatched" : server.core.router.routes[p.route].pattern,
-                             path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID)
+        if core.configuration.accessLog {
+            AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? "unmatched" : core.router.routes[p.route].pattern,
+                             path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string)
         }
         let keepAlive = !closeAfterFlush && !(machine.draining && parser.bufferedByteCount == 0)
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close { closeAfterFlush = true }
-        current.headers = HTTPHeaders()
+        current.request = .none
         flush()
         if isClosed { return }
         process()
@@ -503,8 +509,8 @@ final class Connection: LoopDescriptorHandler {
         let waiters = s.waiters
         s.waiters.removeAll()
         for w in waiters { w.resume(throwing: StreamClosed(reason: reason)) }
-        if s.buffered != 0 { server.core.metrics.streamBuffered(-s.buffered); s.buffered = 0 }
-        server.core.metrics.streamClosed(stalled: reason == .stalled)
+        if s.buffered != 0 { core.metrics.streamBuffered(-s.buffered); s.buffered = 0 }
+        core.metrics.streamClosed(stalled: reason == .stalled)
     }
 
     /// A stream's deadlines (the state machine's): a reader that takes nothing for the stall timeout is cut; a quiet
@@ -521,7 +527,7 @@ final class Connection: LoopDescriptorHandler {
 
     /// Drain: an event stream gets a `retry:` hint (spread so clients do not all come back at once) and ends.
     private func drainEventStream(_ s: OpenStream) {
-        let base = server.core.configuration.streams.drainRetry
+        let base = core.configuration.streams.drainRetry
         appendBody(SSEFraming.retry(base + Int.random(in: 0...max(0, base))), s, compress: false)
         closeAfterFlush = true
         endStream(s, reason: .draining)

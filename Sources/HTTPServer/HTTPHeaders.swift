@@ -24,6 +24,7 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
     mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
+    mutating func removeAllKeepingCapacity() { fields.removeAll(keepingCapacity: true) }
 
     /// Replaces every field called `name` by one with `value`.
     public mutating func set(_ name: String, _ value: String) {

@@ -1,25 +1,64 @@
-/// A complete, validated HTTP/1.1 request.
+/// A complete, validated HTTP/1.1 request. Its fields live in one shared box: the request is handed to the handler's
+/// context and kept for the response with one retain each, not one per field (copy-on-write on mutation).
 public struct HTTPRequest: Sendable {
-    public var method: String
+    final class Storage: @unchecked Sendable {  // invariant: mutated only while uniquely referenced (HTTPRequest's setters copy first)
+        var method: String
+        var target: String
+        var path: String
+        var query: String?
+        var versionMajor: Int
+        var versionMinor: Int
+        var headers: HTTPHeaders
+        var body: [UInt8]
+        var keepAlive: Bool
+        var ifNoneMatch: String?
+        var requestIDField: String?
+        var mayAcceptGzip: Bool
+
+        init(method: String, target: String, path: String, query: String?, versionMajor: Int, versionMinor: Int,
+             headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
+            self.method = method; self.target = target; self.path = path
+            self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
+            self.headers = headers; self.body = body; self.keepAlive = keepAlive
+            self.ifNoneMatch = ifNoneMatch; self.requestIDField = requestIDField; self.mayAcceptGzip = mayAcceptGzip
+        }
+
+        func copy() -> Storage {
+            Storage(method: method, target: target, path: path, query: query, versionMajor: versionMajor, versionMinor: versionMinor,
+                    headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch, requestIDField: requestIDField,
+                    mayAcceptGzip: mayAcceptGzip)
+        }
+    }
+
+    var storage: Storage
+
+    init(storage: Storage) { self.storage = storage }
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    public var method: String { get { storage.method } set { unique().method = newValue } }
     /// The request target exactly as sent.
-    public var target: String
+    public var target: String { get { storage.target } set { unique().target = newValue } }
     /// The path part of the target, still percent-encoded (validated).
-    public var path: String
+    public var path: String { get { storage.path } set { unique().path = newValue } }
     /// The path's segments, percent-decoded (each valid UTF-8). `/a/b%2Fc` → `["a", "b/c"]`.
     public var pathSegments: [String] { HTTPRequest.segments(ofPath: path) }
     /// The raw query string without `?`, or nil.
-    public var query: String?
-    public var versionMajor: Int
-    public var versionMinor: Int
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+    public var query: String? { get { storage.query } set { unique().query = newValue } }
+    public var versionMajor: Int { get { storage.versionMajor } set { unique().versionMajor = newValue } }
+    public var versionMinor: Int { get { storage.versionMinor } set { unique().versionMinor = newValue } }
+    public var headers: HTTPHeaders { get { storage.headers } set { unique().headers = newValue } }
+    public var body: [UInt8] { get { storage.body } set { unique().body = newValue } }
     /// Whether the connection may stay open after the response.
-    public var keepAlive: Bool
+    public var keepAlive: Bool { get { storage.keepAlive } set { unique().keepAlive = newValue } }
 
     // Noted by the parser while it read the fields (the first of each), for the response.
-    var ifNoneMatch: String?
-    var requestIDField: String?
-    var mayAcceptGzip: Bool
+    var ifNoneMatch: String? { storage.ifNoneMatch }
+    var requestIDField: String? { storage.requestIDField }
+    var mayAcceptGzip: Bool { storage.mayAcceptGzip }
 
     public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),
@@ -32,11 +71,13 @@ public struct HTTPRequest: Sendable {
     /// The parser's: the fields it noted while reading them.
     init(method: String, target: String, path: String, query: String?, versionMajor: Int, versionMinor: Int,
          headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
-        self.method = method; self.target = target; self.path = path
-        self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
-        self.headers = headers; self.body = body; self.keepAlive = keepAlive
-        self.ifNoneMatch = ifNoneMatch; self.requestIDField = requestIDField; self.mayAcceptGzip = mayAcceptGzip
+        storage = Storage(method: method, target: target, path: path, query: query, versionMajor: versionMajor, versionMinor: versionMinor,
+                          headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch, requestIDField: requestIDField,
+                          mayAcceptGzip: mayAcceptGzip)
     }
+
+    /// What the server answers for when there is no request (a parse error, a timeout): `GET /`.
+    static let none = HTTPRequest(method: "GET", target: "/", path: "/", query: nil)
 
     /// A validated path's segments, percent-decoded: `/` → `[""]`, `*` → `[]`.
     static func segments(ofPath path: String) -> [String] {

@@ -54,6 +54,9 @@ public struct RequestParser {
     private var body: [UInt8] = []
     private var chunked = false
     private var continuePending = false
+    /// An answered request's box, handed back by the connection when nothing else holds it: the next request is
+    /// built in it (its field list keeps its capacity), so a keep-alive request allocates no box and no list.
+    private var spare: HTTPRequest.Storage?
 
     /// The fields that decide framing and the response, noted as each line is parsed (by length, then bytes),
     /// so finishing the head never searches the field list by name.
@@ -195,50 +198,77 @@ public struct RequestParser {
     private mutating func nextLine(isHead: Bool) throws -> (Int, Int)? {
         let lineStart = start
         let count = buffer.count
-        var i = scan
-        let found: Int? = buffer.withUnsafeBufferPointer { p -> Int? in
-            while i < count {
-                let b = p[i]
-                if b == 13 || b == 10 { return i }
-                i += 1
-            }
-            return nil
+        let found = buffer.withUnsafeBufferPointer { RequestParser.firstLineBreak($0, from: scan) }
+        let limits = self.limits, headBytes = self.headBytes
+        var isRequestLine = false, inTrailers = false
+        switch state {
+        case .requestLine: isRequestLine = true
+        case .trailers: inTrailers = true
+        default: break
         }
         if let at = found {
             if buffer[at] == 10 { throw ParseError(400, "A bare LF is not a valid line ending; use CRLF.") }
-            if at + 1 >= count { scan = at; try checkLength(lineStart, at, isHead: isHead); return nil }
+            if at + 1 >= count {
+                scan = at
+                try RequestParser.checkLength(at - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
+                return nil
+            }
             if buffer[at + 1] != 10 { throw ParseError(400, "A bare CR is not allowed; lines end with CRLF.") }
-            try checkLength(lineStart, at, isHead: isHead)
-            if isHead { headBytes += at + 2 - lineStart; try checkHeadTotal() }
+            try RequestParser.checkLength(at - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
+            if isHead {
+                self.headBytes += at + 2 - lineStart
+                if !isRequestLine && self.headBytes > limits.maxHeaderBytes { throw headerSectionTooLarge(limits) }
+            }
             start = at + 2; scan = start
             return (lineStart, at)
         }
         scan = count
-        try checkLength(lineStart, count, isHead: isHead)
-        if isHead { let partial = headBytes + (count - lineStart); if partial > limits.maxHeaderBytes { try checkHeadTotal(partial) } }
+        try RequestParser.checkLength(count - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
+        if isHead && !isRequestLine && headBytes + (count - lineStart) > limits.maxHeaderBytes { throw headerSectionTooLarge(limits) }
         return nil
     }
 
-    private func checkLength(_ lineStart: Int, _ end: Int, isHead: Bool) throws {
-        let length = end - lineStart
+    /// The first CR or LF at or after `from`: eight bytes at a time (a byte equal to CR or LF found as a zero byte
+    /// of the word XORed with it; the lowest flagged byte is always exact), then byte by byte.
+    @inline(__always)
+    static func firstLineBreak(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        let end = p.count
+        guard let base = p.baseAddress, from < end else { return nil }
+        var i = from
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while i + 8 <= end {
+            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            let cr = w ^ (ones &* 13), lf = w ^ (ones &* 10)
+            let hits = (((cr &- ones) & ~cr) | ((lf &- ones) & ~lf)) & highs
+            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        while i < end {
+            let b = base[i]
+            if b == 13 || b == 10 { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private func headerSectionTooLarge(_ limits: ParserLimits) -> ParseError {
+        ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
+    }
+
+    /// A line of `length` bytes (so far) against the limits (static: no copy of the parser).
+    @inline(__always)
+    private static func checkLength(_ length: Int, isHead: Bool, isRequestLine: Bool, inTrailers: Bool, headBytes: Int, limits: ParserLimits) throws {
         if isHead {
-            if case .requestLine = state, length > limits.maxRequestLine {
+            if isRequestLine && length > limits.maxRequestLine {
                 throw ParseError(414, "The request line exceeds \(limits.maxRequestLine) bytes.")
             }
             if headBytes + length > limits.maxHeaderBytes {
                 throw ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
             }
-        } else if case .trailers = state {
+        } else if inTrailers {
             if length > limits.maxHeaderBytes { throw ParseError(431, "The trailer section is too large.") }
         } else if length > limits.maxChunkLine {
             throw ParseError(400, "A chunk-size line exceeds \(limits.maxChunkLine) bytes.")
-        }
-    }
-
-    private func checkHeadTotal(_ total: Int? = nil) throws {
-        if case .requestLine = state { return }
-        if (total ?? headBytes) > limits.maxHeaderBytes {
-            throw ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
         }
     }
 
@@ -541,17 +571,42 @@ public struct RequestParser {
     private mutating func completeRequest() -> HTTPRequest {
         let close = known.connectionClose, keep = known.connectionKeepAlive
         let keepAlive = versionMinor >= 1 ? !close : (keep && !close)
-        let request = HTTPRequest(method: method, target: target, path: path, query: query, versionMajor: versionMajor,
+        let request: HTTPRequest
+        if let box = spare {
+            spare = nil
+            // Moved, not copied: the box's emptied values (its field list with its capacity) become the parser's.
+            swap(&box.method, &method); swap(&box.target, &target); swap(&box.path, &path); swap(&box.query, &query)
+            swap(&box.headers, &headers); swap(&box.body, &body)
+            swap(&box.ifNoneMatch, &known.ifNoneMatch); swap(&box.requestIDField, &known.requestID)
+            box.versionMajor = versionMajor; box.versionMinor = versionMinor
+            box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
+            request = HTTPRequest(storage: box)
+        } else {
+            request = HTTPRequest(method: method, target: target, path: path, query: query, versionMajor: versionMajor,
                                   versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
                                   ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding)
+            headers = HTTPHeaders()
+        }
         // Reset for the next request on this connection.
         state = .requestLine
         known = KnownFields()
-        headers = HTTPHeaders()
         body = []
         headBytes = 0
         chunked = false
         return request
+    }
+
+    /// Takes back an answered request's box when nothing else holds it (its handler kept no copy), emptied, for
+    /// the next request; `request` becomes `HTTPRequest.none` either way.
+    mutating func recycle(_ request: inout HTTPRequest) {
+        var taken = HTTPRequest.none
+        swap(&taken, &request)
+        guard spare == nil, isKnownUniquelyReferenced(&taken.storage) else { return }
+        let box = taken.storage
+        box.headers.removeAllKeepingCapacity()
+        box.body = []; box.query = nil; box.ifNoneMatch = nil; box.requestIDField = nil
+        box.method = ""; box.target = ""; box.path = ""
+        spare = box
     }
 
     // MARK: - Character classes

@@ -167,7 +167,9 @@ enum ResponseEncoder {
 
     @inline(__always)
     private static func appendTail(_ request: Connection.Pending, keepAlive: Bool, to out: inout [UInt8]) {
-        appendField("X-Request-ID", request.requestID, to: &out)
+        out.append(contentsOf: xRequestID)
+        request.requestID.append(to: &out)
+        out.append(contentsOf: crlf)
         if !keepAlive { out.append(contentsOf: connectionClose) }
         else if request.versionMinor == 0 { out.append(contentsOf: connectionKeepAlive) }
         out.append(contentsOf: crlf)
@@ -249,16 +251,25 @@ enum ResponseEncoder {
         }
     }
 
-    static let http11 = Array("HTTP/1.1 ".utf8)
-    static let ok200 = Array("HTTP/1.1 200 OK\r\nServer: lede\r\nDate: ".utf8)
-    static let serverAndDate = Array("\r\nServer: lede\r\nDate: ".utf8)
-    static let crlf: [UInt8] = [13, 10]
-    static let contentLength = Array("Content-Length: ".utf8)
-    static let contentEncodingGzip = Array("Content-Encoding: gzip\r\n".utf8)
-    static let varyAcceptEncoding = Array("Vary: Accept-Encoding\r\n".utf8)
-    static let transferEncodingChunked = Array("Transfer-Encoding: chunked\r\n".utf8)
-    static let connectionClose = Array("Connection: close\r\n".utf8)
-    static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
+    static let http11: StaticString = "HTTP/1.1 "
+    static let ok200: StaticString = "HTTP/1.1 200 OK\r\nServer: lede\r\nDate: "
+    static let serverAndDate: StaticString = "\r\nServer: lede\r\nDate: "
+    static let crlf: StaticString = "\r\n"
+    static let contentLength: StaticString = "Content-Length: "
+    static let contentEncodingGzip: StaticString = "Content-Encoding: gzip\r\n"
+    static let varyAcceptEncoding: StaticString = "Vary: Accept-Encoding\r\n"
+    static let transferEncodingChunked: StaticString = "Transfer-Encoding: chunked\r\n"
+    static let connectionClose: StaticString = "Connection: close\r\n"
+    static let xRequestID: StaticString = "X-Request-ID: "
+    static let connectionKeepAlive: StaticString = "Connection: keep-alive\r\n"
+}
+
+extension Array where Element == UInt8 {
+    /// Appends a literal's bytes (no array to retain, no lazy global to check).
+    @inline(__always)
+    mutating func append(contentsOf literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
 }
 
 enum AccessLog {

@@ -3,11 +3,17 @@ import Synchronization
 public struct RequestContext: Sendable {
     public let request: HTTPRequest
     public let parameters: [String: String]
-    public let requestID: String
+    /// The request's id (the client's `X-Request-ID`, or the server's), as sent back in `X-Request-ID`.
+    public var requestID: String { id.string }
+    let id: RequestID
     public let route: String
 
     public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "") {
-        self.request = request; self.parameters = parameters; self.requestID = requestID; self.route = route
+        self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route)
+    }
+
+    init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String) {
+        self.request = request; self.parameters = parameters; self.id = id; self.route = route
     }
 
     public func parameter(_ name: String) -> String? { parameters[name] }
@@ -26,15 +32,19 @@ public typealias Handler = @Sendable (RequestContext) -> HandlerResult
 /// HEAD is answered by the GET route (the server drops the body). A known path with another method is a
 /// 405 with `Allow`; anything else a 404.
 public final class Router: @unchecked Sendable {   // @unchecked: routes are added only before the server starts (asserted: `freeze`), then only read.
-    public struct Route {
+    /// A class: a match hands it on with one retain.
+    public final class Route: Sendable {
         public let method: String
         public let pattern: String
         public let index: Int
         let segments: [Segment]
         let handler: Handler
+        init(method: String, pattern: String, index: Int, segments: [Segment], handler: @escaping Handler) {
+            self.method = method; self.pattern = pattern; self.index = index; self.segments = segments; self.handler = handler
+        }
     }
 
-    enum Segment: Equatable {
+    enum Segment: Equatable, Sendable {
         case literal(String)
         case parameter(String)
     }

@@ -23,7 +23,7 @@ final class ServerLoop: LoopObserver {
     private(set) var dateBytes: [UInt8] = []
     var logBuffer: [UInt8] = []
     private var requestCounter: UInt64 = 0
-    private let requestIDPrefixBytes: [UInt8]
+    private let requestIDPrefix: UInt64
 
     init(id: Int, core: ServerCore) throws {
         loop = try EventLoop(id: id)
@@ -31,7 +31,7 @@ final class ServerLoop: LoopObserver {
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         // 6 random hex digits + the loop + a counter: unique per process, and short enough (≤ 15 bytes) to
         // stay a small string with no allocation.
-        requestIDPrefixBytes = Array((String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)).utf8)
+        requestIDPrefix = RequestID.packPrefix(Array((String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16) + String(id % 16, radix: 16)).utf8))
         refreshDate()
         loop.observer = self
         let tick = UInt64(max(0.01, core.configuration.tickInterval) * 1e9)
@@ -175,23 +175,11 @@ final class ServerLoop: LoopObserver {
         }
     }
 
-    func nextRequestID() -> String {
+    func nextRequestID() -> RequestID {
         requestCounter &+= 1
-        var n = requestCounter & 0xFFFF_FFFF
-        var digits = 1
-        while n >> (4 * UInt64(digits)) != 0 { digits += 1 }
-        // Written in place: at most 15 bytes, so the result is a small string (no allocation).
-        return String(unsafeUninitializedCapacity: requestIDPrefixBytes.count + digits) { buffer in
-            var i = 0
-            for b in requestIDPrefixBytes { buffer[i] = b; i += 1 }
-            var k = i + digits
-            let end = k
-            while k > i { k -= 1; buffer[k] = ServerLoop.hexDigits[Int(n & 0xF)]; n >>= 4 }
-            return end
-        }
+        return RequestID(prefix: requestIDPrefix, counter: UInt32(truncatingIfNeeded: requestCounter))
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     func flushLog() {
         guard !logBuffer.isEmpty else { return }

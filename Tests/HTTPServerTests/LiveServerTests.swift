@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPClient
 import TestSupport
+import Synchronization
 import XCTest
 @testable import HTTPServer
 
@@ -242,6 +243,64 @@ final class LiveServerTests: XCTestCase {
         c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         let generated = try XCTUnwrap(c.readResponse()?.header("X-Request-ID"))
         XCTAssertFalse(generated.isEmpty)
+    }
+
+    /// Generated ids: the loop's seven-character prefix and a hex counter, different for every request, and the same
+    /// text a handler reads as the one sent back.
+    func testGeneratedRequestIDsAreDistinctAndShaped() throws {
+        let c = try client()
+        var seen = Set<String>()
+        var prefix: String?
+        for _ in 0..<40 {
+            c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            let id = try XCTUnwrap(c.readResponse()?.header("X-Request-ID"))
+            XCTAssertTrue((8...15).contains(id.utf8.count), id)
+            XCTAssertTrue(id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }, id)
+            if let prefix { XCTAssertEqual(String(id.prefix(7)), prefix) } else { prefix = String(id.prefix(7)) }
+            XCTAssertTrue(seen.insert(id).inserted, "repeated id \(id)")
+        }
+        var id = RequestID(prefix: RequestID.packPrefix(Array("abcdef0".utf8)), counter: 0x1f)
+        XCTAssertEqual(id.string, "abcdef01f")
+        var out: [UInt8] = []
+        id.append(to: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "abcdef01f")
+        id = RequestID(prefix: RequestID.packPrefix(Array("abcdef0".utf8)), counter: .max)
+        XCTAssertEqual(id.string, "abcdef0ffffffff")
+        XCTAssertEqual(RequestID(client: "mine").string, "mine")
+    }
+
+    /// The parser builds the next request in the box of the one answered before, but only when nothing else holds it:
+    /// a request a handler kept keeps its own method, path, query, fields and body.
+    func testARequestAHandlerKeepsIsNotReusedForTheNextOne() throws {
+        let kept = Mutex<[HTTPRequest]>([])
+        let router = Router()
+        router.add("GET", "/keep/{n}") { ctx in kept.withLock { $0.append(ctx.request) }; return .response(.text("ok")) }
+        router.add("POST", "/keep/{n}") { ctx in kept.withLock { $0.append(ctx.request) }; return .response(.text("ok")) }
+        router.get("/drop") { _ in .response(.text("ok")) }
+        let local = HTTPServer(configuration: testConfiguration { $0.loops = 1 }, router: router, logger: Logger(level: .off))
+        try local.start()
+        defer { stop(local) }
+        let c = try RawClient(port: local.port)
+        for i in 0..<6 {
+            c.send("GET /drop HTTP/1.1\r\nHost: t\r\nX-Other: \(i)\r\n\r\n")
+            XCTAssertEqual(c.readResponse()?.status, 200)
+            if i % 2 == 0 {
+                c.send("GET /keep/\(i)?q=\(i) HTTP/1.1\r\nHost: t\r\nX-Mine: value-\(i)\r\n\r\n")
+            } else {
+                c.send("POST /keep/\(i) HTTP/1.1\r\nHost: t\r\nX-Mine: value-\(i)\r\nContent-Length: 3\r\n\r\nb=\(i)")
+            }
+            XCTAssertEqual(c.readResponse()?.status, 200)
+        }
+        let requests = kept.withLock { $0 }
+        XCTAssertEqual(requests.count, 6)
+        for (i, r) in requests.enumerated() {
+            XCTAssertEqual(r.path, "/keep/\(i)")
+            XCTAssertEqual(r.method, i % 2 == 0 ? "GET" : "POST")
+            XCTAssertEqual(r.query, i % 2 == 0 ? "q=\(i)" : nil)
+            XCTAssertEqual(r.headers["X-Mine"], "value-\(i)")
+            XCTAssertNil(r.headers["X-Other"])
+            XCTAssertEqual(r.body, i % 2 == 0 ? [] : Array("b=\(i)".utf8))
+        }
     }
 
     func testHealthReadinessAndMetrics() throws {

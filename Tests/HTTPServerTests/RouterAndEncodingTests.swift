@@ -86,9 +86,9 @@ final class RouterAndEncodingTests: XCTestCase {
         for gzip in [false, true] {
             for method in ["GET", "HEAD"] {
                 var pending = Connection.Pending()
-                pending.method = method
-                pending.requestID = "r1"
-                if gzip { pending.headers = ["Accept-Encoding": "gzip"]; pending.mayAcceptGzip = true }
+                pending.request = HTTPRequest(method: method, target: "/", path: "/", query: nil,
+                                              headers: gzip ? ["Host": "h", "Accept-Encoding": "gzip"] : ["Host": "h"])
+                pending.requestID = RequestID(client: "r1")
                 var fast: [UInt8] = [], general: [UInt8] = []
                 let a = ResponseEncoder.encode(.prepared(rendered), into: &fast, request: pending, keepAlive: true, date: Array("D".utf8))
                 let b = ResponseEncoder.encode(.prepared(plain, headers: fields), into: &general, request: pending, keepAlive: true, date: Array("D".utf8))
@@ -99,7 +99,7 @@ final class RouterAndEncodingTests: XCTestCase {
         }
         // A matching If-None-Match leaves the fast path for a 304 without a body.
         var pending = Connection.Pending()
-        pending.ifNoneMatch = rendered.etag
+        pending.request = HTTPRequest(method: "GET", target: "/", path: "/", query: nil, headers: ["If-None-Match": rendered.etag])
         var out: [UInt8] = []
         let r = ResponseEncoder.encode(.prepared(rendered), into: &out, request: pending, keepAlive: true, date: Array("D".utf8))
         let text = String(decoding: out, as: UTF8.self)
@@ -186,7 +186,7 @@ final class RouterAndEncodingTests: XCTestCase {
         let h = HTTPHeaders([("content-length", "999"), ("SERVER", "evil"), ("date", "x"), ("Connection", "upgrade"), ("X-Request-Id", "spoof"),
                              ("transfer-encoding", "chunked"), ("Cache-Control", "no-store"), ("vary", "Accept-Encoding"), ("Content-Type", "application/json")])
         let body = Array(String(repeating: "{\"k\":1}", count: 300).utf8)
-        var p = Connection.Pending(); p.requestID = "rid"
+        var p = Connection.Pending(); p.requestID = RequestID(client: "rid")
         _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes(body)), into: &out, request: p, keepAlive: true, date: Array("d".utf8))
         let head = String(decoding: out, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
         XCTAssertFalse(head.contains("999")); XCTAssertFalse(head.contains("evil")); XCTAssertFalse(head.contains("upgrade"))
