@@ -279,8 +279,17 @@ public struct RequestParser {
         try buffer.withUnsafeBufferPointer { b in
             var sp1 = ls
             while sp1 < le, b[sp1] != 32 { sp1 += 1 }
-            var sp2 = sp1 + 1
-            while sp2 < le, b[sp2] != 32 { sp2 += 1 }
+            // The target in one pass: where it ends, whether a byte in it must be percent-encoded (CTL, non-ASCII,
+            // '#'), its first '?' and whether '%' comes before that.
+            var sp2 = sp1 + 1, unencoded = false, question = -1, escaped = false
+            while sp2 < le {
+                let c = b[sp2]
+                if c == 32 { break }
+                if c < 32 || c >= 127 || c == 35 { unencoded = true }
+                else if c == 63 { if question < 0 { question = sp2 } }
+                else if c == 37 && question < 0 { escaped = true }
+                sp2 += 1
+            }
             guard sp1 < le, sp2 < le else { throw ParseError(400, "The request line must be: method SP target SP version.") }
             guard sp1 > ls, (ls..<sp1).allSatisfy({ RequestParser.isTokenChar(b[$0]) }) else {
                 throw ParseError(400, "The method is not a valid token.")
@@ -294,20 +303,19 @@ public struct RequestParser {
             }
             versionMajor = Int(b[v + 5] - 48); versionMinor = Int(b[v + 7] - 48)
             guard versionMajor == 1 else { throw ParseError(505, "Only HTTP/1.x is supported.") }
-            for i in (sp1 + 1)..<sp2 where b[i] <= 32 || b[i] >= 127 || b[i] == 35 {  // CTL, SP, non-ASCII, '#'
-                throw ParseError(400, "The request target contains a character that must be percent-encoded.")
-            }
+            if unencoded { throw ParseError(400, "The request target contains a character that must be percent-encoded.") }
             if sp1 - ls == 3 && b[ls] == 71 && b[ls + 1] == 69 && b[ls + 2] == 84 { method = "GET" }
             else { method = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<sp1]), as: UTF8.self) }
             target = String(decoding: UnsafeBufferPointer(rebasing: b[(sp1 + 1)..<sp2]), as: UTF8.self)
-            try splitTarget(b, sp1 + 1, sp2)
+            try splitTarget(b, sp1 + 1, sp2, question: question < 0 ? sp2 : question, escaped: escaped)
         }
     }
 
     /// Splits and checks the target over bytes: origin-form, absolute-form (`http[s]://authority/path`), or
     /// `*` for OPTIONS. The path's escapes are checked segment by segment (each must decode to UTF-8 without
     /// NUL); the segments themselves are decoded only when a route asks for them.
-    private mutating func splitTarget(_ t: UnsafeBufferPointer<UInt8>, _ ts: Int, _ te: Int) throws {
+    /// `question` (the first '?', or `te`) and `escaped` ('%' before it) come from the request line's scan.
+    private mutating func splitTarget(_ t: UnsafeBufferPointer<UInt8>, _ ts: Int, _ te: Int, question: Int, escaped: Bool) throws {
         if te - ts == 1 && t[ts] == 42 {
             guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
             path = "*"; query = nil
@@ -326,9 +334,12 @@ public struct RequestParser {
                 throw ParseError(400, "The absolute-form target has an invalid authority.")
             }
         }
-        var q = pathStart
-        var escaped = false
-        while q < te, t[q] != 63 { if t[q] == 37 { escaped = true }; q += 1 }
+        var q = question, escaped = escaped
+        if pathStart != ts {
+            // Absolute form: the authority (which may hold '%') is not part of the path.
+            q = pathStart; escaped = false
+            while q < te, t[q] != 63 { if t[q] == 37 { escaped = true }; q += 1 }
+        }
         if q > pathStart {
             if escaped {
                 var segStart = pathStart + 1

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 /// What a handler gets: the request, the path parameters of its route, and the request id.
 public struct RequestContext: Sendable {
@@ -58,7 +59,7 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
     public private(set) var routes: [Route] = []
     /// Literal routes by the byte length of their path: a request's path is compared only with the few of its
     /// length (no hashing).
-    private var literalsByLength: [[(path: String, routes: [Route])]] = []
+    private var literalsByLength: [[(path: [UInt8], routes: [Route])]] = []
     private var patterned: [Route] = []
 
     public init() {}
@@ -82,8 +83,8 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
             let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")
             let n = path.utf8.count
             if literalsByLength.count <= n { literalsByLength.append(contentsOf: repeatElement([], count: n + 1 - literalsByLength.count)) }
-            if let i = literalsByLength[n].firstIndex(where: { $0.path == path }) { literalsByLength[n][i].routes.append(route) }
-            else { literalsByLength[n].append((path: path, routes: [route])) }
+            if let i = literalsByLength[n].firstIndex(where: { $0.path == Array(path.utf8) }) { literalsByLength[n][i].routes.append(route) }
+            else { literalsByLength[n].append((path: Array(path.utf8), routes: [route])) }
         } else {
             patterned.append(route)
         }
@@ -92,11 +93,17 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
     public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
 
-    /// The literal routes registered for exactly this path.
+    /// The literal routes registered for exactly this path (its bytes compared with those of the few of its length).
     private func literalRoutes(_ path: String) -> [Route]? {
+        var path = path
         let n = path.utf8.count
-        guard n < literalsByLength.count else { return nil }
-        return literalsByLength[n].first(where: { $0.path == path })?.routes
+        guard n > 0, n < literalsByLength.count else { return nil }
+        return path.withUTF8 { p in
+            for candidate in literalsByLength[n] where candidate.path.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p.baseAddress!, n) == 0 }) {
+                return candidate.routes
+            }
+            return nil
+        }
     }
 
     /// Matches a request's (validated, still percent-encoded) path; its segments are decoded only when no
