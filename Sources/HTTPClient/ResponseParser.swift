@@ -1,26 +1,70 @@
 /// The head of an HTTP/1.1 response.
 public struct ResponseHead: Sendable, Equatable {
     public var status: Int
-    public var reason: String
     public var versionMinor: Int
+    /// The head as it arrived: the status line and the field lines, each with its CRLF (not the empty line). Names
+    /// and values are read from here: nothing is made a string unless asked for.
+    let bytes: [UInt8]
+    let reasonStart: Int
+    /// Each field line's name and trimmed value, as offsets into `bytes`.
+    let spans: [Span]
+
+    struct Span: Sendable, Equatable {
+        var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
+    }
+
+    init(status: Int, versionMinor: Int, bytes: [UInt8], reasonStart: Int, spans: [Span]) {
+        self.status = status; self.versionMinor = versionMinor; self.bytes = bytes; self.reasonStart = reasonStart; self.spans = spans
+    }
+
+    /// The reason phrase as sent (possibly empty).
+    public var reason: String {
+        let end = spans.first.map { Int($0.nameStart) - 2 } ?? bytes.count - 2
+        return String(decoding: bytes[min(reasonStart, end)..<end], as: UTF8.self)
+    }
+
     /// Field lines in order, names as sent.
-    public var fields: [(name: String, value: String)]
+    public var fields: [(name: String, value: String)] {
+        spans.map { (name: String(decoding: bytes[Int($0.nameStart)..<Int($0.nameEnd)], as: UTF8.self),
+                      value: String(decoding: bytes[Int($0.valueStart)..<Int($0.valueEnd)], as: UTF8.self)) }
+    }
 
     public static func == (a: ResponseHead, b: ResponseHead) -> Bool {
         a.status == b.status && a.reason == b.reason && a.versionMinor == b.versionMinor
             && a.fields.elementsEqual(b.fields, by: { $0.name == $1.name && $0.value == $1.value })
     }
 
+    /// Whether field `i`'s name is `lower` (written in lower case), ASCII case-insensitively.
+    @inline(__always)
+    func named(_ i: Int, _ lower: StaticString) -> Bool {
+        let s = spans[i]
+        let n = Int(s.nameEnd - s.nameStart)
+        guard n == lower.utf8CodeUnitCount else { return false }
+        return bytes.withUnsafeBufferPointer { b in
+            let l = lower.utf8Start
+            var k = 0
+            while k < n {
+                if b[Int(s.nameStart) + k] | 0x20 != l[k] | 0x20 { return false }
+                k += 1
+            }
+            return true
+        }
+    }
+
+    /// Field `i`'s value bytes.
+    func valueBytes(_ i: Int) -> ArraySlice<UInt8> { bytes[Int(spans[i].valueStart)..<Int(spans[i].valueEnd)] }
+
     /// The first value of a field, by case-insensitive name.
     public func value(_ name: String) -> String? {
-        fields.first { Self.sameName($0.name, name) }?.value
+        for i in spans.indices where nameEquals(i, name) { return String(decoding: valueBytes(i), as: UTF8.self) }
+        return nil
     }
 
     /// Every value of a field, comma lists split and trimmed.
     public func values(_ name: String) -> [String] {
         var out: [String] = []
-        for f in fields where Self.sameName(f.name, name) {
-            for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+        for i in spans.indices where nameEquals(i, name) {
+            for part in valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                 let t = Self.trimmed(part)
                 if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) }
             }
@@ -28,31 +72,32 @@ public struct ResponseHead: Sendable, Equatable {
         return out
     }
 
+    private func nameEquals(_ i: Int, _ name: String) -> Bool {
+        let s = spans[i]
+        return Self.sameName(bytes[Int(s.nameStart)..<Int(s.nameEnd)], name.utf8)
+    }
+
     /// ASCII case-insensitive equality of field names (tokens are ASCII), without allocating.
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                for k in 0..<x.count where x[k] != y[k] {
-                    let l = x[k] | 0x20
-                    guard l == y[k] | 0x20, l >= 97, l <= 122 else { return false }
-                }
-                return true
-            }
+    static func sameName<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            let l = x | 0x20
+            guard l == y | 0x20, l >= 97, l <= 122 else { return false }
         }
+        return true
     }
 
     /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
-    static func lists(_ value: String, _ token: String) -> Bool {
-        value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).contains { part in
-            let t = trimmed(part)
-            return t.count == token.utf8.count && zip(t, token.utf8).allSatisfy { ($0 | 0x20) == $1 }
+    static func lists(_ value: ArraySlice<UInt8>, _ token: StaticString) -> Bool {
+        let t = UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)
+        return value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).contains { part in
+            let p = trimmed(part)
+            return p.count == t.count && zip(p, t).allSatisfy { ($0 | 0x20) == $1 }
         }
     }
 
     /// Without leading and trailing spaces and tabs.
-    static func trimmed(_ s: Substring.UTF8View) -> Substring.UTF8View {
+    static func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         var t = s
         while let f = t.first, f == 32 || f == 9 { t = t.dropFirst() }
         while let l = t.last, l == 32 || l == 9 { t = t.dropLast() }
@@ -283,29 +328,40 @@ public struct ResponseParser {
             if i - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
         }
         let end = i + 1
-        let lines = headLines
-        headLines.removeAll(keepingCapacity: true)
+        defer { headLines.removeAll(keepingCapacity: true) }
         headScan = end; headLineStart = end
-        guard let statusLine = lines.first else { throw .malformed("no status line") }
-        var head = try Self.statusLine(buffer[statusLine])
-        head.fields.reserveCapacity(lines.count - 1)
-        for range in lines.dropFirst() { head.fields.append(try Self.field(buffer[range])) }
+        guard let statusLine = headLines.first else { throw .malformed("no status line") }
+        // The head's bytes, once (its final empty line left out); names and values are offsets into them.
+        let base = start
+        let bytes = Array(buffer[base..<(i - 1)])
+        let head = try bytes.withUnsafeBufferPointer { (b) throws(ResponseError) -> ResponseHead in
+            let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound - base, statusLine.upperBound - base)
+            var spans: [ResponseHead.Span] = []
+            spans.reserveCapacity(headLines.count - 1)
+            for range in headLines.dropFirst() { spans.append(try Self.field(b, range.lowerBound - base, range.upperBound - base)) }
+            return ResponseHead(status: status, versionMinor: versionMinor, bytes: bytes, reasonStart: reasonStart, spans: spans)
+        }
         start = end
         return head
     }
 
-    static func statusLine(_ line: ArraySlice<UInt8>) throws(ResponseError) -> ResponseHead {
-        let b = Array(line)
-        let prefix: [UInt8] = Array("HTTP/1.".utf8)
-        guard b.count >= 12, Array(b[0..<7]) == prefix, (48...57).contains(b[7]), b[8] == 32,
-              (49...53).contains(b[9]), (48...57).contains(b[10]), (48...57).contains(b[11]) else {
+    /// `HTTP/1.x NNN reason` in `b[ls..<le]`: the status, the minor version and where the reason starts.
+    static func statusLine(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> (Int, Int, Int) {
+        let n = le - ls
+        guard n >= 12, b[ls] == 72, b[ls + 1] == 84, b[ls + 2] == 84, b[ls + 3] == 80, b[ls + 4] == 47, b[ls + 5] == 49,
+              b[ls + 6] == 46, (48...57).contains(b[ls + 7]), b[ls + 8] == 32,
+              (49...53).contains(b[ls + 9]), (48...57).contains(b[ls + 10]), (48...57).contains(b[ls + 11]) else {
             throw .malformed("the status line is not 'HTTP/1.x NNN reason'")
         }
-        guard b.count == 12 || b[12] == 32 else { throw .malformed("the status code is not three digits followed by a space") }
-        let reasonBytes = b.count > 13 ? b[13...] : []
-        guard reasonBytes.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("the reason phrase holds control characters") }
-        let status = Int(b[9] - 48) * 100 + Int(b[10] - 48) * 10 + Int(b[11] - 48)
-        return ResponseHead(status: status, reason: String(decoding: reasonBytes, as: UTF8.self), versionMinor: Int(b[7] - 48), fields: [])
+        guard n == 12 || b[ls + 12] == 32 else { throw .malformed("the status code is not three digits followed by a space") }
+        var k = ls + 13
+        while k < le {
+            let c = b[k]
+            guard c == 9 || (c >= 32 && c != 127) else { throw .malformed("the reason phrase holds control characters") }
+            k += 1
+        }
+        let status = Int(b[ls + 9] - 48) * 100 + Int(b[ls + 10] - 48) * 10 + Int(b[ls + 11] - 48)
+        return (status, Int(b[ls + 7] - 48), min(ls + 13, le))
     }
 
     static func isTokenByte(_ c: UInt8) -> Bool {
@@ -316,31 +372,40 @@ public struct ResponseParser {
         }
     }
 
-    static func field(_ line: ArraySlice<UInt8>) throws(ResponseError) -> (name: String, value: String) {
-        guard let first = line.first, first != 32, first != 9 else { throw .malformed("obsolete line folding in the response head") }
-        guard let colon = line.firstIndex(of: 58), colon > line.startIndex else { throw .malformed("a header line without a field name") }
-        let name = line[line.startIndex..<colon]
-        guard name.allSatisfy(isTokenByte) else { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
-        var v = line[(colon + 1)...]
-        while let f = v.first, f == 32 || f == 9 { v = v.dropFirst() }
-        while let l = v.last, l == 32 || l == 9 { v = v.dropLast() }
-        guard v.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("a field value holds control characters") }
-        return (String(decoding: name, as: UTF8.self), String(decoding: v, as: UTF8.self))
+    /// A field line `b[ls..<le]`: its name and its value without surrounding spaces and tabs.
+    static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> ResponseHead.Span {
+        guard le > ls, b[ls] != 32, b[ls] != 9 else {
+            throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
+        }
+        var colon = ls
+        while colon < le, b[colon] != 58 { colon += 1 }
+        guard colon < le, colon > ls else { throw .malformed("a header line without a field name") }
+        for k in ls..<colon where !isTokenByte(b[k]) {
+            throw .malformed("a field name that is not a token (or whitespace before the colon)")
+        }
+        var vs = colon + 1, ve = le
+        while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
+        while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
+        for k in vs..<ve {
+            let c = b[k]
+            guard c == 9 || (c >= 32 && c != 127) else { throw .malformed("a field value holds control characters") }
+        }
+        return ResponseHead.Span(nameStart: Int32(ls), nameEnd: Int32(colon), valueStart: Int32(vs), valueEnd: Int32(ve))
     }
 
     /// RFC 9112 §6.3, strictly. One pass over the fields; nothing allocated for the usual single Content-Length.
     static func framing(of h: ResponseHead, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
         if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
         var te: [String] = []
-        var length: Substring.UTF8View?
-        for f in h.fields {
-            if ResponseHead.sameName(f.name, "transfer-encoding") {
-                for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+        var length: ArraySlice<UInt8>?
+        for i in h.spans.indices {
+            if h.named(i, "transfer-encoding") {
+                for part in h.valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                     let t = ResponseHead.trimmed(part)
                     if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
                 }
-            } else if ResponseHead.sameName(f.name, "content-length") {
-                for part in f.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            } else if h.named(i, "content-length") {
+                for part in h.valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                     let t = ResponseHead.trimmed(part)
                     if let first = length {
                         guard first.elementsEqual(t) else { throw .malformed("Content-Length values disagree") }
@@ -372,9 +437,9 @@ public struct ResponseParser {
 
     static func persistent(_ h: ResponseHead) -> Bool {
         var keepAlive = false
-        for f in h.fields where ResponseHead.sameName(f.name, "connection") {
-            if ResponseHead.lists(f.value, "close") { return false }
-            if ResponseHead.lists(f.value, "keep-alive") { keepAlive = true }
+        for i in h.spans.indices where h.named(i, "connection") {
+            if ResponseHead.lists(h.valueBytes(i), "close") { return false }
+            if ResponseHead.lists(h.valueBytes(i), "keep-alive") { keepAlive = true }
         }
         return h.versionMinor >= 1 || keepAlive
     }

@@ -191,19 +191,41 @@ public enum JSONValue: Decodable, Equatable, Sendable {
 /// The client's bearer credentials, checked for shape only (upstream decides whether they are valid).
 public enum BearerAuthorization {
     public static func extract(_ headers: HTTPHeaders) throws -> String {
-        let values = headers.values("Authorization")
-        guard values.count == 1, let value = values.first else {
-            throw unauthorised(values.isEmpty ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
+        // Read over bytes: this runs on every user-bound request.
+        var value: String?
+        var count = 0
+        for f in headers.fields where isAuthorization(f.name) { count += 1; value = f.value }
+        guard count == 1, var value else {
+            throw unauthorised(count == 0 ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
         }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.") }
-        let token = parts[1]
-        // RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-        guard !token.isEmpty, token.utf8.count <= 4096,
-              token.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || "-._~+/=".utf8.contains($0) }) else {
-            throw unauthorised("The bearer token is malformed.")
+        enum Verdict { case ok, scheme, malformed }
+        let verdict: Verdict = value.withUTF8 { u in
+            // "Bearer" (any case), one space, then the token: RFC 6750 b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+            var space = 0
+            while space < u.count, u[space] != 32 { space += 1 }
+            guard space < u.count, ASCII.equalsLowercase(UnsafeBufferPointer(rebasing: u[0..<space]), "bearer") else { return .scheme }
+            let token = UnsafeBufferPointer(rebasing: u[(space + 1)...])
+            guard !token.isEmpty, token.count <= 4096, token.allSatisfy(isTokenByte) else { return .malformed }
+            return .ok
         }
-        return "Bearer " + token
+        switch verdict {
+        case .scheme: throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.")
+        case .malformed: throw unauthorised("The bearer token is malformed.")
+        case .ok: return value.utf8.starts(with: "Bearer ".utf8) ? value : "Bearer " + value.dropFirst(7)
+        }
+    }
+
+    private static func isAuthorization(_ name: String) -> Bool {
+        var name = name
+        return name.utf8.count == 13 && name.withUTF8 { ASCII.equalsLowercase($0, "authorization") }
+    }
+
+    @inline(__always)
+    private static func isTokenByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 48...57, 65...90, 97...122, 45, 46, 95, 126, 43, 47, 61: return true   // digits, letters, - . _ ~ + / =
+        default: return false
+        }
     }
 
     static func unauthorised(_ detail: String) -> Problem {

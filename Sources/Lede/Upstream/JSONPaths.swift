@@ -198,7 +198,7 @@ enum JSONPaths {
             var out: [UInt8] = []
             while true {
                 // A run of plain ASCII in a local index (no bounds check or store per byte), taken whole.
-                var j = i
+                var j = Reader.plainRunEnd(bytes, from: i)
                 while j < bytes.count, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\") { j += 1 }
                 if capture && j > i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<j])) }
                 i = j
@@ -242,6 +242,26 @@ enum JSONPaths {
                     out.append(contentsOf: String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
                 }
             }
+        }
+
+        /// Where a run of plain string bytes (ASCII, not a control, quote or backslash) from `from` ends, to within
+        /// eight bytes: whole words are skipped while none of their bytes is special (each test flags the lowest
+        /// special byte exactly; the byte loop after it finds which).
+        @inline(__always)
+        static func plainRunEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+            guard let base = bytes.baseAddress else { return from }
+            var j = from
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while j + 8 <= bytes.count {
+                let w = UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)
+                let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
+                let special = ((w &- ones &* 0x20) & ~w)                       // a byte below 0x20
+                    | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                    | w                                                       // a byte at or above 0x80
+                if special & highs != 0 { return j }
+                j += 8
+            }
+            return j
         }
 
         /// One multi-byte UTF-8 sequence at `i` (no overlongs, no surrogates, at most U+10FFFF).

@@ -55,20 +55,25 @@ public struct UpstreamRequest: Sendable, Equatable {
     static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
         // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here). No reserveCapacity
         // here: it grows to exactly what is asked, so one per call reallocated the output every time; callers reserve.
+        // Runs of bytes kept as they are go in with one append each (most names and values are one run).
         var s = s, keep = keep
         keep.withUTF8 { kept in
             s.withUTF8 { u in
-                for b in u {
+                var run = 0
+                for i in 0..<u.count {
+                    let b = u[i]
                     switch b {
                     case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                          UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                        out.append(b)
+                        continue
                     default:
-                        if kept.contains(b) { out.append(b) } else {
-                            out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
-                        }
+                        if kept.contains(b) { continue }
+                        if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i])) }
+                        out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
+                        run = i + 1
                     }
                 }
+                if run < u.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...])) }
             }
         }
     }
