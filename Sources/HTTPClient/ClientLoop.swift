@@ -23,6 +23,29 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
 
     var readBuffer: UnsafeMutableRawBufferPointer { host.readBuffer }
 
+    /// Origins of recent URLs by their `scheme://authority` bytes: a call to a known origin is not parsed (nor its
+    /// strings built) again. A handful of entries (Lede calls one origin per language).
+    private var knownOrigins: [(prefix: [UInt8], origin: Origin)] = []
+
+    /// `Origin.parse`, with the origin looked up by its bytes first. On the host's thread.
+    func parse(_ url: String) throws(HTTPClientError) -> (Origin, String) {
+        var url = url
+        let result = url.withUTF8 { u -> Result<(Origin, String), HTTPClientError> in
+            do throws(HTTPClientError) {
+                guard let end = Origin.authorityEnd(u) else { throw .invalidURL("not an absolute http(s) URL") }
+                for known in knownOrigins where known.prefix.count == end
+                    && known.prefix.withUnsafeBufferPointer({ memcmp($0.baseAddress!, u.baseAddress!, end) == 0 }) {
+                    return .success((known.origin, try Origin.target(u, from: end)))
+                }
+                let (origin, _) = try Origin.parseOrigin(u)
+                if knownOrigins.count >= 16 { knownOrigins.removeFirst() }
+                knownOrigins.append((prefix: Array(u[0..<end]), origin: origin))
+                return .success((origin, try Origin.target(u, from: end)))
+            } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     func execute(_ task: @escaping @Sendable () -> Void) { host.execute(task) }
 
     /// Deadlines and idle time-outs, about every 10 ms.
@@ -64,8 +87,12 @@ final class Pool {
     private var queue: [Pending] = []
     private var queueStart = 0
 
+    /// This origin's `/metrics` counters.
+    let counters: ClientMetrics.Counters
+
     init(origin: Origin, loop: ClientLoop, client: ClientShared) {
         self.origin = origin; self.loop = loop; self.client = client
+        counters = client.metrics.counters(origin)
     }
 
     var limit: Int { max(1, client.configuration.connectionsPerOrigin) }
@@ -77,7 +104,7 @@ final class Pool {
         } else if busy + idle.count < limit {
             open(for: p)
         } else {
-            client.metrics.update(origin) { $0.queued += 1 }
+            counters.queued.add(1, ordering: .relaxed)
             queue.append(p)
         }
     }
@@ -102,7 +129,7 @@ final class Pool {
 
     /// A request whose reused connection turned out closed: once more, on a fresh connection.
     func retry(_ p: Pending) {
-        client.metrics.update(origin) { $0.retries += 1 }
+        counters.retries.add(1, ordering: .relaxed)
         if busy + idle.count < limit { open(for: p) } else { queue.insert(p, at: queueStart) }
     }
 
@@ -222,7 +249,7 @@ final class ClientConnection: LoopDescriptorHandler {
         }
         fd = s
         state = .connecting
-        client.metrics.update(origin) { $0.created += 1; $0.open += 1 }
+        pool.counters.created.add(1, ordering: .relaxed); pool.counters.open.add(1, ordering: .relaxed)
         loop.register(s, self, read: false, write: true)
         watching = (false, true)
     }
@@ -241,7 +268,7 @@ final class ClientConnection: LoopDescriptorHandler {
         guard let tls else { return }
         switch tls.handshake() {
         case .done:
-            client.metrics.update(origin) { $0.handshakes += 1 }
+            pool.counters.handshakes.add(1, ordering: .relaxed)
             beginRequest()
         case .wantRead: watch(read: true, write: false)
         case .wantWrite: watch(read: false, write: true)
@@ -257,7 +284,7 @@ final class ClientConnection: LoopDescriptorHandler {
         current = p
         idleSince = 0
         pool.loopConnections.append(self)
-        client.metrics.update(origin) { $0.reused += 1 }
+        pool.counters.reused.add(1, ordering: .relaxed)
         beginRequest()
     }
 
@@ -269,7 +296,7 @@ final class ClientConnection: LoopDescriptorHandler {
         parser = ResponseParser(limits: .init(maxBody: client.configuration.maxResponseBytes), requestWasHead: p.isHead)
         received = false
         state = .writing
-        client.metrics.update(origin) { $0.requests += 1 }
+        pool.counters.requests.add(1, ordering: .relaxed)
         writeSome()
     }
 
@@ -442,7 +469,7 @@ final class ClientConnection: LoopDescriptorHandler {
             tls = nil
             close(fd)
             fd = -1
-            client.metrics.update(origin) { $0.open -= 1 }
+            pool.counters.open.subtract(1, ordering: .relaxed)
         }
         state = .closed
     }

@@ -61,45 +61,58 @@ public struct ClientResponse: Sendable {
 
 /// Scheme, host and port of a URL: what a pool is kept by.
 struct Origin: Hashable, Sendable, CustomStringConvertible {
-    var tls: Bool
-    var host: String
-    var port: Int
-    var description: String {
-        (tls ? "https://" : "http://") + bracketedHost + (port == (tls ? 443 : 80) ? "" : ":\(port)")
+    let tls: Bool
+    let host: String
+    let port: Int
+    /// `scheme://host[:port]` (the metrics' label) and the `Host` field value, written once per origin.
+    let description: String
+    let hostField: String
+
+    init(tls: Bool, host: String, port: Int) {
+        self.tls = tls; self.host = host; self.port = port
+        // The host as a URL writes it: an IPv6 address in brackets (checked by bytes: Foundation's contains(String)
+        // cost ~4k instructions).
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        hostField = port == (tls ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
+        description = (tls ? "https://" : "http://") + hostField
     }
-    /// The `Host` field value.
-    var hostField: String {
-        port == (tls ? 443 : 80) ? bracketedHost : "\(bracketedHost):\(port)"
-    }
-    /// The host as a URL writes it: an IPv6 address in brackets (checked by bytes: Foundation's contains(String)
-    /// cost ~4k instructions, on every upstream call).
-    private var bracketedHost: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
+
+    static func == (a: Origin, b: Origin) -> Bool { a.tls == b.tls && a.port == b.port && a.host == b.host }
+    func hash(into hasher: inout Hasher) { hasher.combine(tls); hasher.combine(host); hasher.combine(port) }
 
     /// Splits an absolute http(s) URL into its origin and the request target (path and query; a fragment is
     /// dropped). One pass over the bytes: this runs for every upstream call.
     static func parse(_ url: String) throws(HTTPClientError) -> (Origin, String) {
         var url = url
         let result = url.withUTF8 { u -> Result<(Origin, String), HTTPClientError> in
-            do throws(HTTPClientError) { return .success(try parse(bytes: u)) } catch { return .failure(error) }
+            do throws(HTTPClientError) {
+                let (origin, end) = try parseOrigin(u)
+                return .success((origin, try target(u, from: end)))
+            } catch { return .failure(error) }
         }
         return try result.get()
     }
 
-    private static func parse(bytes u: UnsafeBufferPointer<UInt8>) throws(HTTPClientError) -> (Origin, String) {
+    /// Where `scheme://authority` ends in an absolute http(s) URL (at its first '/', '?' or '#'), or nil when it
+    /// does not start with a scheme Lede speaks.
+    static func authorityEnd(_ u: UnsafeBufferPointer<UInt8>) -> Int? {
         func lower(_ b: UInt8) -> UInt8 { b >= 65 && b <= 90 ? b + 32 : b }
         func hasPrefix(_ p: StaticString) -> Bool {
             guard u.count >= p.utf8CodeUnitCount else { return false }
             for i in 0..<p.utf8CodeUnitCount where lower(u[i]) != p.utf8Start[i] { return false }
             return true
         }
-        let tls: Bool, start: Int
-        if hasPrefix("https://") { tls = true; start = 8 } else if hasPrefix("http://") { tls = false; start = 7 } else {
-            throw .invalidURL("not an absolute http(s) URL")
-        }
-        var end = start
+        var end: Int
+        if hasPrefix("https://") { end = 8 } else if hasPrefix("http://") { end = 7 } else { return nil }
         while end < u.count, u[end] != UInt8(ascii: "/"), u[end] != UInt8(ascii: "?"), u[end] != UInt8(ascii: "#") { end += 1 }
-        var fragment = end
-        while fragment < u.count, u[fragment] != UInt8(ascii: "#") { fragment += 1 }
+        return end
+    }
+
+    /// The origin of an absolute http(s) URL, and where its authority ends.
+    static func parseOrigin(_ u: UnsafeBufferPointer<UInt8>) throws(HTTPClientError) -> (Origin, Int) {
+        guard let end = authorityEnd(u) else { throw .invalidURL("not an absolute http(s) URL") }
+        let tls = u[4] == UInt8(ascii: "s") || u[4] == UInt8(ascii: "S")
+        let start = tls ? 8 : 7
         let authority = UnsafeBufferPointer(rebasing: u[start..<end])
         guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { throw .invalidURL("not an absolute http(s) URL without userinfo") }
         var hostBytes = authority[...]
@@ -123,12 +136,18 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
             hostBytes = authority[..<colon]
         }
         guard !hostBytes.isEmpty, hostBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("bad host") }
+        let host = String(decoding: hostBytes.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+        return (Origin(tls: tls, host: host, port: port), end)
+    }
+
+    /// The request target of a URL whose authority ends at `end`: path and query, a fragment dropped.
+    static func target(_ u: UnsafeBufferPointer<UInt8>, from end: Int) throws(HTTPClientError) -> String {
+        var fragment = end
+        while fragment < u.count, u[fragment] != UInt8(ascii: "#") { fragment += 1 }
         let targetBytes = UnsafeBufferPointer(rebasing: u[end..<fragment])
         guard targetBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else { throw .invalidURL("the target holds spaces or control characters") }
-        var target = String(decoding: targetBytes, as: UTF8.self)
-        if target.isEmpty || target.utf8.first == UInt8(ascii: "?") { target = "/" + target }
-        let host = String(decoding: hostBytes.map(lower), as: UTF8.self)
-        return (Origin(tls: tls, host: host, port: port), target)
+        let target = String(decoding: targetBytes, as: UTF8.self)
+        return target.isEmpty || target.utf8.first == UInt8(ascii: "?") ? "/" + target : target
     }
 }
 
@@ -207,7 +226,9 @@ public final class HTTPClient: Sendable {
 
     /// Sends the request and returns the response, within `timeout` seconds in all.
     public func execute(_ request: ClientRequest, timeout: Double) async throws(HTTPClientError) -> ClientResponse {
-        let (origin, target) = try Origin.parse(request.url)
+        let here = currentServerLoop()
+        let (origin, target): (Origin, String)
+        if let here { (origin, target) = try here.parse(request.url) } else { (origin, target) = try Origin.parse(request.url) }
         // The head written straight into the bytes that go out (no String built and copied per call).
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128 + target.utf8.count + request.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + request.body.count)
@@ -231,7 +252,7 @@ public final class HTTPClient: Sendable {
         bytes.append(contentsOf: request.body)
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let isHead = request.method == "HEAD", idempotent = request.isIdempotent
-        if let here = currentServerLoop() {
+        if let here {
             // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop).
             let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
                 here.submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline, continuation: c))
@@ -306,17 +327,32 @@ public final class ClientMetrics: Sendable {
     public struct Row: Sendable, Equatable {
         public var open = 0, created = 0, requests = 0, reused = 0, handshakes = 0, queued = 0, retries = 0
     }
-    private let rows = Mutex<[String: Row]>([:])
+    /// One origin's counters, shared by its pools on every loop: updated with relaxed atomics (no lock, no lookup).
+    final class Counters: Sendable {
+        let open = Atomic(0), created = Atomic(0), requests = Atomic(0), reused = Atomic(0)
+        let handshakes = Atomic(0), queued = Atomic(0), retries = Atomic(0)
+        var row: Row {
+            Row(open: open.load(ordering: .relaxed), created: created.load(ordering: .relaxed), requests: requests.load(ordering: .relaxed),
+                reused: reused.load(ordering: .relaxed), handshakes: handshakes.load(ordering: .relaxed),
+                queued: queued.load(ordering: .relaxed), retries: retries.load(ordering: .relaxed))
+        }
+    }
+    private let rows = Mutex<[String: Counters]>([:])
 
-    func update(_ origin: Origin, _ change: (inout Row) -> Void) {
-        let key = origin.description
-        rows.withLock { change(&$0[key, default: Row()]) }
+    /// The counters of `origin` (a pool asks once, when it is made).
+    func counters(_ origin: Origin) -> Counters {
+        rows.withLock { rows in
+            if let c = rows[origin.description] { return c }
+            let c = Counters()
+            rows[origin.description] = c
+            return c
+        }
     }
 
-    public func row(_ origin: String) -> Row { rows.withLock { $0[origin] ?? Row() } }
+    public func row(_ origin: String) -> Row { rows.withLock { $0[origin]?.row ?? Row() } }
 
     public func render() -> String {
-        let all = rows.withLock { $0.sorted { $0.key < $1.key } }
+        let all = rows.withLock { $0.sorted { $0.key < $1.key } }.map { (key: $0.key, value: $0.value.row) }
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ value: (Row) -> Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"

@@ -244,9 +244,9 @@ enum JSONPaths {
             }
         }
 
-        /// Where a run of plain string bytes (ASCII, not a control, quote or backslash) from `from` ends, to within
-        /// eight bytes: whole words are skipped while none of their bytes is special (each test flags the lowest
-        /// special byte exactly; the byte loop after it finds which).
+        /// Where a run of plain string bytes (ASCII, not a control, quote or backslash) from `from` ends: eight bytes at
+        /// a time (each test flags the lowest special byte of a word exactly), the last few of the document left to
+        /// the byte loop after it.
         @inline(__always)
         static func plainRunEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
             guard let base = bytes.baseAddress else { return from }
@@ -258,7 +258,8 @@ enum JSONPaths {
                 let special = ((w &- ones &* 0x20) & ~w)                       // a byte below 0x20
                     | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
                     | w                                                       // a byte at or above 0x80
-                if special & highs != 0 { return j }
+                let flagged = special & highs
+                if flagged != 0 { return j + flagged.trailingZeroBitCount >> 3 }
                 j += 8
             }
             return j
