@@ -1,3 +1,5 @@
+import EventLoops
+
 /// The head of an HTTP/1.1 response.
 public struct ResponseHead: Sendable, Equatable {
     public var status: Int
@@ -306,26 +308,35 @@ public struct ResponseParser {
         if headLines.isEmpty && headScan <= start { headScan = start; headLineStart = start }
         var lineStart = headLineStart
         var i = headScan
-        while true {
-            guard i < buffer.count else {
-                if buffer.count - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
-                headScan = i; headLineStart = lineStart
-                return nil
+        let count = buffer.count, headStart = start, maxHead = limits.maxHead
+        enum Step { case more, end, bareLF, bareCR, tooManyFields, tooLarge }
+        // Line breaks found eight bytes at a time; each CR is judged with the byte after it.
+        let step: Step = buffer.withUnsafeBufferPointer { b in
+            while true {
+                guard let at = ByteScan.firstLineBreak(b, from: i) else { i = count; return count - headStart > maxHead ? .tooLarge : .more }
+                i = at
+                if at - headStart > maxHead { return .tooLarge }
+                if b[at] == 13 {
+                    if at + 1 == count { return .more }   // waits on the CR until the byte after it is here
+                    if b[at + 1] != 10 { return .bareCR }
+                    i = at + 1
+                    continue
+                }
+                guard at > lineStart, b[at - 1] == 13 else { return .bareLF }
+                if at - 1 == lineStart { return .end }   // empty line: end of head
+                headLines.append(lineStart..<(at - 1))
+                lineStart = at + 1
+                i = at + 1
+                if headLines.count > limits.maxFields + 1 { return .tooManyFields }
             }
-            let b = buffer[i]
-            if b == 10 {
-                guard i > lineStart, buffer[i - 1] == 13 else { throw .malformed("the response head has a bare LF") }
-                if i - 1 == lineStart { break }   // empty line: end of head
-                headLines.append(lineStart..<(i - 1))
-                lineStart = i + 1
-                if headLines.count > limits.maxFields + 1 { throw .malformed("more than \(limits.maxFields) header fields") }
-            } else if b == 13 {
-                // A CR is judged with the byte after it: the scan waits on it until that byte is here.
-                if i + 1 == buffer.count { headScan = i; headLineStart = lineStart; return nil }
-                if buffer[i + 1] != 10 { throw .malformed("the response head has a bare CR") }
-            }
-            i += 1
-            if i - start > limits.maxHead { throw .malformed("the response head is larger than \(limits.maxHead) bytes") }
+        }
+        switch step {
+        case .more: headScan = i; headLineStart = lineStart; return nil
+        case .end: break
+        case .bareLF: throw .malformed("the response head has a bare LF")
+        case .bareCR: throw .malformed("the response head has a bare CR")
+        case .tooManyFields: throw .malformed("more than \(limits.maxFields) header fields")
+        case .tooLarge: throw .malformed("the response head is larger than \(limits.maxHead) bytes")
         }
         let end = i + 1
         defer { headLines.removeAll(keepingCapacity: true) }

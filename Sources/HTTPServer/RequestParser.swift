@@ -1,3 +1,5 @@
+import EventLoops
+
 /// Limits the parser enforces. Defaults follow the issue: 8 KiB request line, 32 KiB header section, 1 MiB body.
 public struct ParserLimits: Sendable {
     public var maxRequestLine: Int = 8 * 1024
@@ -198,7 +200,7 @@ public struct RequestParser {
     private mutating func nextLine(isHead: Bool) throws -> (Int, Int)? {
         let lineStart = start
         let count = buffer.count
-        let found = buffer.withUnsafeBufferPointer { RequestParser.firstLineBreak($0, from: scan) }
+        let found = buffer.withUnsafeBufferPointer { ByteScan.firstLineBreak($0, from: scan) }
         let limits = self.limits, headBytes = self.headBytes
         var isRequestLine = false, inTrailers = false
         switch state {
@@ -225,29 +227,6 @@ public struct RequestParser {
         scan = count
         try RequestParser.checkLength(count - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
         if isHead && !isRequestLine && headBytes + (count - lineStart) > limits.maxHeaderBytes { throw headerSectionTooLarge(limits) }
-        return nil
-    }
-
-    /// The first CR or LF at or after `from`: eight bytes at a time (a byte equal to CR or LF found as a zero byte
-    /// of the word XORed with it; the lowest flagged byte is always exact), then byte by byte.
-    @inline(__always)
-    static func firstLineBreak(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        let end = p.count
-        guard let base = p.baseAddress, from < end else { return nil }
-        var i = from
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while i + 8 <= end {
-            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-            let cr = w ^ (ones &* 13), lf = w ^ (ones &* 10)
-            let hits = (((cr &- ones) & ~cr) | ((lf &- ones) & ~lf)) & highs
-            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
-            i += 8
-        }
-        while i < end {
-            let b = base[i]
-            if b == 13 || b == 10 { return i }
-            i += 1
-        }
         return nil
     }
 

@@ -25,7 +25,17 @@ public struct Badge: Encodable, Equatable, Sendable {
 
     /// The JSON JSONEncoder would write (sorted keys), written directly: the badge is answered on every app open.
     public var jsonBytes: [UInt8] {
-        Array("{\"appIconBadgeCount\":\(appIconBadgeCount),\"displayCount\":\"\(displayCount)\",\"indicated\":\(indicated),\"placement\":\"\(placement.rawValue)\",\"unreadCount\":\(unreadCount)}".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        func literal(_ s: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)) }
+        func int(_ n: Int) { var d = String(n); d.withUTF8 { out.append(contentsOf: $0) } }
+        literal("{\"appIconBadgeCount\":"); int(appIconBadgeCount)
+        literal(",\"displayCount\":"); JSONText.appendQuoted(displayCount, to: &out)
+        literal(",\"indicated\":"); if indicated { literal("true") } else { literal("false") }
+        literal(",\"placement\":\""); literal(placement == .explore ? "explore" : "settings")
+        literal("\",\"unreadCount\":"); int(unreadCount)
+        literal("}")
+        return out
     }
 }
 

@@ -45,7 +45,7 @@ public final class LiveTransport: UpstreamTransport {
             headers.append(("Content-Type", "application/x-www-form-urlencoded"))
             body = Array(UpstreamRequest.formEncode(request.form).utf8)
         }
-        var url = baseURL(lang: request.lang) + request.pathAndQuery
+        var url = request.url(baseParts: templateParts)
         let start = ContinuousClock.now
         var hops = 0
         while true {

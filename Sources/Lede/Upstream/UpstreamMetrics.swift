@@ -7,11 +7,12 @@ public final class UpstreamMetrics: Sendable {
     public static let buckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5]
 
     private struct Table {
-        var calls: [String: Int] = [:]   // "kind\u{0}outcome"
+        var calls: [CallKey: Int] = [:]
         var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
         var sum = 0.0
         var skippedItems: [String: Int] = [:]
     }
+    private struct CallKey: Hashable { var kind: String; var outcome: String }
     private let table = Mutex(Table())
 
     public init() {}
@@ -22,7 +23,7 @@ public final class UpstreamMetrics: Sendable {
         var bucket = UpstreamMetrics.buckets.count
         if let seconds { for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break } }
         table.withLock { t in
-            t.calls[kind + "\u{0}" + outcome, default: 0] += 1
+            t.calls[CallKey(kind: kind, outcome: outcome), default: 0] += 1
             if let seconds { t.histogram[bucket] += 1; t.sum += seconds }
         }
     }
@@ -34,19 +35,18 @@ public final class UpstreamMetrics: Sendable {
 
     public func skippedCount(kind: String) -> Int { table.withLock { $0.skippedItems[kind] ?? 0 } }
 
-    public func count(kind: String, outcome: String) -> Int { table.withLock { $0.calls[kind + "\u{0}" + outcome] ?? 0 } }
+    public func count(kind: String, outcome: String) -> Int { table.withLock { $0.calls[CallKey(kind: kind, outcome: outcome)] ?? 0 } }
 
     public func totalCalls(kind: String) -> Int {
-        table.withLock { $0.calls.filter { $0.key.hasPrefix(kind + "\u{0}") }.values.reduce(0, +) }
+        table.withLock { $0.calls.filter { $0.key.kind == kind }.values.reduce(0, +) }
     }
 
     public func render(cache: UpstreamCache.Counters) -> String {
         let t = table.withLock { $0 }
         let c = t.calls, h = t.histogram, s = t.sum, skipped = t.skippedItems
         var out = "# HELP lede_upstream_calls_total Upstream calls by kind and outcome.\n# TYPE lede_upstream_calls_total counter\n"
-        for (key, n) in c.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
-            out += "lede_upstream_calls_total{kind=\"\(parts[0])\",outcome=\"\(parts[1])\"} \(n)\n"
+        for (key, n) in c.sorted(by: { ($0.key.kind, $0.key.outcome) < ($1.key.kind, $1.key.outcome) }) {
+            out += "lede_upstream_calls_total{kind=\"\(key.kind)\",outcome=\"\(key.outcome)\"} \(n)\n"
         }
         out += "# HELP lede_upstream_items_skipped_total Items of upstream lists that could not be read and were left out, by kind.\n# TYPE lede_upstream_items_skipped_total counter\n"
         for (kind, n) in skipped.sorted(by: { $0.key < $1.key }) { out += "lede_upstream_items_skipped_total{kind=\"\(kind)\"} \(n)\n" }

@@ -35,11 +35,33 @@ public struct UpstreamRequest: Sendable, Equatable {
     public static func formEncode(_ items: [(String, String)]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 } * 2)
+        appendFormEncoded(items, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendFormEncoded(_ items: [(String, String)], to out: inout [UInt8]) {
         for (i, (k, v)) in items.enumerated() {
             if i > 0 { out.append(UInt8(ascii: "&")) }
             appendPercentEncoded(k, keep: ":", to: &out)
             out.append(UInt8(ascii: "="))
             appendPercentEncoded(v, keep: ":", to: &out)
+        }
+    }
+
+    /// The base URL (`baseParts` joined by the language) followed by the path and the encoded query, written once
+    /// (every upstream call builds its URL here).
+    public func url(baseParts: [String]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(baseParts.reduce(lang.utf8.count) { $0 + $1.utf8.count } + path.utf8.count
+                            + query.reduce(1) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 } * 2)
+        for (i, part) in baseParts.enumerated() {
+            if i > 0 { out.append(contentsOf: lang.utf8) }
+            out.append(contentsOf: part.utf8)
+        }
+        out.append(contentsOf: path.utf8)
+        if !query.isEmpty {
+            out.append(UInt8(ascii: "?"))
+            UpstreamRequest.appendFormEncoded(query, to: &out)
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -55,28 +77,35 @@ public struct UpstreamRequest: Sendable, Equatable {
     static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
         // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here). No reserveCapacity
         // here: it grows to exactly what is asked, so one per call reallocated the output every time; callers reserve.
-        // Runs of bytes kept as they are go in with one append each (most names and values are one run).
-        var s = s, keep = keep
-        keep.withUTF8 { kept in
-            s.withUTF8 { u in
-                var run = 0
-                for i in 0..<u.count {
-                    let b = u[i]
-                    switch b {
-                    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                         UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                        continue
-                    default:
-                        if kept.contains(b) { continue }
-                        if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i])) }
-                        out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
-                        run = i + 1
-                    }
-                }
-                if run < u.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...])) }
+        // Runs of bytes kept as they are go in with one append each (most names and values are one run); which bytes
+        // are kept is a 128-bit table (RFC 3986 unreserved, plus the ASCII of `keep`).
+        var kept = unreservedLow, keptHigh = unreservedHigh
+        for b in keep.utf8 where b < 128 { if b < 64 { kept |= 1 << UInt64(b) } else { keptHigh |= 1 << UInt64(b - 64) } }
+        var s = s
+        s.withUTF8 { u in
+            var run = 0
+            for i in 0..<u.count {
+                let b = u[i]
+                if b < 64 ? kept & (1 << UInt64(b)) != 0 : b < 128 && keptHigh & (1 << UInt64(b - 64)) != 0 { continue }
+                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i])) }
+                out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
+                run = i + 1
             }
+            if run < u.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...])) }
         }
     }
+
+    /// RFC 3986 unreserved bytes as bits: 0–63 (`-`, `.`, digits) and 64–127 (letters, `_`, `~`).
+    static let unreservedLow: UInt64 = {
+        var m: UInt64 = 0
+        for b in Array("-.0123456789".utf8) { m |= 1 << UInt64(b) }
+        return m
+    }()
+    static let unreservedHigh: UInt64 = {
+        var m: UInt64 = 0
+        for b in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_~".utf8) { m |= 1 << UInt64(b - 64) }
+        return m
+    }()
 
     @inline(__always) static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 55 + v }
 }
