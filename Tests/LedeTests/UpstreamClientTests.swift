@@ -15,6 +15,20 @@ final class UpstreamClientTests: XCTestCase {
     }
     let embedded = WikimediaClient(transport: EmbeddedTransport())
 
+    /// The URL every live call sends, written in one pass into the string, says what the base, the path and
+    /// `formEncode` of the query say: unreserved bytes and `:` kept, everything else (UTF-8 included) `%HH`.
+    func testAnUpstreamURLIsTheBasePathAndTheFormEncodedQuery() {
+        let query = [("action", "query"), ("titles", "Zoë Saldaña|Café"), ("srsearch", "morelike:Ada Lovelace"),
+                     ("notfilter", "!read"), ("empty", ""), ("sym", "a+b=c&d/e?f#g%h~i_j.k-l"), ("", "x")]
+        for parts in [["https://", ".wikipedia.org"], ["http://127.0.0.1:9/"], ["http://h/", "/x/", ""]] {
+            let r = UpstreamRequest(lang: "de", path: "/w/api.php", query: query, kind: "t")
+            XCTAssertEqual(r.url(baseParts: parts), parts.joined(separator: "de") + r.pathAndQuery)
+            let bare = UpstreamRequest(lang: "de", path: "/api/rest_v1/page/summary/Caf%C3%A9", kind: "t")
+            XCTAssertEqual(bare.url(baseParts: parts), parts.joined(separator: "de") + bare.path)
+        }
+        XCTAssertEqual(UpstreamRequest.formEncode([("q", "Zoë a:b")]), "q=Zo%C3%AB%20a:b")
+    }
+
     func testRequestsFollowTheContract() async throws {
         let client = live()
         _ = try await client.featuredFeed(lang: en, date: FeedDate("2026-11-20")!)

@@ -51,19 +51,60 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// The base URL (`baseParts` joined by the language) followed by the path and the encoded query, written once
     /// (every upstream call builds its URL here).
     public func url(baseParts: [String]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(baseParts.reduce(lang.utf8.count) { $0 + $1.utf8.count } + path.utf8.count
-                            + query.reduce(1) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 } * 2)
-        for (i, part) in baseParts.enumerated() {
-            if i > 0 { out.append(contentsOf: lang.utf8) }
-            out.append(contentsOf: part.utf8)
+        // Written straight into the string's storage, sized for the worst case (every query byte escaped).
+        let capacity = baseParts.reduce(lang.utf8.count * max(0, baseParts.count - 1)) { $0 + $1.utf8.count } + path.utf8.count + 1
+            + query.reduce(0) { $0 + 3 * ($1.0.utf8.count + $1.1.utf8.count) + 2 }
+        let low = UpstreamRequest.unreservedLow | 1 << UInt64(UInt8(ascii: ":")), high = UpstreamRequest.unreservedHigh
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var w = Writer(base: buffer.baseAddress!)
+            for (i, part) in baseParts.enumerated() {
+                if i > 0 { w.write(lang) }
+                w.write(part)
+            }
+            w.write(path)
+            for (i, (k, v)) in query.enumerated() {
+                w.byte(i == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+                w.percentEncoded(k, low: low, high: high)
+                w.byte(UInt8(ascii: "="))
+                w.percentEncoded(v, low: low, high: high)
+            }
+            return w.count
         }
-        out.append(contentsOf: path.utf8)
-        if !query.isEmpty {
-            out.append(UInt8(ascii: "?"))
-            UpstreamRequest.appendFormEncoded(query, to: &out)
+    }
+
+    /// Bytes written into memory sized beforehand: no per-piece array bookkeeping.
+    private struct Writer {
+        let base: UnsafeMutablePointer<UInt8>
+        var count = 0
+
+        mutating func byte(_ b: UInt8) { base[count] = b; count += 1 }
+
+        mutating func write(_ s: String) {
+            var s = s
+            s.withUTF8 { u in
+                if let a = u.baseAddress { (base + count).initialize(from: a, count: u.count) }
+                count += u.count
+            }
         }
-        return String(decoding: out, as: UTF8.self)
+
+        /// `s` with every byte outside the kept set (bits of `low`: 0–63, `high`: 64–127) as `%HH`.
+        mutating func percentEncoded(_ s: String, low: UInt64, high: UInt64) {
+            var s = s
+            s.withUTF8 { u in
+                var run = 0
+                for i in 0..<u.count {
+                    let b = u[i]
+                    if b < 64 ? low & (1 << UInt64(b)) != 0 : b < 128 && high & (1 << UInt64(b - 64)) != 0 { continue }
+                    if run < i { (base + count).initialize(from: u.baseAddress! + run, count: i - run); count += i - run }
+                    base[count] = UInt8(ascii: "%")
+                    base[count + 1] = UpstreamRequest.hexDigit(b >> 4)
+                    base[count + 2] = UpstreamRequest.hexDigit(b & 15)
+                    count += 3
+                    run = i + 1
+                }
+                if run < u.count { (base + count).initialize(from: u.baseAddress! + run, count: u.count - run); count += u.count - run }
+            }
+        }
     }
 
     /// Encodes everything but RFC 3986 unreserved characters (and keeps `:` readable for `morelike:`).
