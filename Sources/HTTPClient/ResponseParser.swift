@@ -92,9 +92,22 @@ public struct ResponseHead: Sendable, Equatable {
     /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
     static func lists(_ value: ArraySlice<UInt8>, _ token: StaticString) -> Bool {
         let t = UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)
-        return value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).contains { part in
-            let p = trimmed(part)
-            return p.count == t.count && zip(p, t).allSatisfy { ($0 | 0x20) == $1 }
+        var found = false
+        forEachMember(value) { p in if !found, p.count == t.count, zip(p, t).allSatisfy({ ($0 | 0x20) == $1 }) { found = true } }
+        return found
+    }
+
+    /// Each member of a comma-separated value, trimmed of spaces and tabs, empty ones included (no array of parts).
+    static func forEachMember<E: Error>(_ value: ArraySlice<UInt8>, _ body: (ArraySlice<UInt8>) throws(E) -> Void) throws(E) {
+        var start = value.startIndex
+        var i = value.startIndex
+        while true {
+            if i == value.endIndex || value[i] == UInt8(ascii: ",") {
+                try body(trimmed(value[start..<i]))
+                if i == value.endIndex { return }
+                start = i + 1
+            }
+            i += 1
         }
     }
 
@@ -305,7 +318,10 @@ public struct ResponseParser {
     /// The head, once its empty line has arrived.
     private mutating func parseHead() throws(ResponseError) -> ResponseHead? {
         // Find CRLF CRLF from where the last call stopped, checking the limit.
-        if headLines.isEmpty && headScan <= start { headScan = start; headLineStart = start }
+        if headLines.isEmpty && headScan <= start {
+            headScan = start; headLineStart = start
+            if headLines.capacity == 0 { headLines.reserveCapacity(24) }   // one allocation, not five doublings
+        }
         var lineStart = headLineStart
         var i = headScan
         let count = buffer.count, headStart = start, maxHead = limits.maxHead
@@ -411,13 +427,11 @@ public struct ResponseParser {
         var length: ArraySlice<UInt8>?
         for i in h.spans.indices {
             if h.named(i, "transfer-encoding") {
-                for part in h.valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                    let t = ResponseHead.trimmed(part)
+                try ResponseHead.forEachMember(h.valueBytes(i)) { t in
                     if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
                 }
             } else if h.named(i, "content-length") {
-                for part in h.valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                    let t = ResponseHead.trimmed(part)
+                try ResponseHead.forEachMember(h.valueBytes(i)) { (t) throws(ResponseError) in
                     if let first = length {
                         guard first.elementsEqual(t) else { throw .malformed("Content-Length values disagree") }
                     } else {
