@@ -118,10 +118,25 @@ public enum FNV1a {
         return h
     }
 
-    /// 16 lowercase hex digits.
+    /// 16 lowercase hex digits (written in place: one string, no padding concatenated).
     public static func hex(_ h: UInt64) -> String {
-        let s = String(h, radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
+        String(unsafeUninitializedCapacity: 16) { b in writeHex(h, b.baseAddress!); return 16 }
+    }
+
+    /// A strong entity tag for `bytes`: their hash in quotes, `"0123456789abcdef"`, written as one string.
+    public static func quotedTag(_ bytes: [UInt8]) -> String {
+        let h = value(bytes)
+        return String(unsafeUninitializedCapacity: 18) { b in
+            b[0] = 34; writeHex(h, b.baseAddress! + 1); b[17] = 34
+            return 18
+        }
+    }
+
+    private static func writeHex(_ h: UInt64, _ p: UnsafeMutablePointer<UInt8>) {
+        for i in 0..<16 {
+            let d = UInt8(truncatingIfNeeded: h >> UInt64(60 - 4 * i)) & 15
+            p[i] = d < 10 ? 48 + d : 87 + d
+        }
     }
 }
 

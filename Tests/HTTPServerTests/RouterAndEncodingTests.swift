@@ -76,6 +76,18 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertNil(small.gzip)
     }
 
+    /// Entity tags: the FNV-1a hash as 16 lowercase hex digits (zero-padded), in quotes.
+    func testHashTagsAreSixteenPaddedHexDigitsInQuotes() {
+        for bytes in [[], Array("a".utf8), Array("Hello, World!".utf8), [UInt8](repeating: 0xff, count: 300)] {
+            let v = FNV1a.value(bytes)
+            let expected = String(repeating: "0", count: 16 - String(v, radix: 16).count) + String(v, radix: 16)
+            XCTAssertEqual(FNV1a.hash(bytes), expected)
+            XCTAssertEqual(FNV1a.quotedTag(bytes), "\"" + expected + "\"")
+        }
+        XCTAssertEqual(FNV1a.hex(0x1f), "000000000000001f")
+        XCTAssertEqual(FNV1a.hex(.max), "ffffffffffffffff")
+    }
+
     /// A prepared body's fields are rendered once at creation; the bytes must be exactly those the general
     /// path writes for the same body and fields, for both representations, GET and HEAD.
     func testPreparedBodyRenderedOnceEncodesLikeTheGeneralPath() {

@@ -24,7 +24,7 @@ enum PlacesRoutes {
     }
 
     static func response(_ bytes: [UInt8], cacheControl: String) -> HTTPResponse {
-        .json(bytes, headers: ["Cache-Control": cacheControl, "ETag": "\"\(FNV1a.hash(bytes))\""])
+        .json(bytes, headers: ["Cache-Control": cacheControl, "ETag": FNV1a.quotedTag(bytes)])
     }
 
     static func register(on router: Router, places: [Place]) {

@@ -16,7 +16,7 @@ public enum Responses {
 
     /// Encoded JSON with its `Cache-Control` and a strong ETag.
     public static func json(bytes: [UInt8], cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        let etag = "\"\(FNV1a.hash(bytes))\""
+        let etag = FNV1a.quotedTag(bytes)
         if headers.count == 0 {
             // The usual case, in one list (set() on an empty list grew it three times).
             return HTTPResponse(status: status, headers: HTTPHeaders([("Cache-Control", cacheControl), ("ETag", etag), ("Content-Type", "application/json")]),
