@@ -36,21 +36,11 @@ public struct ResponseHead: Sendable, Equatable {
             && a.fields.elementsEqual(b.fields, by: { $0.name == $1.name && $0.value == $1.value })
     }
 
-    /// Whether field `i`'s name is `lower` (written in lower case), ASCII case-insensitively.
+    /// Whether field `i`'s name is `name` (a literal), ASCII case-insensitively.
     @inline(__always)
-    func named(_ i: Int, _ lower: StaticString) -> Bool {
+    func named(_ i: Int, _ name: StaticString) -> Bool {
         let s = spans[i]
-        let n = Int(s.nameEnd - s.nameStart)
-        guard n == lower.utf8CodeUnitCount else { return false }
-        return bytes.withUnsafeBufferPointer { b in
-            let l = lower.utf8Start
-            var k = 0
-            while k < n {
-                if b[Int(s.nameStart) + k] | 0x20 != l[k] | 0x20 { return false }
-                k += 1
-            }
-            return true
-        }
+        return Self.sameName(bytes[Int(s.nameStart)..<Int(s.nameEnd)], UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
     /// Field `i`'s value bytes.

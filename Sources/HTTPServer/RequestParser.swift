@@ -219,18 +219,18 @@ public struct RequestParser {
             try RequestParser.checkLength(at - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
             if isHead {
                 self.headBytes += at + 2 - lineStart
-                if !isRequestLine && self.headBytes > limits.maxHeaderBytes { throw headerSectionTooLarge(limits) }
+                if !isRequestLine && self.headBytes > limits.maxHeaderBytes { throw RequestParser.headerSectionTooLarge(limits) }
             }
             start = at + 2; scan = start
             return (lineStart, at)
         }
         scan = count
         try RequestParser.checkLength(count - lineStart, isHead: isHead, isRequestLine: isRequestLine, inTrailers: inTrailers, headBytes: headBytes, limits: limits)
-        if isHead && !isRequestLine && headBytes + (count - lineStart) > limits.maxHeaderBytes { throw headerSectionTooLarge(limits) }
+        if isHead && !isRequestLine && headBytes + (count - lineStart) > limits.maxHeaderBytes { throw RequestParser.headerSectionTooLarge(limits) }
         return nil
     }
 
-    private func headerSectionTooLarge(_ limits: ParserLimits) -> ParseError {
+    private static func headerSectionTooLarge(_ limits: ParserLimits) -> ParseError {
         ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
     }
 
@@ -242,7 +242,7 @@ public struct RequestParser {
                 throw ParseError(414, "The request line exceeds \(limits.maxRequestLine) bytes.")
             }
             if headBytes + length > limits.maxHeaderBytes {
-                throw ParseError(431, "The header section exceeds \(limits.maxHeaderBytes) bytes.")
+                throw headerSectionTooLarge(limits)
             }
         } else if inTrailers {
             if length > limits.maxHeaderBytes { throw ParseError(431, "The trailer section is too large.") }

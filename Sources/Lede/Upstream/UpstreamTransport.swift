@@ -33,18 +33,11 @@ public struct UpstreamRequest: Sendable, Equatable {
     }
 
     public static func formEncode(_ items: [(String, String)]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(items.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 } * 2)
-        appendFormEncoded(items, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func appendFormEncoded(_ items: [(String, String)], to out: inout [UInt8]) {
-        for (i, (k, v)) in items.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: "&")) }
-            appendPercentEncoded(k, keep: ":", to: &out)
-            out.append(UInt8(ascii: "="))
-            appendPercentEncoded(v, keep: ":", to: &out)
+        let capacity = items.reduce(0) { $0 + 3 * ($1.0.utf8.count + $1.1.utf8.count) + 2 }
+        return String(unsafeUninitializedCapacity: max(1, capacity)) { buffer in
+            var w = Writer(base: buffer.baseAddress!)
+            w.form(items, first: nil)
+            return w.count
         }
     }
 
@@ -54,7 +47,6 @@ public struct UpstreamRequest: Sendable, Equatable {
         // Written straight into the string's storage, sized for the worst case (every query byte escaped).
         let capacity = baseParts.reduce(lang.utf8.count * max(0, baseParts.count - 1)) { $0 + $1.utf8.count } + path.utf8.count + 1
             + query.reduce(0) { $0 + 3 * ($1.0.utf8.count + $1.1.utf8.count) + 2 }
-        let low = UpstreamRequest.unreservedLow | 1 << UInt64(UInt8(ascii: ":")), high = UpstreamRequest.unreservedHigh
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var w = Writer(base: buffer.baseAddress!)
             for (i, part) in baseParts.enumerated() {
@@ -62,14 +54,37 @@ public struct UpstreamRequest: Sendable, Equatable {
                 w.write(part)
             }
             w.write(path)
-            for (i, (k, v)) in query.enumerated() {
-                w.byte(i == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
-                w.percentEncoded(k, low: low, high: high)
-                w.byte(UInt8(ascii: "="))
-                w.percentEncoded(v, low: low, high: high)
-            }
+            w.form(query, first: UInt8(ascii: "?"))
             return w.count
         }
+    }
+
+    /// Encodes everything but RFC 3986 unreserved characters (and keeps `:` readable for `morelike:`).
+    public static func percentEncode(_ s: String, keep: String = ":") -> String {
+        let kept = Kept(keep)
+        return String(unsafeUninitializedCapacity: max(1, 3 * s.utf8.count)) { buffer in
+            var w = Writer(base: buffer.baseAddress!)
+            w.percentEncoded(s, kept)
+            return w.count
+        }
+    }
+
+    /// The bytes an encoding leaves as they are, as 128 bits: RFC 3986 unreserved, plus the ASCII of `keep`.
+    struct Kept {
+        var low: UInt64 = 0, high: UInt64 = 0    // bytes 0–63, 64–127
+
+        init(_ keep: String) {
+            for b in "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_~".utf8 { add(b) }
+            for b in keep.utf8 where b < 128 { add(b) }
+        }
+
+        private mutating func add(_ b: UInt8) { if b < 64 { low |= 1 << UInt64(b) } else { high |= 1 << UInt64(b - 64) } }
+
+        @inline(__always)
+        func contains(_ b: UInt8) -> Bool { b < 64 ? low & (1 << UInt64(b)) != 0 : b < 128 && high & (1 << UInt64(b - 64)) != 0 }
+
+        /// Form fields and query strings keep `:` (`morelike:`).
+        static let form = Kept(":")
     }
 
     /// Bytes written into memory sized beforehand: no per-piece array bookkeeping.
@@ -87,14 +102,25 @@ public struct UpstreamRequest: Sendable, Equatable {
             }
         }
 
-        /// `s` with every byte outside the kept set (bits of `low`: 0–63, `high`: 64–127) as `%HH`.
-        mutating func percentEncoded(_ s: String, low: UInt64, high: UInt64) {
+        /// `name=value` pairs joined by `&`, preceded by `first` when there is any.
+        mutating func form(_ items: [(String, String)], first: UInt8?) {
+            let kept = Kept.form
+            for (i, (k, v)) in items.enumerated() {
+                if i > 0 { byte(UInt8(ascii: "&")) } else if let first { byte(first) }
+                percentEncoded(k, kept)
+                byte(UInt8(ascii: "="))
+                percentEncoded(v, kept)
+            }
+        }
+
+        /// `s` with every byte outside `kept` as `%HH`; runs of kept bytes copied whole.
+        mutating func percentEncoded(_ s: String, _ kept: Kept) {
             var s = s
             s.withUTF8 { u in
                 var run = 0
                 for i in 0..<u.count {
                     let b = u[i]
-                    if b < 64 ? low & (1 << UInt64(b)) != 0 : b < 128 && high & (1 << UInt64(b - 64)) != 0 { continue }
+                    if kept.contains(b) { continue }
                     if run < i { (base + count).initialize(from: u.baseAddress! + run, count: i - run); count += i - run }
                     base[count] = UInt8(ascii: "%")
                     base[count + 1] = UpstreamRequest.hexDigit(b >> 4)
@@ -106,47 +132,6 @@ public struct UpstreamRequest: Sendable, Equatable {
             }
         }
     }
-
-    /// Encodes everything but RFC 3986 unreserved characters (and keeps `:` readable for `morelike:`).
-    public static func percentEncode(_ s: String, keep: String = ":") -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count * 3)
-        appendPercentEncoded(s, keep: keep, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func appendPercentEncoded(_ s: String, keep: String, to out: inout [UInt8]) {
-        // Over the contiguous UTF-8 of both strings (every upstream call encodes its query here). No reserveCapacity
-        // here: it grows to exactly what is asked, so one per call reallocated the output every time; callers reserve.
-        // Runs of bytes kept as they are go in with one append each (most names and values are one run); which bytes
-        // are kept is a 128-bit table (RFC 3986 unreserved, plus the ASCII of `keep`).
-        var kept = unreservedLow, keptHigh = unreservedHigh
-        for b in keep.utf8 where b < 128 { if b < 64 { kept |= 1 << UInt64(b) } else { keptHigh |= 1 << UInt64(b - 64) } }
-        var s = s
-        s.withUTF8 { u in
-            var run = 0
-            for i in 0..<u.count {
-                let b = u[i]
-                if b < 64 ? kept & (1 << UInt64(b)) != 0 : b < 128 && keptHigh & (1 << UInt64(b - 64)) != 0 { continue }
-                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i])) }
-                out.append(UInt8(ascii: "%")); out.append(hexDigit(b >> 4)); out.append(hexDigit(b & 15))
-                run = i + 1
-            }
-            if run < u.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...])) }
-        }
-    }
-
-    /// RFC 3986 unreserved bytes as bits: 0–63 (`-`, `.`, digits) and 64–127 (letters, `_`, `~`).
-    static let unreservedLow: UInt64 = {
-        var m: UInt64 = 0
-        for b in Array("-.0123456789".utf8) { m |= 1 << UInt64(b) }
-        return m
-    }()
-    static let unreservedHigh: UInt64 = {
-        var m: UInt64 = 0
-        for b in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_~".utf8) { m |= 1 << UInt64(b - 64) }
-        return m
-    }()
 
     @inline(__always) static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 55 + v }
 }
