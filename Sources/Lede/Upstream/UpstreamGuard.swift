@@ -37,38 +37,67 @@ public final class UpstreamGuard: Sendable {
     }
 
     /// A call waiting for a slot: granted in order, or timed out by the sweep at `deadline` (uptime ns).
-    private struct Waiter {
+    fileprivate struct Waiter {
         let deadline: UInt64
         let once: Once
     }
 
-    private final class Origin {
+    /// One origin's state, and the handle a caller keeps for it (`gate(origin:)`): the common call (breaker closed,
+    /// no back-off, a slot free, no waiter) reads and updates only its atomics, so the event loops calling the same
+    /// origin never meet on a lock; everything else is under the guard's table lock.
+    public final class Gate: @unchecked Sendable {   // @unchecked: the plain fields are touched only under the owning guard's table lock; the atomics anywhere.
+        let name: String
+        /// Calls holding a slot; only ever raised by a compare-and-exchange below the bound.
+        let inFlight = Atomic(0)
+        /// Calls queued for a slot (written under the lock).
+        let waiting = Atomic(0)
+        /// The breaker is closed and no kind is backing off: `admit` has nothing to check (written under the lock).
+        let calm = Atomic(true)
+        /// Consecutive failures, mirrored for `record`'s fast path (written under the lock).
+        let failures = Atomic(0)
         var state = BreakerState.closed
         var consecutiveFailures = 0
         var openUntil = 0.0
         var probeStarted = 0.0
         var retryUntil: [String: Double] = [:]   // by call kind
-        var inFlight = 0
-        var waiters: [Waiter] = []
+        fileprivate var waiters: [Waiter] = []
         var opened = 0
         var rejectedRateLimited = 0
         var rejectedCircuitOpen = 0
         var queued = 0
         var queueTimeouts = 0
+        init(name: String) { self.name = name }
+
+        /// After a change of `state` or `retryUntil`, under the lock.
+        func settle() {
+            calm.store(state == .closed && retryUntil.isEmpty, ordering: .releasing)
+            failures.store(consecutiveFailures, ordering: .releasing)
+        }
+
+        /// Takes a slot if one is free below `limit`.
+        func tryTake(_ limit: Int) -> Bool {
+            var v = inFlight.load(ordering: .relaxed)
+            while v < limit {
+                let (done, now) = inFlight.compareExchange(expected: v, desired: v + 1, ordering: .sequentiallyConsistent)
+                if done { return true }
+                v = now
+            }
+            return false
+        }
     }
 
     public let settings: Settings
     private let clock: @Sendable () -> Double
-    /// Every origin's state, behind one mutex (the classes inside never leave it).
+    /// Every origin's state, behind one mutex (the classes inside never leave it but as handles).
     private struct Table {
-        var origins: [String: Origin] = [:]
+        var origins: [String: Gate] = [:]
         /// When the one pending sweep of timed-out waiters runs (uptime ns); nil when none is scheduled. One timer
         /// for all waiters, not one per waiter: under load half the calls may wait, and Dispatch timers are not free.
         var sweepAt: UInt64?
 
-        mutating func origin(_ name: String) -> Origin {
+        mutating func origin(_ name: String) -> Gate {
             if let o = origins[name] { return o }
-            let o = Origin(); origins[name] = o; return o
+            let o = Gate(name: name); origins[name] = o; return o
         }
     }
     private let table = Mutex(Table())
@@ -79,18 +108,24 @@ public final class UpstreamGuard: Sendable {
         self.clock = clock
     }
 
+    /// The handle of `origin`'s state, made on first use: kept by a caller, it spares each call a lookup.
+    public func gate(origin name: String) -> Gate { table.withLock { $0.origin(name) } }
+
     /// Whether a call of `kind` may go to `origin` now. Throws `.rateLimited` or `.circuitOpen` when not.
     /// Returns true when this call is the breaker's probe.
-    public func admit(origin name: String, kind: String) throws -> Bool {
+    public func admit(origin name: String, kind: String) throws -> Bool { try admit(gate(origin: name), kind: kind) }
+
+    public func admit(_ o: Gate, kind: String) throws -> Bool {
+        if o.calm.load(ordering: .acquiring) { return false }
         let now = clock()
-        return try table.withLock { (t: inout Table) throws(UpstreamError) -> Bool in
-        let o = t.origin(name)
+        return try table.withLock { (_: inout Table) throws(UpstreamError) -> Bool in
         if let until = o.retryUntil[kind] {
             if until > now {
                 o.rejectedRateLimited += 1
                 throw UpstreamError.rateLimited(retryAfter: max(1, Int((until - now).rounded(.up))))
             }
             o.retryUntil[kind] = nil
+            o.settle()
         }
         switch o.state {
         case .closed:
@@ -112,10 +147,16 @@ public final class UpstreamGuard: Sendable {
     }
 
     /// Records the outcome of a call that `admit` let through.
-    public func record(origin name: String, outcome: Outcome, probe: Bool) {
+    public func record(origin name: String, outcome: Outcome, probe: Bool) { record(gate(origin: name), outcome: outcome, probe: probe) }
+
+    public func record(_ o: Gate, outcome: Outcome, probe: Bool) {
+        switch outcome {
+        case .answered where !probe && o.calm.load(ordering: .acquiring) && o.failures.load(ordering: .acquiring) == 0: return
+        case .abandoned where !probe: return
+        default: break
+        }
         let now = clock()
-        table.withLock { t in
-        let o = t.origin(name)
+        table.withLock { _ in
         switch outcome {
         case .abandoned:
             if probe && o.state == .halfOpen { o.state = .open; o.openUntil = now }
@@ -129,6 +170,7 @@ public final class UpstreamGuard: Sendable {
                 o.state = .open; o.openUntil = now + settings.coolDown
             }
         }
+        o.settle()
         }
     }
 
@@ -139,6 +181,7 @@ public final class UpstreamGuard: Sendable {
         table.withLock { t in
             let o = t.origin(name)
             o.retryUntil[kind] = max(o.retryUntil[kind] ?? 0, until)
+            o.settle()
         }
         return s
     }
@@ -152,43 +195,59 @@ public final class UpstreamGuard: Sendable {
     }
 
     // MARK: - Concurrency
-
-    /// Takes a free slot if there is one.
-    private func takeSlot(_ name: String) -> Bool {
-        table.withLock { t in
-            let o = t.origin(name)
-            if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return true }
-            return false
-        }
-    }
+    //
+    // A slot is taken by raising `inFlight` below the bound with a compare-and-exchange, on the fast path or under
+    // the lock; a queued caller is counted in `waiting` before it looks for a free slot once more (under the lock),
+    // and a release lowers `inFlight` before it looks at `waiting` (sequentially consistent both): one of the two
+    // always sees the other, so a slot freed while a caller queues is never left unused. Callers queue in order;
+    // a newcomer takes a free slot only when nobody waits.
 
     /// Takes one of the origin's call slots, waiting in order for at most `timeout` seconds (then `.timeout`).
-    public func acquire(origin name: String, timeout: Double) async throws {
-        if takeSlot(name) { return }
+    public func acquire(origin name: String, timeout: Double) async throws { try await acquire(gate(origin: name), timeout: timeout) }
+
+    public func acquire(_ o: Gate, timeout: Double) async throws {
+        if o.waiting.load(ordering: .sequentiallyConsistent) == 0, o.tryTake(settings.maxConcurrent) { return }
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let granted: Bool = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             let once = Once(c)
-            // Checked again under the same lock as the queueing, so a release in between is never missed.
-            let (now, schedule) = table.withLock { t -> (Bool, Bool) in
-                let o = t.origin(name)
-                if o.inFlight < settings.maxConcurrent { o.inFlight += 1; return (true, false) }
+            let (ready, schedule) = table.withLock { t -> ([Once], Bool) in
                 o.queued += 1
                 o.waiters.append(Waiter(deadline: deadline, once: once))
-                let schedule = t.sweepAt.map { deadline < $0 } ?? true
+                o.waiting.add(1, ordering: .sequentiallyConsistent)
+                let ready = handOff(o)
+                let schedule = o.waiters.isEmpty ? false : (t.sweepAt.map { deadline < $0 } ?? true)
                 if schedule { t.sweepAt = deadline }
-                return (false, schedule)
+                return (ready, schedule)
             }
-            if now { once.resume(true) }
+            for w in ready { w.resume(true) }
             if schedule { scheduleSweep(at: deadline) }
         }
         if !granted { throw UpstreamError.timeout }
     }
 
+    /// Under the lock: gives free slots to the longest waiters.
+    private func handOff(_ o: Gate) -> [Once] {
+        var ready: [Once] = []
+        while !o.waiters.isEmpty, o.tryTake(settings.maxConcurrent) {
+            ready.append(o.waiters.removeFirst().once)
+            o.waiting.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        return ready
+    }
+
     /// Gives the slot back, to the longest waiter if there is one.
-    public func release(origin name: String) {
-        let next: Once? = table.withLock { t in
-            let o = t.origin(name)
-            if o.waiters.isEmpty { o.inFlight -= 1; return nil }
+    public func release(origin name: String) { release(gate(origin: name)) }
+
+    public func release(_ o: Gate) {
+        if o.waiting.load(ordering: .sequentiallyConsistent) == 0 {
+            o.inFlight.subtract(1, ordering: .sequentiallyConsistent)
+            if o.waiting.load(ordering: .sequentiallyConsistent) == 0 { return }
+            for w in table.withLock({ _ in handOff(o) }) { w.resume(true) }
+            return
+        }
+        let next: Once? = table.withLock { _ in
+            guard !o.waiters.isEmpty else { o.inFlight.subtract(1, ordering: .sequentiallyConsistent); return nil }
+            o.waiting.subtract(1, ordering: .sequentiallyConsistent)
             return o.waiters.removeFirst().once   // the slot passes straight to it
         }
         next?.resume(true)
@@ -205,11 +264,13 @@ public final class UpstreamGuard: Sendable {
             var expired: [Once] = []
             var earliest: UInt64?
             for o in t.origins.values where !o.waiters.isEmpty {
+                let before = o.waiters.count
                 o.waiters.removeAll { w in
                     if w.deadline <= now { expired.append(w.once); o.queueTimeouts += 1; return true }
                     earliest = min(earliest ?? w.deadline, w.deadline)
                     return false
                 }
+                o.waiting.subtract(before - o.waiters.count, ordering: .sequentiallyConsistent)
             }
             // Another sweep may be pending for sooner; this one reschedules only when none is.
             var next: UInt64?
@@ -225,7 +286,7 @@ public final class UpstreamGuard: Sendable {
     }
 
     /// Resumes a continuation at most once (the grant and the timer race).
-    private final class Once: Sendable {
+    fileprivate final class Once: Sendable {
         private let c: Mutex<CheckedContinuation<Bool, Never>?>
         init(_ c: CheckedContinuation<Bool, Never>) { self.c = Mutex(c) }
         func resume(_ value: Bool) {
@@ -242,7 +303,7 @@ public final class UpstreamGuard: Sendable {
     }
 
     public func inFlight(origin name: String) -> Int {
-        table.withLock { $0.origins[name]?.inFlight ?? 0 }
+        table.withLock { $0.origins[name]?.inFlight.load(ordering: .relaxed) ?? 0 }
     }
 
     public func render() -> String {
@@ -261,7 +322,7 @@ public final class UpstreamGuard: Sendable {
         out += "# HELP lede_upstream_backoff_kinds Call kinds currently waiting out a Retry-After, per origin.\n# TYPE lede_upstream_backoff_kinds gauge\n"
         for r in rows { out += "lede_upstream_backoff_kinds{origin=\"\(r.name)\"} \(r.o.retryUntil.values.filter { $0 > now }.count)\n" }
         out += "# HELP lede_upstream_in_flight Calls in flight per origin (bounded by the per-origin concurrency).\n# TYPE lede_upstream_in_flight gauge\n"
-        for r in rows { out += "lede_upstream_in_flight{origin=\"\(r.name)\"} \(r.o.inFlight)\n" }
+        for r in rows { out += "lede_upstream_in_flight{origin=\"\(r.name)\"} \(r.o.inFlight.load(ordering: .relaxed))\n" }
         out += "# HELP lede_upstream_queued_total Calls that waited for a free slot of their origin.\n# TYPE lede_upstream_queued_total counter\n"
         for r in rows { out += "lede_upstream_queued_total{origin=\"\(r.name)\"} \(r.o.queued)\n" }
         out += "# HELP lede_upstream_queue_timeouts_total Calls whose deadline passed while waiting for a slot.\n# TYPE lede_upstream_queue_timeouts_total counter\n"

@@ -301,15 +301,18 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         }
     }
 
-    public func origin(lang: String) -> String {
+    public func origin(lang: String) -> String { originGate(lang: lang).name }
+
+    /// The origin of a language's calls, as its guard handle (its name is the origin).
+    func originGate(lang: String) -> UpstreamGuard.Gate {
         if let known = origins.withLock({ $0[lang] }) { return known }
         let base = transport.baseURL(lang: lang)
-        let origin = URIReference(base).origin ?? base
+        let gate = guards.gate(origin: URIReference(base).origin ?? base)
         // Bounded by the languages Lede accepts (a few hundred codes).
-        origins.withLock { $0[lang] = origin }
-        return origin
+        origins.withLock { $0[lang] = gate }
+        return gate
     }
-    private let origins = Mutex<[String: String]>([:])
+    private let origins = Mutex<[String: UpstreamGuard.Gate]>([:])
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.
@@ -347,21 +350,22 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// One HTTP exchange under the origin's guard: Retry-After back-off and the breaker are checked first,
     /// a slot of the origin's concurrency is taken within the deadline, and the outcome is recorded.
     private func guardedExchange(_ req: UpstreamRequest) async throws -> UpstreamResponse {
-        let origin = self.origin(lang: req.lang)
+        let gate = originGate(lang: req.lang)
+        let origin = gate.name
         let probe: Bool
-        do { probe = try guards.admit(origin: origin, kind: req.kind) } catch let e as UpstreamError {
+        do { probe = try guards.admit(gate, kind: req.kind) } catch let e as UpstreamError {
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: nil)
             throw e
         }
         let start = Date()
         do {
-            try await guards.acquire(origin: origin, timeout: deadline)
+            try await guards.acquire(gate, timeout: deadline)
         } catch {
-            if probe { guards.record(origin: origin, outcome: .abandoned, probe: true) }
+            if probe { guards.record(gate, outcome: .abandoned, probe: true) }
             metrics.record(kind: req.kind, outcome: "timeout", seconds: Date().timeIntervalSince(start))
             throw UpstreamError.timeout
         }
-        defer { guards.release(origin: origin) }
+        defer { guards.release(gate) }
         let remaining = deadline - Date().timeIntervalSince(start)
         do {
             guard remaining > 0 else { throw UpstreamError.timeout }
@@ -370,7 +374,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             let retryAfter = guards.retryAfterSeconds(response.headers["retry-after"])
             // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
             if response.status == 429 || (response.status == 503 && retryAfter != nil) {
-                guards.record(origin: origin, outcome: .answered, probe: probe)
+                guards.record(gate, outcome: .answered, probe: probe)
                 let wait = guards.backOff(origin: origin, kind: req.kind, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
                 metrics.record(kind: req.kind, outcome: "rate_limited", seconds: seconds)
                 logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
@@ -383,7 +387,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             case 401, 403: outcome = "not_authorised"
             default: outcome = "unavailable"
             }
-            guards.record(origin: origin, outcome: response.status >= 500 ? .failed : .answered, probe: probe)
+            guards.record(gate, outcome: response.status >= 500 ? .failed : .answered, probe: probe)
             metrics.record(kind: req.kind, outcome: outcome, seconds: seconds)
             return response
         } catch let e as UpstreamError {
@@ -393,11 +397,11 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             case .timeout, .unavailable, .untrusted: failed = true
             default: failed = false
             }
-            guards.record(origin: origin, outcome: failed ? .failed : .answered, probe: probe)
+            guards.record(gate, outcome: failed ? .failed : .answered, probe: probe)
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: Date().timeIntervalSince(start))
             throw e
         } catch {
-            guards.record(origin: origin, outcome: .failed, probe: probe)
+            guards.record(gate, outcome: .failed, probe: probe)
             metrics.record(kind: req.kind, outcome: "unavailable", seconds: Date().timeIntervalSince(start))
             throw UpstreamError.unavailable(status: 0)
         }
