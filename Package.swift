@@ -4,8 +4,8 @@
 import PackageDescription
 
 // A nonisolated async function runs where its caller runs (SE-0461) instead of hopping to the generic executor: a
-// handler's calls stay on its event loop without a runtime executor switch at every call and return (callgrind: 14
-// switches a badge request, each reading the task's executor preference under the task's status lock).
+// handler's calls stay on its event loop without a runtime executor switch at every call and return (callgrind: the
+// task's executor preference, read under the task's status lock, 18 times a badge request before, 8 after).
 let callerIsolated: [SwiftSetting] = [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
 
 let package = Package(

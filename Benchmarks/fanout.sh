@@ -97,16 +97,15 @@ sed -i "s|ERR|proxy.err|" "$dir/proxy.conf"
 chmod -R a+rX "$dir"
 nginx -c "$dir/upstream.conf" -p "$dir"
 nginx -c "$dir/proxy.conf" -p "$dir"
-"$bin" --host 127.0.0.1 --port $lede_port --access-log off --log-level warning \
-  --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" ${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64} &
-lede_pid=$!; pids+=("$lede_pid")
-for _ in $(seq 1 50); do "$bin" healthcheck --port $lede_port && break; sleep 0.1; done
-if [ -n "${LEDE_BIN_B:-}" ]; then
-  "$LEDE_BIN_B" --host 127.0.0.1 --port $b_port --access-log off --log-level warning \
-    --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" ${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64} &
-  b_pid=$!; pids+=("$b_pid")
-  for _ in $(seq 1 50); do "$bin" healthcheck --port $b_port && break; sleep 0.1; done
-fi
+lede_flags=${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64}
+start_lede() { # binary port -> pid in $started
+  "$1" --host 127.0.0.1 --port "$2" --access-log off --log-level warning \
+    --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" $lede_flags &
+  started=$!; pids+=("$started")
+  for _ in $(seq 1 50); do "$bin" healthcheck --port "$2" && break; sleep 0.1; done
+}
+start_lede "$bin" $lede_port; lede_pid=$started
+if [ -n "${LEDE_BIN_B:-}" ]; then start_lede "$LEDE_BIN_B" $b_port; b_pid=$started; fi
 sleep 0.3
 auth=(-H 'Authorization: Bearer bench-user')
 curl -sf "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge"; echo "  <- Lede"
@@ -136,7 +135,7 @@ PY
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
 
-echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; Lede flags: ${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64}"
+echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; Lede flags: $lede_flags"
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge" >/dev/null
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" >/dev/null
 [ -n "${LEDE_BIN_B:-}" ] && wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$b_port/notifications/badge" >/dev/null

@@ -239,18 +239,10 @@ public final class UpstreamGuard: Sendable {
     public func release(origin name: String) { release(gate(origin: name)) }
 
     public func release(_ o: Gate) {
-        if o.waiting.load(ordering: .sequentiallyConsistent) == 0 {
-            o.inFlight.subtract(1, ordering: .sequentiallyConsistent)
-            if o.waiting.load(ordering: .sequentiallyConsistent) == 0 { return }
-            for w in table.withLock({ _ in handOff(o) }) { w.resume(true) }
-            return
-        }
-        let next: Once? = table.withLock { _ in
-            guard !o.waiters.isEmpty else { o.inFlight.subtract(1, ordering: .sequentiallyConsistent); return nil }
-            o.waiting.subtract(1, ordering: .sequentiallyConsistent)
-            return o.waiters.removeFirst().once   // the slot passes straight to it
-        }
-        next?.resume(true)
+        o.inFlight.subtract(1, ordering: .sequentiallyConsistent)
+        if o.waiting.load(ordering: .sequentiallyConsistent) == 0 { return }
+        // Someone queued: the freed slot goes to the longest waiter (a newcomer seeing `waiting` queues behind it).
+        for w in table.withLock({ _ in handOff(o) }) { w.resume(true) }
     }
 
     private func scheduleSweep(at deadline: UInt64) {
