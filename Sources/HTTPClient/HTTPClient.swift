@@ -231,27 +231,31 @@ public final class HTTPClient: Sendable {
         if let here { (origin, target) = try here.parse(request.url) } else { (origin, target) = try Origin.parse(request.url) }
         // The head written straight into the bytes that go out (no String built and copied per call).
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(128 + target.utf8.count + request.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + request.body.count)
-        bytes.append(contentsOf: request.method.utf8); bytes.append(32)
-        bytes.append(contentsOf: target.utf8)
-        bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-        bytes.append(contentsOf: origin.hostField.utf8)
-        bytes.append(13); bytes.append(10)
-        for (k, v) in request.headers {
-            guard !k.isEmpty, k.utf8.allSatisfy(ResponseParser.isTokenByte), v.utf8.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else {
-                throw .invalidURL("a request field is not valid: \(k)")
-            }
-            bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
-            bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
-        }
-        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
-            bytes.append(contentsOf: "Content-Length: ".utf8); bytes.append(contentsOf: String(request.body.count).utf8)
-            bytes.append(13); bytes.append(10)
-        }
-        bytes.append(13); bytes.append(10)
-        bytes.append(contentsOf: request.body)
+        bytes.reserveCapacity(128 + target.utf8.count + Self.fieldBytes(request.headers) + request.body.count)
+        Self.writeStart(request.method, target, origin, into: &bytes)
+        try Self.writeFields(request.headers, into: &bytes)
+        Self.writeEnd(request.method, request.body, into: &bytes)
+        return try await send(bytes, origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
+    }
+
+    /// Sends a prepared request, with `headers` written after its own fields and `body` after the head (its
+    /// `Content-Length` written here), within `timeout` seconds in all: only these per-call parts are checked
+    /// and written; the URL is not parsed, nor the rest of the head written, again.
+    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], body: [UInt8] = [],
+                        timeout: Double) async throws(HTTPClientError) -> ClientResponse {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(request.head.count + Self.fieldBytes(headers) + 32 + body.count)
+        bytes.append(contentsOf: request.head)
+        try Self.writeFields(headers, into: &bytes)
+        Self.writeEnd(request.method, body, into: &bytes)
+        return try await send(bytes, origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
+                              here: currentServerLoop())
+    }
+
+    private func send(_ bytes: [UInt8], origin: Origin, method: String, idempotent: Bool, timeout: Double,
+                      here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
-        let isHead = request.method == "HEAD", idempotent = request.isIdempotent
+        let isHead = method == "HEAD"
         if let here {
             // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop).
             let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
@@ -266,6 +270,60 @@ public final class HTTPClient: Sendable {
             loop.execute { loop.submit(pending.value) }
         }
         return try result.get()
+    }
+
+    // MARK: - The request head
+
+    static func fieldBytes(_ fields: [(String, String)]) -> Int { fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } }
+
+    /// `METHOD target HTTP/1.1` and the `Host` field.
+    static func writeStart(_ method: String, _ target: String, _ origin: Origin, into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: method.utf8); bytes.append(32)
+        bytes.append(contentsOf: target.utf8)
+        bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
+        bytes.append(contentsOf: origin.hostField.utf8)
+        bytes.append(13); bytes.append(10)
+    }
+
+    /// Field lines, each checked: a token for a name, no CR, LF or other control character in a value.
+    static func writeFields(_ fields: [(String, String)], into bytes: inout [UInt8]) throws(HTTPClientError) {
+        for (k, v) in fields {
+            guard !k.isEmpty, k.utf8.allSatisfy(ResponseParser.isTokenByte), v.utf8.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else {
+                throw .invalidURL("a request field is not valid: \(k)")
+            }
+            bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
+            bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
+        }
+    }
+
+    /// `Content-Length` when there is a body (or the method expects one), the blank line, and the body.
+    static func writeEnd(_ method: String, _ body: [UInt8], into bytes: inout [UInt8]) {
+        if !body.isEmpty || method == "POST" || method == "PUT" {
+            bytes.append(contentsOf: "Content-Length: ".utf8); bytes.append(contentsOf: String(body.count).utf8)
+            bytes.append(13); bytes.append(10)
+        }
+        bytes.append(13); bytes.append(10)
+        bytes.append(contentsOf: body)
+    }
+}
+
+/// A request made ready once for calls repeated many times (the same method, URL and fixed fields; per call only
+/// other fields and a body): its URL parsed and checked, its request line, `Host` and fixed fields written.
+public struct PreparedRequest: Sendable {
+    public let method: String
+    public let url: String
+    let origin: Origin
+    let idempotent: Bool
+    /// The request line, `Host` and the fixed fields, each line ending in CRLF (no blank line).
+    let head: [UInt8]
+
+    public init(method: String = "GET", url: String, headers: [(String, String)] = []) throws(HTTPClientError) {
+        let (origin, target) = try Origin.parse(url)
+        var head: [UInt8] = []
+        HTTPClient.writeStart(method, target, origin, into: &head)
+        try HTTPClient.writeFields(headers, into: &head)
+        self.method = method; self.url = url; self.origin = origin; self.head = head
+        idempotent = ClientRequest(method: method, url: url).isIdempotent
     }
 }
 

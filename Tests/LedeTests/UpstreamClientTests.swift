@@ -74,6 +74,54 @@ final class UpstreamClientTests: XCTestCase {
         XCTAssertEqual(client.cache.snapshot.entries, 0)
     }
 
+    /// The badge's call is made ready once per language (URL encoded and parsed, head written): sent prepared, it is
+    /// the same exchange as sent as it is — path, query, fields, credentials per call — and any change to what it
+    /// asks for drops the prepared form; a form made by another transport is never used.
+    func testAPreparedRequestIsTheSameExchangeAndAChangeDropsIt() async throws {
+        let transport = try LiveTransport(template: fake.template, contact: "qa@lede.test")
+        var plain = WikimediaClient.notificationsRequest(en, "", .unread, 1, nil)
+        var ready = transport.prepare(plain)
+        XCTAssertNotNil(ready.prepared)
+        XCTAssertNil(EmbeddedTransport().prepare(plain).prepared, "the embedded transport has nothing to prepare")
+        plain.authorization = "Bearer demo-alice"; ready.authorization = "Bearer demo-alice"
+        XCTAssertNotNil(ready.prepared, "credentials are sent per call")
+        XCTAssertEqual(ready, plain)
+        _ = try await transport.send(plain, deadline: 2)
+        _ = try await transport.send(ready, deadline: 2)
+        ready.authorization = "Bearer demo-bob"
+        _ = try await transport.send(ready, deadline: 2)
+        let sent = fake.requests
+        XCTAssertEqual(sent.count, 3)
+        for r in sent {
+            XCTAssertEqual(r.method, "GET"); XCTAssertEqual(r.path, "/en/w/api.php"); XCTAssertEqual(r.query, sent[0].query)
+            for name in ["User-Agent", "Accept", "Accept-Encoding", "Host"] { XCTAssertEqual(r.headers[name], sent[0].headers[name], name) }
+        }
+        XCTAssertEqual(sent.map { $0.headers["Authorization"] }, ["Bearer demo-alice", "Bearer demo-alice", "Bearer demo-bob"])
+
+        var changed = ready
+        changed.query.append(("notcontinue", "5|1")); XCTAssertNil(changed.prepared)
+        changed = ready; changed.path = "/w/index.php"; XCTAssertNil(changed.prepared)
+        changed = ready; changed.lang = "de"; XCTAssertNil(changed.prepared)
+        changed = ready; changed.method = .post; XCTAssertNil(changed.prepared)
+        changed = ready; changed.form = [("a", "b")]; XCTAssertNil(changed.prepared)
+
+        // Another transport (another base URL) sends the request as the request says, not as the first one wrote it.
+        let other = try FakeUpstream()
+        defer { other.stop() }
+        let elsewhere = try LiveTransport(template: other.template, contact: "qa@lede.test")
+        _ = try await elsewhere.send(ready, deadline: 2)
+        XCTAssertEqual(other.requests.map(\.path), ["/en/w/api.php"])
+        XCTAssertEqual(fake.requests.count, 3)
+
+        // The badge through the client: prepared once, sent with each user's own credentials.
+        let client = WikimediaClient(transport: transport)
+        _ = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice")
+        _ = try await client.unreadCount(lang: en, authorization: "Bearer demo-bob")
+        XCTAssertNotNil(client.preparedUnread(en).prepared)
+        XCTAssertEqual(fake.requests.suffix(2).map { $0.headers["Authorization"] }, ["Bearer demo-alice", "Bearer demo-bob"])
+        XCTAssertEqual(fake.requests.suffix(2).map(\.query), [sent[0].query, sent[0].query])
+    }
+
     func testLiveAndEmbeddedReturnTheSameModelsForTheSameBytes() async throws {
         let client = live()
         for lang in ["en", "de", "it"].compactMap(LanguageCode.init) {

@@ -37,15 +37,29 @@ public final class LiveTransport: UpstreamTransport {
     /// The response fields the client acts on.
     static let keptFields = ["location", "retry-after"]
 
+    /// The fields every call sends, in this order, before the per-call ones (`Authorization`, `Content-Type`).
+    private var fixedFields: [(String, String)] { [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")] }
+
+    /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
+    public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
+        guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields)
+        else { return request }   // an unusable URL fails when it is sent, as it would unprepared
+        var r = request
+        r.prepared = PreparedUpstreamRequest(owner: ObjectIdentifier(self), request: ready)
+        return r
+    }
+
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
-        var headers: [(String, String)] = [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")]
-        if let auth = request.authorization { headers.append(("Authorization", auth)) }
+        var perCall: [(String, String)] = []
+        if let auth = request.authorization { perCall.append(("Authorization", auth)) }
         var body: [UInt8] = []
         if request.method == .post {
-            headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+            perCall.append(("Content-Type", "application/x-www-form-urlencoded"))
             body = Array(UpstreamRequest.formEncode(request.form).utf8)
         }
-        var url = request.url(baseParts: templateParts)
+        // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
+        var ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
+        var url = ready?.url ?? request.url(baseParts: templateParts)
         let start = ContinuousClock.now
         var hops = 0
         while true {
@@ -53,7 +67,12 @@ public final class LiveTransport: UpstreamTransport {
             guard remaining > 0 else { throw UpstreamError.timeout }
             let response: ClientResponse
             do {
-                response = try await client.execute(ClientRequest(method: request.method.rawValue, url: url, headers: headers, body: body), timeout: remaining)
+                if let ready {
+                    response = try await client.execute(ready, headers: perCall, body: body, timeout: remaining)
+                } else {
+                    response = try await client.execute(ClientRequest(method: request.method.rawValue, url: url, headers: fixedFields + perCall, body: body),
+                                                        timeout: remaining)
+                }
             } catch {
                 throw Self.upstreamError(error)
             }
@@ -64,6 +83,7 @@ public final class LiveTransport: UpstreamTransport {
                 }
                 hops += 1
                 url = next.description
+                ready = nil
                 continue
             }
             var kept: [String: String] = [:]

@@ -1,16 +1,21 @@
+import HTTPClient
 /// One HTTP exchange with the Wikimedia surface, as the live client would send it. The live transport puts
 /// it on the network; the embedded transport answers it from bundled data. Both return the raw bytes, so
 /// every answer goes through the same decoders in `WikimediaClient`.
 public struct UpstreamRequest: Sendable, Equatable {
     public enum Method: String, Sendable { case get = "GET", post = "POST" }
-    public var method: Method = .get
-    public var lang: String
+    public var method: Method = .get { didSet { prepared = nil } }
+    public var lang: String { didSet { prepared = nil } }
     /// Path below the language's base URL, starting with `/` (`/api/rest_v1/…` or `/w/api.php`).
-    public var path: String
+    public var path: String { didSet { prepared = nil } }
     /// Query items, in order, not yet encoded.
-    public var query: [(String, String)] = []
+    public var query: [(String, String)] = [] { didSet { prepared = nil } }
     /// Form fields for POST (`application/x-www-form-urlencoded`).
-    public var form: [(String, String)] = []
+    public var form: [(String, String)] = [] { didSet { prepared = nil } }
+    /// The ready-made form a transport gave this request (`UpstreamTransport.prepare`) for a call repeated many
+    /// times: its URL encoded and parsed, its request head written. Dropped when the method, language, path,
+    /// query or form change; `authorization` is sent per call. Not part of equality.
+    public internal(set) var prepared: PreparedUpstreamRequest?
     /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached.
     public var authorization: String?
     /// Call kind, for metrics and cache policy (`feed`, `summary`, `related`, …).
@@ -144,7 +149,16 @@ public struct UpstreamResponse: Sendable {
     public init(status: Int, body: [UInt8], headers: [String: String] = [:]) { self.status = status; self.body = body; self.headers = headers }
 }
 
+/// A request's ready-made form, made by (and only used by) the transport named by `owner`.
+public struct PreparedUpstreamRequest: Sendable {
+    let owner: ObjectIdentifier
+    let request: PreparedRequest
+}
+
 public protocol UpstreamTransport: Sendable {
+    /// `request` with whatever the transport can make ready once for calls that repeat it (everything but its
+    /// `authorization`), or `request` as it is. Sending the result is the same exchange as sending `request`.
+    func prepare(_ request: UpstreamRequest) -> UpstreamRequest
     /// Performs the exchange within `deadline` seconds. Throws `UpstreamError.timeout`, `.tooLarge`, or
     /// `.unavailable(status: 0)` when nothing usable came back; any HTTP status is returned, not thrown —
     /// redirects too: the client follows them itself.
@@ -155,5 +169,6 @@ public protocol UpstreamTransport: Sendable {
 }
 
 extension UpstreamTransport {
+    public func prepare(_ request: UpstreamRequest) -> UpstreamRequest { request }
     public func baseURL(lang: String) -> String { "https://\(lang).wikipedia.org" }
 }

@@ -208,7 +208,9 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// The badge's call: the whole answer is validated, but only `rawcount` (and an `error`) is read out of it,
     /// with no `Codable` machinery — this runs on every app open.
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
-        let req = Self.notificationsRequest(lang, authorization, .unread, 1, nil)
+        // The badge's call is the same for every user of a language but for the credentials: made ready once.
+        var req = preparedUnread(lang)
+        req.authorization = authorization
         let response = try await actionAnswer(req)
         let found: [JSONPaths.Value?]
         do { found = try Self.unreadQuery.read(response.body) } catch {
@@ -223,6 +225,16 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         guard found[3]?.kind == .object else { throw UpstreamError.malformed("no query.notifications in the answer") }
         return found[4]?.lenientInt ?? 0
     }
+
+    /// The badge's request for `lang` (no credentials), as the transport prepared it; kept per language (a few
+    /// hundred codes at most).
+    func preparedUnread(_ lang: LanguageCode) -> UpstreamRequest {
+        if let known = unreadRequests.withLock({ $0[lang.code] }) { return known }
+        let ready = transport.prepare(Self.notificationsRequest(lang, "", .unread, 1, nil))
+        unreadRequests.withLock { $0[lang.code] = ready }
+        return ready
+    }
+    private let unreadRequests = Mutex<[String: UpstreamRequest]>([:])
 
     /// error, error.code, error.info, query.notifications, query.notifications.rawcount — read by index above.
     static let unreadPaths = [["error"], ["error", "code"], ["error", "info"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
