@@ -308,8 +308,9 @@ public final class HTTPClient: Sendable {
 }
 
 /// A request made ready once for calls repeated many times (the same method, URL and fixed fields; per call only
-/// other fields and a body): its URL parsed and checked, its request line, `Host` and fixed fields written.
-public struct PreparedRequest: Sendable {
+/// other fields and a body): its URL parsed and checked, its request line, `Host` and fixed fields written. A class:
+/// it is held and passed along by reference (one word in an async frame, not the head and the origin's strings).
+public final class PreparedRequest: Sendable {
     public let method: String
     public let url: String
     let origin: Origin

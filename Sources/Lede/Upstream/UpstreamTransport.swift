@@ -150,9 +150,10 @@ public struct UpstreamResponse: Sendable {
 }
 
 /// A request's ready-made form, made by (and only used by) the transport named by `owner`.
-public struct PreparedUpstreamRequest: Sendable {
+public final class PreparedUpstreamRequest: Sendable {
     let owner: ObjectIdentifier
     let request: PreparedRequest
+    init(owner: ObjectIdentifier, request: PreparedRequest) { self.owner = owner; self.request = request }
 }
 
 public protocol UpstreamTransport: Sendable {
