@@ -124,6 +124,9 @@ func fuzzJSON(_ bytes: UnsafeBufferPointer<UInt8>) {
     let reference = StrictJSON.parse(input)
     let read = try? JSONPaths.values(input, at: fuzzPaths)
     check((reference != nil) == (read != nil), "JSONPaths \(read == nil ? "refused" : "accepted") what StrictJSON \(reference == nil ? "refuses" : "accepts")")
+    // With no path asked, the whole document goes through the skipping validator: the same verdict.
+    let skipped = (try? JSONPaths.values(input, at: [])) != nil
+    check((reference != nil) == skipped, "JSONPaths' skipping validator \(skipped ? "accepted" : "refused") what StrictJSON \(reference == nil ? "refuses" : "accepts")")
     guard let reference, let read else { return }
     for path in fuzzPaths {
         let want = reference.at(path[...])

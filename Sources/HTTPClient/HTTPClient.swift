@@ -252,6 +252,7 @@ public final class HTTPClient: Sendable {
                               here: currentServerLoop())
     }
 
+    @inline(__always)
     private func send(_ bytes: [UInt8], origin: Origin, method: String, idempotent: Bool, timeout: Double,
                       here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A strict, allocation-light JSON reader for answers where Lede needs a few values out of a whole document
 /// (the badge needs one number out of an Echo answer): it validates the entire document as RFC 8259 JSON,
 /// and hands back only the values at the paths asked for. Nothing else is materialised.
@@ -92,7 +94,10 @@ enum JSONPaths {
                 let c = rest.trailingZeroBitCount
                 rest &= rest - 1
                 let path = keys[c]
-                if path.count > depth, path[depth].count == name.count, path[depth].elementsEqual(name) { next |= 1 << UInt64(c) }
+                if path.count > depth, path[depth].count == name.count,
+                   path[depth].withUnsafeBufferPointer({ name.isEmpty || memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }) {
+                    next |= 1 << UInt64(c)
+                }
             }
             return next
         }
@@ -108,6 +113,7 @@ enum JSONPaths {
 
         /// `candidates`: the paths this value may lie on (bits of the query); none below an array.
         mutating func value(candidates: UInt64, depth: Int) throws {
+            if candidates == 0 { return try skip(depth: depth) }
             guard depth < JSONPaths.maxDepth, i < bytes.count else { throw Malformed() }
             let ends = candidates == 0 ? 0 : ending(candidates, at: depth)
             let deeper = candidates & ~ends
@@ -168,6 +174,91 @@ enum JSONPaths {
             default:
                 try number()
                 if ends != 0 { record(ends, Value(kind: .number, text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))) }
+            }
+        }
+
+        /// Validates the value at `i` (nesting `depth`) that no path asks about, as `value` would, without recursion
+        /// or captures: the open containers are kept as bytes on the stack (1 object, 0 array), at most `maxDepth`.
+        /// Most of a document is read here (the badge's answer is one number beside a whole notification).
+        mutating func skip(depth: Int) throws {
+            let room = JSONPaths.maxDepth - depth
+            guard room > 0 else { throw Malformed() }
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { open throws in
+                var top = 0
+                let n = bytes.count
+                /// After `{` or `,` in an object: a member name and its colon.
+                func memberName(_ r: inout Reader) throws {
+                    r.skipSpace()
+                    guard r.i < n, r.bytes[r.i] == UInt8(ascii: "\"") else { throw Malformed() }
+                    try r.skipString()
+                    r.skipSpace()
+                    guard r.i < n, r.bytes[r.i] == UInt8(ascii: ":") else { throw Malformed() }
+                    r.i += 1
+                }
+                while true {
+                    // A value at nesting depth + top.
+                    guard top < room, i < n else { throw Malformed() }
+                    switch bytes[i] {
+                    case UInt8(ascii: "{"):
+                        i += 1; skipSpace()
+                        if i < n, bytes[i] == UInt8(ascii: "}") { i += 1; break }
+                        open[top] = 1; top += 1
+                        try memberName(&self); skipSpace()
+                        continue
+                    case UInt8(ascii: "["):
+                        i += 1; skipSpace()
+                        if i < n, bytes[i] == UInt8(ascii: "]") { i += 1; break }
+                        open[top] = 0; top += 1
+                        continue
+                    case UInt8(ascii: "\""): try skipString()
+                    case UInt8(ascii: "t"): try literal("true")
+                    case UInt8(ascii: "f"): try literal("false")
+                    case UInt8(ascii: "n"): try literal("null")
+                    default: try number()
+                    }
+                    // After a value: close what ends here; then the next member or element, or done.
+                    while true {
+                        if top == 0 { return }
+                        skipSpace()
+                        guard i < n else { throw Malformed() }
+                        let c = bytes[i], inObject = open[top - 1] == 1
+                        if c == UInt8(ascii: ",") {
+                            i += 1
+                            if inObject { try memberName(&self) }
+                            skipSpace()
+                            break
+                        }
+                        guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Malformed() }
+                        i += 1; top -= 1
+                    }
+                }
+            }
+        }
+
+        /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
+        mutating func skipString() throws {
+            i += 1
+            while true {
+                var j = Reader.plainRunEnd(bytes, from: i)
+                while j < bytes.count, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\") { j += 1 }
+                i = j
+                guard i < bytes.count else { throw Malformed() }
+                let c = bytes[i]
+                if c == UInt8(ascii: "\"") { i += 1; return }
+                if c < 0x20 { throw Malformed() }
+                if c >= 0x80 { try utf8Sequence(); continue }
+                // An escape: each \uXXXX is valid on its own (a pair or not), the rest are one letter.
+                i += 1
+                guard i < bytes.count else { throw Malformed() }
+                switch bytes[i] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+                     UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    i += 1
+                case UInt8(ascii: "u"):
+                    i += 1
+                    _ = try hex4()
+                default: throw Malformed()
+                }
             }
         }
 

@@ -205,8 +205,14 @@ public final class UpstreamGuard: Sendable {
     /// Takes one of the origin's call slots, waiting in order for at most `timeout` seconds (then `.timeout`).
     public func acquire(origin name: String, timeout: Double) async throws { try await acquire(gate(origin: name), timeout: timeout) }
 
+    /// A slot at once when one is free and nobody is queued (then no await, no frame): the common case.
+    @inline(__always)
+    public func tryAcquire(_ o: Gate) -> Bool {
+        o.waiting.load(ordering: .sequentiallyConsistent) == 0 && o.tryTake(settings.maxConcurrent)
+    }
+
     public func acquire(_ o: Gate, timeout: Double) async throws {
-        if o.waiting.load(ordering: .sequentiallyConsistent) == 0, o.tryTake(settings.maxConcurrent) { return }
+        if tryAcquire(o) { return }
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let granted: Bool = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             let once = Once(c)

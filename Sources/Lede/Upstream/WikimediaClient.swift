@@ -328,6 +328,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.
+    @inline(__always)
     private func exchange(_ req: UpstreamRequest) async throws -> (UpstreamResponse, Bool) {
         var current = req
         var redirected = false
@@ -361,6 +362,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// One HTTP exchange under the origin's guard: Retry-After back-off and the breaker are checked first,
     /// a slot of the origin's concurrency is taken within the deadline, and the outcome is recorded.
+    @inline(__always)
     private func guardedExchange(_ req: UpstreamRequest) async throws -> UpstreamResponse {
         let gate = originGate(lang: req.lang)
         let origin = gate.name
@@ -371,7 +373,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         }
         let start = Date()
         do {
-            try await guards.acquire(gate, timeout: deadline)
+            if !guards.tryAcquire(gate) { try await guards.acquire(gate, timeout: deadline) }
         } catch {
             if probe { guards.record(gate, outcome: .abandoned, probe: true) }
             metrics.record(kind: req.kind, outcome: "timeout", seconds: Date().timeIntervalSince(start))
