@@ -7,6 +7,24 @@ public enum JSONText {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `n` in decimal, written in place (no String made).
+    public static func appendInt(_ n: Int, to out: inout [UInt8]) {
+        if n < 0 { out.append(45) }
+        var m = n.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // up to 20 digits, least significant first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat { d[count] = UInt8(48 + m % 10); m /= 10; count += 1 } while m > 0
+            for k in stride(from: count - 1, through: 0, by: -1) { out.append(d[k]) }
+        }
+    }
+
+    /// A literal written in place.
+    @inline(__always)
+    public static func append(_ s: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
         out.append(34)
         for b in s.utf8 {

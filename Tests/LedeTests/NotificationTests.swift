@@ -28,7 +28,12 @@ final class BellBadgingTests: XCTestCase {
         XCTAssertEqual(Badge(unread: -3, exploreFeedOn: true).unreadCount, 0)
     }
     func testTheBadgeIsWrittenAsJSONEncoderWouldWriteIt() throws {
-        for (n, on) in [(0, true), (4, false), (99, true), (100, false), (123_456, true)] {
+        for n in [0, 7, -1, 10, 99, 100, 1_234_567_890, Int.max, Int.min] {
+            var out: [UInt8] = []
+            JSONText.appendInt(n, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), String(n))
+        }
+        for (n, on) in [(0, true), (4, false), (99, true), (100, false), (123_456, true), (Int.max, false)] {
             let b = Badge(unread: n, exploreFeedOn: on)
             XCTAssertEqual(String(decoding: b.jsonBytes, as: UTF8.self), String(decoding: try Responses.encoder.encode(b), as: UTF8.self))
         }

@@ -25,16 +25,15 @@ public struct Badge: Encodable, Equatable, Sendable {
 
     /// The JSON JSONEncoder would write (sorted keys), written directly: the badge is answered on every app open.
     public var jsonBytes: [UInt8] {
+        // Written in place, no nested function capturing `out` (that boxed it, with an exclusivity check per write).
         var out: [UInt8] = []
         out.reserveCapacity(128)
-        func literal(_ s: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)) }
-        func int(_ n: Int) { var d = String(n); d.withUTF8 { out.append(contentsOf: $0) } }
-        literal("{\"appIconBadgeCount\":"); int(appIconBadgeCount)
-        literal(",\"displayCount\":"); JSONText.appendQuoted(displayCount, to: &out)
-        literal(",\"indicated\":"); if indicated { literal("true") } else { literal("false") }
-        literal(",\"placement\":\""); literal(placement == .explore ? "explore" : "settings")
-        literal("\",\"unreadCount\":"); int(unreadCount)
-        literal("}")
+        JSONText.append("{\"appIconBadgeCount\":", to: &out); JSONText.appendInt(appIconBadgeCount, to: &out)
+        JSONText.append(",\"displayCount\":", to: &out); JSONText.appendQuoted(displayCount, to: &out)
+        JSONText.append(indicated ? ",\"indicated\":true" : ",\"indicated\":false", to: &out)
+        JSONText.append(placement == .explore ? ",\"placement\":\"explore\"" : ",\"placement\":\"settings\"", to: &out)
+        JSONText.append(",\"unreadCount\":", to: &out); JSONText.appendInt(unreadCount, to: &out)
+        JSONText.append("}", to: &out)
         return out
     }
 }
