@@ -195,7 +195,8 @@ final class ClientConnection: LoopDescriptorHandler {
     private var current: Pending?
     private var out: [UInt8] = []
     private var written = 0
-    private var parser = ResponseParser()
+    /// One parser for the connection's life, reset for each exchange (its buffers are reused).
+    private var parser: ResponseParser
     private var received = false
     private var requestsServed = 0
     private var addresses: [ResolvedAddress] = []
@@ -204,6 +205,7 @@ final class ClientConnection: LoopDescriptorHandler {
 
     init(origin: Origin, pool: Pool, loop: ClientLoop, client: ClientShared) {
         self.origin = origin; self.pool = pool; self.loop = loop; self.client = client
+        parser = ResponseParser(limits: .init(maxBody: client.configuration.maxResponseBytes))
     }
 
     // MARK: Start
@@ -293,7 +295,7 @@ final class ClientConnection: LoopDescriptorHandler {
         if p.isFinished { current = nil; finishRequest(reusable: state != .connecting && state != .handshaking); return }
         out = p.bytes
         written = 0
-        parser = ResponseParser(limits: .init(maxBody: client.configuration.maxResponseBytes), requestWasHead: p.isHead)
+        parser.reset(requestWasHead: p.isHead)
         received = false
         state = .writing
         pool.counters.requests.add(1, ordering: .relaxed)

@@ -151,7 +151,7 @@ public struct ResponseParser {
 
     public let limits: Limits
     /// The request was HEAD: the response has no body whatever its fields say.
-    public let requestWasHead: Bool
+    public private(set) var requestWasHead: Bool
     private var buffer: [UInt8] = []
     private var start = 0
     private var state = State.head
@@ -172,6 +172,17 @@ public struct ResponseParser {
     public init(limits: Limits = Limits(), requestWasHead: Bool = false) {
         self.limits = limits
         self.requestWasHead = requestWasHead
+    }
+
+    /// Ready for the next response on the same connection (the last one complete and taken, nothing left over): the
+    /// receive buffer and the line list keep their capacity, up to 64 KB, so an exchange on a kept-alive connection
+    /// does not allocate them again.
+    public mutating func reset(requestWasHead: Bool) {
+        self.requestWasHead = requestWasHead
+        if buffer.capacity > 64 * 1024 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+        headLines.removeAll(keepingCapacity: true)
+        start = 0; state = .head; headBytes = 0; trailerBytes = 0; headScan = 0; headLineStart = 0; lineScan = 0
+        head = nil; body = []; keepAlive = false
     }
 
     public var isComplete: Bool { state == .done }

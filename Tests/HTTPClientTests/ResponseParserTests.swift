@@ -84,6 +84,37 @@ final class ResponseParserTests: XCTestCase {
         }
     }
 
+    /// One parser serves a kept-alive connection's exchanges: after `reset` it reads the next response (any framing,
+    /// a HEAD's bodiless one) exactly as a fresh parser would, whatever the last one left in its state.
+    func testAResetParserReadsTheNextResponseAsAFreshOneWould() throws {
+        let answers: [(String, Bool)] = [
+            ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\nX-T: 1\r\n\r\n", false),
+            ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno", false),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true),
+            ("HTTP/1.1 204 No Content\r\nX: " + String(repeating: "v", count: 5000) + "\r\n\r\n", false),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nend", false),
+        ]
+        var reused = ResponseParser()
+        for pieces in [1, 7, 1000] {
+            for (text, head) in answers {
+                reused.reset(requestWasHead: head)
+                var fresh = ResponseParser(requestWasHead: head)
+                let bytes = Array(text.utf8)
+                var done = (false, false)
+                for start in stride(from: 0, to: bytes.count, by: pieces) {
+                    let piece = Array(bytes[start..<min(bytes.count, start + pieces)])
+                    done = (try reused.feed(piece), try fresh.feed(piece))
+                }
+                XCTAssertTrue(done.0 && done.1, text)
+                XCTAssertEqual(reused.head, fresh.head, text)
+                XCTAssertEqual(reused.body, fresh.body, text)
+                XCTAssertEqual(reused.keepAlive, fresh.keepAlive, text)
+                XCTAssertFalse(reused.hasLeftover)
+            }
+        }
+    }
+
     /// Field values are checked eight bytes at a time: a control byte or DEL anywhere in a long value (every offset,
     /// every word position) is refused, while tabs, spaces and obs-text bytes (0x80–0xFF) anywhere are accepted.
     func testEveryControlByteInAFieldValueIsFoundWhereverItSits() throws {
