@@ -104,6 +104,12 @@ final class UpstreamClientTests: XCTestCase {
         changed = ready; changed.lang = "de"; XCTAssertNil(changed.prepared)
         changed = ready; changed.method = .post; XCTAssertNil(changed.prepared)
         changed = ready; changed.form = [("a", "b")]; XCTAssertNil(changed.prepared)
+        // Requests are values (their fields shared in a box, copied on write): changing a copy leaves the original.
+        XCTAssertNotNil(ready.prepared)
+        XCTAssertEqual(ready, plain.with(authorization: "Bearer demo-bob"))
+        XCTAssertEqual(ready.lang, "en"); XCTAssertEqual(ready.method, .get); XCTAssertEqual(ready.path, "/w/api.php")
+        XCTAssertTrue(ready.form.isEmpty); XCTAssertFalse(ready.query.contains { $0.0 == "notcontinue" })
+        changed = ready; changed.kind = "other"; XCTAssertEqual(ready.kind, "notifications"); XCTAssertNotEqual(changed, ready)
 
         // Another transport (another base URL) sends the request as the request says, not as the first one wrote it.
         let other = try FakeUpstream()
@@ -324,4 +330,8 @@ final class UpstreamCacheTests: XCTestCase {
         let v: Int = try await cache.value("k", ttl: 10) { (2, 1) }
         XCTAssertEqual(v, 2)
     }
+}
+
+extension UpstreamRequest {
+    func with(authorization: String?) -> UpstreamRequest { var r = self; r.authorization = authorization; return r }
 }

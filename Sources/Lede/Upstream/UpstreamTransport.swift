@@ -4,27 +4,72 @@ import HTTPClient
 /// every answer goes through the same decoders in `WikimediaClient`.
 public struct UpstreamRequest: Sendable, Equatable {
     public enum Method: String, Sendable { case get = "GET", post = "POST" }
-    public var method: Method = .get { didSet { prepared = nil } }
-    public var lang: String { didSet { prepared = nil } }
+
+    /// What the request asks for, in one shared box: a request is copied into every async frame on its way out (six
+    /// of them for the badge), and a copy is then one reference and the credentials, not seven strings and arrays.
+    /// Copy-on-write: changed only where uniquely referenced.
+    private final class Storage: @unchecked Sendable {   // @unchecked: never mutated once shared (every setter copies unless unique).
+        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], kind: String
+        var prepared: PreparedUpstreamRequest?
+        init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], kind: String,
+             prepared: PreparedUpstreamRequest?) {
+            self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form; self.kind = kind
+            self.prepared = prepared
+        }
+    }
+    private var storage: Storage
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) {
+            let s = storage
+            storage = Storage(method: s.method, lang: s.lang, path: s.path, query: s.query, form: s.form, kind: s.kind, prepared: s.prepared)
+        }
+        return storage
+    }
+
+    public var method: Method {
+        get { storage.method }
+        set { let s = unique(); s.method = newValue; s.prepared = nil }
+    }
+    public var lang: String {
+        get { storage.lang }
+        set { let s = unique(); s.lang = newValue; s.prepared = nil }
+    }
     /// Path below the language's base URL, starting with `/` (`/api/rest_v1/…` or `/w/api.php`).
-    public var path: String { didSet { prepared = nil } }
+    public var path: String {
+        get { storage.path }
+        set { let s = unique(); s.path = newValue; s.prepared = nil }
+    }
     /// Query items, in order, not yet encoded.
-    public var query: [(String, String)] = [] { didSet { prepared = nil } }
+    public var query: [(String, String)] {
+        get { storage.query }
+        set { let s = unique(); s.query = newValue; s.prepared = nil }
+    }
     /// Form fields for POST (`application/x-www-form-urlencoded`).
-    public var form: [(String, String)] = [] { didSet { prepared = nil } }
+    public var form: [(String, String)] {
+        get { storage.form }
+        set { let s = unique(); s.form = newValue; s.prepared = nil }
+    }
     /// The ready-made form a transport gave this request (`UpstreamTransport.prepare`) for a call repeated many
     /// times: its URL encoded and parsed, its request head written. Dropped when the method, language, path,
     /// query or form change; `authorization` is sent per call. Not part of equality.
-    public internal(set) var prepared: PreparedUpstreamRequest?
-    /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached.
-    public var authorization: String?
+    public internal(set) var prepared: PreparedUpstreamRequest? {
+        get { storage.prepared }
+        set { unique().prepared = newValue }
+    }
     /// Call kind, for metrics and cache policy (`feed`, `summary`, `related`, …).
-    public var kind: String
+    public var kind: String {
+        get { storage.kind }
+        set { unique().kind = newValue }
+    }
+    /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached. Kept beside
+    /// the box: setting it per call (the badge's prepared request) copies nothing.
+    public var authorization: String?
 
     public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
                 authorization: String? = nil, kind: String) {
-        self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form
-        self.authorization = authorization; self.kind = kind
+        storage = Storage(method: method, lang: lang, path: path, query: query, form: form, kind: kind, prepared: nil)
+        self.authorization = authorization
     }
 
     public static func == (a: UpstreamRequest, b: UpstreamRequest) -> Bool {
