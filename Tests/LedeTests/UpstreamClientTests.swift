@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import EventLoops
 import XCTest
 @testable import Lede
 
@@ -272,6 +273,31 @@ final class UpstreamClientTests: XCTestCase {
         let page = try await client.summary(lang: en, title: "Madrid")
         XCTAssertEqual(page.title, "Madrid")
         XCTAssertEqual(fake.requests(kind: "summary").count, 2)
+    }
+
+    /// Each event loop records upstream calls into a table of its own (no lock shared between loops); whatever thread
+    /// or loop recorded them, counts and the rendered text add every one up.
+    func testUpstreamMetricsFromManyLoopsAndThreadsAddUp() throws {
+        let metrics = UpstreamMetrics(loops: 2)
+        let loops = try (0..<3).map { try EventLoop(id: $0) }
+        for (i, l) in loops.enumerated() { l.start(name: "metrics-test-\(i)") }
+        defer { for l in loops { l.stop() } }
+        let done = DispatchGroup()
+        for l in loops {
+            for _ in 0..<100 {
+                done.enter()
+                l.execute { metrics.record(kind: "summary", outcome: "ok", seconds: 0.02); metrics.skipped(kind: "summary", count: 1); done.leave() }
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 100) { _ in metrics.record(kind: "summary", outcome: "timeout", seconds: nil) }
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(metrics.count(kind: "summary", outcome: "ok"), 300)
+        XCTAssertEqual(metrics.count(kind: "summary", outcome: "timeout"), 100)
+        XCTAssertEqual(metrics.totalCalls(kind: "summary"), 400)
+        XCTAssertEqual(metrics.skippedCount(kind: "summary"), 300)
+        let text = metrics.render(cache: UpstreamCache().snapshot)
+        XCTAssertTrue(text.contains("lede_upstream_calls_total{kind=\"summary\",outcome=\"ok\"} 300"), text)
+        XCTAssertTrue(text.contains("lede_upstream_duration_seconds_count 300"), text)
     }
 
     func testMetricsTextCarriesUpstreamAndCacheCounters() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import HTTPServer
+import EventLoops
 
 /// Upstream calls by kind and outcome, and their latency, rendered into `/metrics` with the cache counters.
 public final class UpstreamMetrics: Sendable {
@@ -11,18 +12,40 @@ public final class UpstreamMetrics: Sendable {
         var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
         var sum = 0.0
         var skippedItems: [String: Int] = [:]
+
+        mutating func add(_ other: Table) {
+            for (k, n) in other.calls { calls[k, default: 0] += n }
+            for i in histogram.indices { histogram[i] += other.histogram[i] }
+            sum += other.sum
+            for (k, n) in other.skippedItems { skippedItems[k, default: 0] += n }
+        }
     }
     private struct CallKey: Hashable { var kind: String; var outcome: String }
-    private let table = Mutex(Table())
+    /// One table per event loop (and one for any other thread): a call records into its own loop's, so the two loops
+    /// never take one lock (nor pass its cache line back and forth) per call; a scrape adds them up.
+    private final class Shard: Sendable { let table = Mutex(Table()) }
+    private let shards: [Shard]
 
-    public init() {}
+    /// `loops`: how many event loops record (more are folded onto the same tables).
+    public init(loops: Int = 8) { shards = (0...max(1, loops)).map { _ in Shard() } }
+
+    private var local: Shard {
+        guard let loop = EventLoop.current else { return shards[0] }
+        return shards[1 + loop.id % (shards.count - 1)]
+    }
+
+    private var merged: Table {
+        var all = Table()
+        for shard in shards { all.add(shard.table.withLock { $0 }) }
+        return all
+    }
 
     /// One call's outcome; `seconds` nil for a call that was never sent (back-off, open breaker), which counts
     /// but does not enter the latency histogram.
     public func record(kind: String, outcome: String, seconds: Double?) {
         var bucket = UpstreamMetrics.buckets.count
         if let seconds { for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break } }
-        table.withLock { t in
+        local.table.withLock { t in
             t.calls[CallKey(kind: kind, outcome: outcome), default: 0] += 1
             if let seconds { t.histogram[bucket] += 1; t.sum += seconds }
         }
@@ -30,19 +53,19 @@ public final class UpstreamMetrics: Sendable {
 
     /// List items of upstream answers that could not be read and were left out.
     public func skipped(kind: String, count: Int) {
-        table.withLock { $0.skippedItems[kind, default: 0] += count }
+        local.table.withLock { $0.skippedItems[kind, default: 0] += count }
     }
 
-    public func skippedCount(kind: String) -> Int { table.withLock { $0.skippedItems[kind] ?? 0 } }
+    public func skippedCount(kind: String) -> Int { merged.skippedItems[kind] ?? 0 }
 
-    public func count(kind: String, outcome: String) -> Int { table.withLock { $0.calls[CallKey(kind: kind, outcome: outcome)] ?? 0 } }
+    public func count(kind: String, outcome: String) -> Int { merged.calls[CallKey(kind: kind, outcome: outcome)] ?? 0 }
 
     public func totalCalls(kind: String) -> Int {
-        table.withLock { $0.calls.filter { $0.key.kind == kind }.values.reduce(0, +) }
+        merged.calls.filter { $0.key.kind == kind }.values.reduce(0, +)
     }
 
     public func render(cache: UpstreamCache.Counters) -> String {
-        let t = table.withLock { $0 }
+        let t = merged
         let c = t.calls, h = t.histogram, s = t.sum, skipped = t.skippedItems
         var out = "# HELP lede_upstream_calls_total Upstream calls by kind and outcome.\n# TYPE lede_upstream_calls_total counter\n"
         for (key, n) in c.sorted(by: { ($0.key.kind, $0.key.outcome) < ($1.key.kind, $1.key.outcome) }) {
