@@ -16,7 +16,7 @@ struct FuzzTarget: Sendable {
 let fuzzTargets: [FuzzTarget] = [
     FuzzTarget(name: "request", about: "the HTTP request parser, input cut into pieces by its first byte", run: fuzzRequest),
     FuzzTarget(name: "response", about: "the upstream response parser: pieces, HEAD, 1xx, the body cap; pieces never change the outcome", run: fuzzResponse),
-    FuzzTarget(name: "json", about: "JSONPaths against StrictJSON: accepted exactly when RFC 8259 JSON, the same values at every path", run: fuzzJSON),
+    FuzzTarget(name: "json", about: "JSONPaths against StrictJSON: accepted exactly when RFC 8259 JSON (paths asked or none), the same values at every path", run: fuzzJSON),
     FuzzTarget(name: "text", about: "the text rules: pronunciation stripping (text and HTML), HTML to plain text", run: fuzzText),
     FuzzTarget(name: "inflate", about: "the gzip/zlib inflater: a cap that holds, pieces equal to the whole", run: fuzzInflate),
     FuzzTarget(name: "decoders", about: "every Wikimedia decoder through WikimediaClient: a value or a clean UpstreamError; what Lede writes from it is JSON", run: fuzzDecoders),
