@@ -115,7 +115,7 @@ enum JSONPaths {
         mutating func value(candidates: UInt64, depth: Int) throws {
             if candidates == 0 { return try skip(depth: depth) }
             guard depth < JSONPaths.maxDepth, i < bytes.count else { throw Malformed() }
-            let ends = candidates == 0 ? 0 : ending(candidates, at: depth)
+            let ends = ending(candidates, at: depth)
             let deeper = candidates & ~ends
             let start = i
             switch bytes[i] {

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPClient
 import HTTPServer
 
@@ -60,10 +61,10 @@ public final class LiveTransport: UpstreamTransport {
         // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
         var ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
         var url = ready?.url ?? request.url(baseParts: templateParts)
-        let start = ContinuousClock.now
+        let start = DispatchTime.now().uptimeNanoseconds   // monotonic, and no Duration arithmetic per call
         var hops = 0
         while true {
-            let remaining = deadline - Self.seconds(ContinuousClock.now - start)
+            let remaining = deadline - Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
             guard remaining > 0 else { throw UpstreamError.timeout }
             let response: ClientResponse
             do {
@@ -101,9 +102,5 @@ public final class LiveTransport: UpstreamTransport {
         case .certificate(let why): return .untrusted(why)
         case .reset, .connect, .resolve, .tls, .invalidURL: return .unavailable(status: 0)
         }
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }
