@@ -49,7 +49,8 @@ public struct ClientRequest: Sendable {
         self.method = method; self.url = url; self.headers = headers; self.body = body
     }
     /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be sent again when a reused connection turns out closed.
-    var isIdempotent: Bool { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) }
+    var isIdempotent: Bool { Self.isIdempotent(method) }
+    static func isIdempotent(_ method: String) -> Bool { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) }
 }
 
 public struct ClientResponse: Sendable {
@@ -325,7 +326,7 @@ public final class PreparedRequest: Sendable {
         HTTPClient.writeStart(method, target, origin, into: &head)
         try HTTPClient.writeFields(headers, into: &head)
         self.method = method; self.url = url; self.origin = origin; self.head = head
-        idempotent = ClientRequest(method: method, url: url).isIdempotent
+        idempotent = ClientRequest.isIdempotent(method)
     }
 }
 

@@ -19,12 +19,6 @@ public enum JSONText {
         }
     }
 
-    /// A literal written in place.
-    @inline(__always)
-    public static func append(_ s: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
-    }
-
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
         out.append(34)
         for b in s.utf8 {

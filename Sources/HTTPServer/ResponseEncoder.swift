@@ -267,7 +267,7 @@ enum ResponseEncoder {
 extension Array where Element == UInt8 {
     /// Appends a literal's bytes (no array to retain, no lazy global to check).
     @inline(__always)
-    mutating func append(contentsOf literal: StaticString) {
+    public mutating func append(contentsOf literal: StaticString) {
         append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 }

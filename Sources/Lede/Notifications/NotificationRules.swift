@@ -28,12 +28,12 @@ public struct Badge: Encodable, Equatable, Sendable {
         // Written in place, no nested function capturing `out` (that boxed it, with an exclusivity check per write).
         var out: [UInt8] = []
         out.reserveCapacity(128)
-        JSONText.append("{\"appIconBadgeCount\":", to: &out); JSONText.appendInt(appIconBadgeCount, to: &out)
-        JSONText.append(",\"displayCount\":", to: &out); JSONText.appendQuoted(displayCount, to: &out)
-        JSONText.append(indicated ? ",\"indicated\":true" : ",\"indicated\":false", to: &out)
-        JSONText.append(placement == .explore ? ",\"placement\":\"explore\"" : ",\"placement\":\"settings\"", to: &out)
-        JSONText.append(",\"unreadCount\":", to: &out); JSONText.appendInt(unreadCount, to: &out)
-        JSONText.append("}", to: &out)
+        out.append(contentsOf: "{\"appIconBadgeCount\":" as StaticString); JSONText.appendInt(appIconBadgeCount, to: &out)
+        out.append(contentsOf: ",\"displayCount\":" as StaticString); JSONText.appendQuoted(displayCount, to: &out)
+        out.append(contentsOf: indicated ? ",\"indicated\":true" : ",\"indicated\":false" as StaticString)
+        out.append(contentsOf: placement == .explore ? ",\"placement\":\"explore\"" : ",\"placement\":\"settings\"" as StaticString)
+        out.append(contentsOf: ",\"unreadCount\":" as StaticString); JSONText.appendInt(unreadCount, to: &out)
+        out.append(125)
         return out
     }
 }
@@ -106,14 +106,14 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
     }
 
     public func appendJSON(to out: inout [UInt8]) {
-        func key(_ k: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount)) }
+        func key(_ k: StaticString) { out.append(contentsOf: k) }
         func string(_ v: String?) { if let v { JSONText.appendQuoted(v, to: &out) } else { out.append(contentsOf: [110, 117, 108, 108]) } }
         key("{\"agent\":"); string(agent)
         key(",\"body\":"); string(body)
         key(",\"category\":"); string(category)
         key(",\"filter\":\""); out.append(contentsOf: filter.rawValue.utf8); out.append(34)
         key(",\"header\":"); string(header)
-        key(",\"id\":"); out.append(contentsOf: String(id).utf8)
+        key(",\"id\":"); JSONText.appendInt(id, to: &out)
         key(",\"primaryLink\":"); string(primaryLink)
         key(",\"read\":"); if read { key("true") } else { key("false") }
         key(",\"timestamp\":"); string(timestamp)

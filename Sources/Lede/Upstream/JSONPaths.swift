@@ -130,17 +130,17 @@ enum JSONPaths {
                     if deeper != 0 {
                         // The name compared where it lies; unescaped into a copy only when it holds an escape.
                         let nameStart = i + 1
-                        _ = try string(capture: false)
+                        try skipString()
                         let raw = UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)])
                         if raw.contains(UInt8(ascii: "\\")) {
                             i = nameStart - 1
-                            let name = try string(capture: true)
+                            let name = try string()
                             next = name.withUnsafeBufferPointer { below(deeper, depth: depth, name: $0) }
                         } else {
                             next = below(deeper, depth: depth, name: raw)
                         }
                     } else {
-                        _ = try string(capture: false)
+                        try skipString()
                     }
                     skipSpace()
                     guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Malformed() }
@@ -166,8 +166,7 @@ enum JSONPaths {
                     i += 1; return
                 }
             case UInt8(ascii: "\""):
-                let s = try string(capture: ends != 0)
-                if ends != 0 { record(ends, Value(kind: .string, text: String(decoding: s, as: UTF8.self))) }
+                if ends != 0 { record(ends, Value(kind: .string, text: String(decoding: try string(), as: UTF8.self))) } else { try skipString() }
             case UInt8(ascii: "t"): try literal("true"); if ends != 0 { record(ends, Value(kind: .bool, text: "true")) }
             case UInt8(ascii: "f"): try literal("false"); if ends != 0 { record(ends, Value(kind: .bool, text: "false")) }
             case UInt8(ascii: "n"): try literal("null"); if ends != 0 { record(ends, Value(kind: .null)) }
@@ -282,16 +281,16 @@ enum JSONPaths {
             }
         }
 
-        /// A string at `i` (the opening quote): valid UTF-8, no control characters, valid escapes. Unescaped
-        /// into the result when `capture`; otherwise only checked (nothing allocated).
-        mutating func string(capture: Bool = true) throws -> [UInt8] {
+        /// A string at `i` (the opening quote): valid UTF-8, no control characters, valid escapes; unescaped into the
+        /// result (`skipString` checks one the same way and keeps nothing).
+        mutating func string() throws -> [UInt8] {
             i += 1
             var out: [UInt8] = []
             while true {
                 // A run of plain ASCII in a local index (no bounds check or store per byte), taken whole.
                 var j = Reader.plainRunEnd(bytes, from: i)
                 while j < bytes.count, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\") { j += 1 }
-                if capture && j > i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<j])) }
+                if j > i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<j])) }
                 i = j
                 guard i < bytes.count else { throw Malformed() }
                 let c = bytes[i]
@@ -300,7 +299,7 @@ enum JSONPaths {
                 if c >= 0x80 {
                     let start = i
                     try utf8Sequence()
-                    if capture { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i])) }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
                     continue
                 }
                 // An escape.
@@ -328,10 +327,8 @@ enum JSONPaths {
                     }
                 default: throw Malformed()
                 }
-                if capture {
-                    // A lone surrogate becomes U+FFFD.
-                    out.append(contentsOf: String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
-                }
+                // A lone surrogate becomes U+FFFD.
+                out.append(contentsOf: String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8)
             }
         }
 

@@ -15,6 +15,8 @@ public final class LiveTransport: UpstreamTransport {
     private let client: HTTPClient
     /// The template split at `{lang}`.
     private let templateParts: [String]
+    /// The fields every call sends, in this order, before the per-call ones (`Authorization`, `Content-Type`).
+    private let fixedFields: [(String, String)]
 
     public static let version = "0.2.0"
 
@@ -25,6 +27,7 @@ public final class LiveTransport: UpstreamTransport {
         self.userAgent = "Lede/\(LiveTransport.version) (\(contact))"
         self.client = client
         self.templateParts = template.components(separatedBy: "{lang}")
+        fixedFields = [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")]
     }
 
     /// A transport with a client of its own (one loop, the default pool size, the system trust store).
@@ -38,8 +41,6 @@ public final class LiveTransport: UpstreamTransport {
     /// The response fields the client acts on.
     static let keptFields = ["location", "retry-after"]
 
-    /// The fields every call sends, in this order, before the per-call ones (`Authorization`, `Content-Type`).
-    private var fixedFields: [(String, String)] { [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")] }
 
     /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
