@@ -394,9 +394,10 @@ final class ClientConnection: LoopDescriptorHandler {
         requestsServed += 1
         current = nil
         pool.loopConnections.removeAll { $0 === self }
-        p.finish(.success(ClientResponse(status: head.status, head: head, body: body)))
         if reusable { becomeIdle() } else { teardown() }
         pool.released(self, reusable: reusable)
+        // Last: a caller answered by callback may make its next call at once, on this very connection.
+        p.finish(.success(ClientResponse(status: head.status, head: head, body: body)))
     }
 
     private func becomeIdle() {
@@ -449,9 +450,10 @@ final class ClientConnection: LoopDescriptorHandler {
     }
 
     func abort(_ e: HTTPClientError) {
-        current?.finish(.failure(e))
+        let p = current
         current = nil
         teardown()
+        p?.finish(.failure(e))
     }
 
     /// The request fails; the connection closes and leaves the pool.
@@ -460,8 +462,8 @@ final class ClientConnection: LoopDescriptorHandler {
         current = nil
         let wasBusy = state != .idle && state != .closed
         teardown()
-        p?.finish(.failure(e))
         if wasBusy || p != nil { pool.released(self, reusable: false) }   // teardown left the busy list
+        p?.finish(.failure(e))   // last, with the pool consistent (see `complete`)
     }
 
     private func teardown() {

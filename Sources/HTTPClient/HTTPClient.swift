@@ -244,13 +244,39 @@ public final class HTTPClient: Sendable {
     /// and written; the URL is not parsed, nor the rest of the head written, again.
     public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], body: [UInt8] = [],
                         timeout: Double) async throws(HTTPClientError) -> ClientResponse {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(request.head.count + Self.fieldBytes(headers) + 32 + body.count)
-        bytes.append(contentsOf: request.head)
-        try Self.writeFields(headers, into: &bytes)
-        Self.writeEnd(request.method, body, into: &bytes)
+        let bytes = try Self.requestBytes(request, headers: headers, body: body)
         return try await send(bytes, origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
                               here: currentServerLoop())
+    }
+
+    /// The same exchange as the async `execute` of a prepared request, answered through `completion` instead of a
+    /// task: for a caller that runs on a server loop and goes on from the answer without awaiting (no task, no
+    /// continuation). On a server loop's thread the call uses that loop's pools and `completion` runs on that
+    /// thread, once, after the connection that carried the call is back in its pool (it may make another call at
+    /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
+    /// (a per-call field that is not valid) is answered before this returns.
+    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double,
+                        completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
+        let bytes: [UInt8]
+        do { bytes = try Self.requestBytes(request, headers: headers, body: body) } catch { completion(.failure(error)); return }
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        let pending = Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
+                              deadline: deadline, completion: .callback(completion))
+        if let here = currentServerLoop() { here.submit(pending); return }
+        let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
+        let box = UnsafeSendableBox(pending, host: loop.host)
+        loop.execute { loop.submit(box.value) }
+    }
+
+    /// A prepared request's bytes for one call: its head, the per-call fields (checked), the end and the body.
+    @inline(__always)
+    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + 32 + body.count)
+        bytes.append(contentsOf: request.head)
+        try writeFields(headers, into: &bytes)
+        writeEnd(request.method, body, into: &bytes)
+        return bytes
     }
 
     @inline(__always)
@@ -259,16 +285,18 @@ public final class HTTPClient: Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
         let isHead = method == "HEAD"
         if let here {
-            // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop).
-            let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
-                here.submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline, continuation: c))
+            // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop). `Pending`
+            // resumes its continuation exactly once (it forgets it as it resumes), so the unchecked form is safe.
+            let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
+                here.submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline,
+                                    completion: .continuation(c)))
             }
             return try result.get()
         }
         let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
-        let result: Result<ClientResponse, HTTPClientError> = await withCheckedContinuation { c in
+        let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
             let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent,
-                                                    deadline: deadline, continuation: c), host: loop.host)
+                                                    deadline: deadline, completion: .continuation(c)), host: loop.host)
             loop.execute { loop.submit(pending.value) }
         }
         return try result.get()
@@ -358,29 +386,42 @@ final class Counter: Sendable {
 
 /// One request waiting for, or using, a connection. Lives on its loop.
 final class Pending {
+    /// How the caller is told: a suspended task resumed, or a callback run on the loop.
+    enum Completion {
+        case continuation(UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>)
+        case callback((Result<ClientResponse, HTTPClientError>) -> Void)
+    }
     let origin: Origin
     let bytes: [UInt8]
     let isHead: Bool
     let idempotent: Bool
     let deadline: UInt64
     let enqueued = DispatchTime.now().uptimeNanoseconds
-    private var continuation: CheckedContinuation<Result<ClientResponse, HTTPClientError>, Never>?
+    /// Forgotten as it is used: a caller is answered exactly once.
+    private var completion: Completion?
     /// A reused connection that turned out closed gets one more try on a fresh one.
     var retried = false
 
-    init(origin: Origin, bytes: [UInt8], isHead: Bool, idempotent: Bool, deadline: UInt64,
-         continuation: CheckedContinuation<Result<ClientResponse, HTTPClientError>, Never>) {
+    init(origin: Origin, bytes: [UInt8], isHead: Bool, idempotent: Bool, deadline: UInt64, completion: Completion) {
         self.origin = origin; self.bytes = bytes; self.isHead = isHead; self.idempotent = idempotent
-        self.deadline = deadline; self.continuation = continuation
+        self.deadline = deadline; self.completion = completion
     }
 
-    var isFinished: Bool { continuation == nil }
+    var isFinished: Bool { completion == nil }
 
+    /// Answers the caller. A callback runs here and now, so callers of `finish` leave their pool and connection
+    /// consistent first: the callback may make another call on the same loop.
     func finish(_ result: Result<ClientResponse, HTTPClientError>) {
-        guard let c = continuation else { return }
-        continuation = nil
-        c.resume(returning: result)
+        guard let c = completion else { return }
+        completion = nil
+        switch c {
+        case .continuation(let k): k.resume(returning: result)
+        case .callback(let f): f(result)
+        }
     }
+
+    /// A request dropped without an answer (its loop closed under it) still answers its caller.
+    deinit { finish(.failure(.reset)) }
 }
 
 /// Per-origin counters for `/metrics`, across loops.

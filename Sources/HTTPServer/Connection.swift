@@ -24,6 +24,10 @@ final class Connection: LoopDescriptorHandler {
     private var interestRead = true
     private var interestWrite = false
     private var inFlight = false
+    /// While a `.callback` handler's `start` runs: an answer it gives at once waits in `inlineAnswer` and is written
+    /// when `start` returns (not from inside the dispatch that is still running).
+    private var startingCallback = false
+    private var inlineAnswer: HTTPResponse?
     private var closeAfterFlush = false
     private var lingerDeadline: UInt64?
     private var peerClosed = false
@@ -194,6 +198,23 @@ final class Connection: LoopDescriptorHandler {
                     let response = await work()
                     if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
+            case .callback(let start):
+                // No task: the work answers through the responder, on this loop as a rule (an upstream call made
+                // here calls back here). An answer given before `start` returns is written as an inline one.
+                inFlight = true
+                let loop = server.loop
+                let connection = LoopBound(self, on: loop)
+                let responder = Responder { response in
+                    if loop.inLoop { connection.value.callbackAnswered(response) } else { loop.execute { connection.value.callbackAnswered(response) } }
+                }
+                startingCallback = true
+                start(responder)
+                startingCallback = false
+                if let answer = inlineAnswer {
+                    inlineAnswer = nil
+                    inFlight = false
+                    respond(answer)
+                }
             }
         case .methodNotAllowed(let allow):
             var p = Problem(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow.joined(separator: ", ")).")
@@ -202,6 +223,11 @@ final class Connection: LoopDescriptorHandler {
         case .notFound:
             respond(Problem(status: 404, detail: "No route for \(request.path.prefix(200)).").response)
         }
+    }
+
+    /// A `.callback` handler's answer, on the loop.
+    private func callbackAnswered(_ response: HTTPResponse) {
+        if startingCallback { inlineAnswer = response } else { asyncCompleted(response) }
     }
 
     private func asyncCompleted(_ response: HTTPResponse) {

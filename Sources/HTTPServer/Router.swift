@@ -20,11 +20,38 @@ public struct RequestContext: Sendable {
     public func parameter(_ name: String) -> String? { parameters[name] }
 }
 
-/// A handler answers on the event loop (`.response`: cached bytes, health) or off it (`.async`: upstream
-/// work). The loop never waits for `.async` work; other connections go on being served.
+/// A handler answers on the event loop (`.response`: cached bytes, health) or later (`.async`: upstream work in a
+/// task; `.callback`: work that answers through a callback, with no task). The loop never waits for either; other
+/// connections go on being served.
 public enum HandlerResult: Sendable {
     case response(HTTPResponse)
     case async(@Sendable () async -> HTTPResponse)
+    /// `start` runs at once, on the connection's loop, and answers through the `Responder` it is given, exactly
+    /// once, from any thread: for work whose answer arrives as a callback on the loop (an upstream call made on it),
+    /// which then needs no task, no continuation and no frames. A responder dropped unanswered answers 500.
+    case callback(@Sendable (Responder) -> Void)
+}
+
+/// The answer to one request whose handler returned `.callback`. Answering on the connection's loop writes the
+/// response at once; from another thread it is handed to the loop. Only the first answer counts.
+public final class Responder: Sendable {
+    /// Answers once: set by the first `respond` (or by `deinit`), from whichever thread.
+    private let answered = Atomic(false)
+    private let deliver: @Sendable (HTTPResponse) -> Void
+
+    init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) { self.deliver = deliver }
+
+    public func respond(_ response: HTTPResponse) {
+        guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        deliver(response)
+    }
+
+    deinit {
+        // A handler that lost its responder without answering must not leave the connection waiting for ever.
+        if !answered.load(ordering: .acquiring) {
+            deliver(Problem(status: 500, detail: "The server's handler ended without an answer.").response)
+        }
+    }
 }
 
 public typealias Handler = @Sendable (RequestContext) -> HandlerResult

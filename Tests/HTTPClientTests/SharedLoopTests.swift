@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import HTTPServer
 import EventLoops
+import Synchronization
 import XCTest
 
 /// A handler's upstream call on a server loop: the client keeps its pool on that loop, the request goes out
@@ -14,41 +15,44 @@ final class SharedLoopTests: XCTestCase {
     }
 
     func testAHandlersUpstreamCallStaysOnItsLoop() async throws {
-        let upstreamRouter = Router()
-        upstreamRouter.get("/n") { _ in .response(HTTPResponse(status: 200, contentType: "application/json", bytes: Array(#"{"n":1}"#.utf8))) }
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        let upstream = HTTPServer(configuration: config, router: upstreamRouter, logger: Logger(level: .off))
-        try upstream.start()
-        defer { upstream.shutdown(); upstream.waitUntilStopped() }
-
+        let up = try upstream()
+        defer { up.shutdown(); up.waitUntilStopped() }
         let client = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 2))
         defer { client.shutdown() }
         let seen = Seen()
-        let url = "http://127.0.0.1:\(upstream.port)/n"
-        let frontRouter = Router()
-        frontRouter.get("/fan") { _ in
-            .async {
-                let before = EventLoop.current
-                do {
-                    let r = try await client.execute(ClientRequest(url: url), timeout: 2)
-                    seen.record(before != nil && EventLoop.current === before)
-                    return HTTPResponse(status: r.status, contentType: "application/json", bytes: r.body)
-                } catch {
-                    return HTTPResponse(status: 502, contentType: "text/plain", bytes: Array("\(error)".utf8))
+        let url = "http://127.0.0.1:\(up.port)/n"
+        let server = try front(loops: 2) { router in
+            router.get("/fan") { _ in
+                .async {
+                    let before = EventLoop.current
+                    do {
+                        let r = try await client.execute(ClientRequest(url: url), timeout: 2)
+                        seen.record(before != nil && EventLoop.current === before)
+                        return HTTPResponse(status: r.status, contentType: "application/json", bytes: r.body)
+                    } catch {
+                        return HTTPResponse(status: 502, contentType: "text/plain", bytes: Array("\(error)".utf8))
+                    }
                 }
             }
         }
-        config.loops = 2
-        let front = HTTPServer(configuration: config, router: frontRouter, logger: Logger(level: .off))
-        try front.start()
-        defer { front.shutdown(); front.waitUntilStopped() }
+        defer { server.shutdown(); server.waitUntilStopped() }
+        try await eightClients(port: server.port)
+        XCTAssertEqual(seen.sameLoop, 200, "every call resumed on the loop it started on")
+        XCTAssertEqual(seen.otherThread, 0)
+        let row = client.metrics.row(url.replacingOccurrences(of: "/n", with: ""))
+        XCTAssertEqual(row.requests, 200)
+        XCTAssertLessThanOrEqual(row.created, 4, "two server loops, a pool of two on each")
+        // Off the loops (here, a test's task) the client's own loop serves the same origin.
+        let r = try await client.execute(ClientRequest(url: url), timeout: 2)
+        XCTAssertEqual(r.status, 200)
+    }
 
-        // Eight keep-alive clients, 25 requests each, at once.
+    /// Eight keep-alive clients, 25 requests each to `/fan`, at once; every answer `{"n":1}`.
+    func eightClients(port: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    let s = try TestConnection(port: front.port)
+                    let s = try TestConnection(port: port)
                     for _ in 0..<25 {
                         let (status, body) = try s.get("/fan")
                         XCTAssertEqual(status, 200, body)
@@ -58,14 +62,140 @@ final class SharedLoopTests: XCTestCase {
             }
             try await group.waitForAll()
         }
-        XCTAssertEqual(seen.sameLoop, 200, "every call resumed on the loop it started on")
+    }
+
+    /// An upstream on loopback answering `/n` with `{"n":1}`.
+    func upstream() throws -> HTTPServer {
+        let router = Router()
+        router.get("/n") { _ in .response(HTTPResponse(status: 200, contentType: "application/json", bytes: Array(#"{"n":1}"#.utf8))) }
+        var config = ServerConfiguration()
+        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
+        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        try server.start()
+        return server
+    }
+
+    func front(loops: Int, _ routes: (Router) -> Void) throws -> HTTPServer {
+        let router = Router()
+        routes(router)
+        var config = ServerConfiguration()
+        config.host = "127.0.0.1"; config.port = 0; config.loops = loops; config.accessLog = false
+        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        try server.start()
+        return server
+    }
+
+    func testACallbackCallOnAServerLoopIsAnsweredOnThatLoopWithoutATask() async throws {
+        let up = try upstream()
+        defer { up.shutdown(); up.waitUntilStopped() }
+        let client = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 2))
+        defer { client.shutdown() }
+        let prepared = try PreparedRequest(url: "http://127.0.0.1:\(up.port)/n", headers: [("Accept", "application/json")])
+        let seen = Seen()
+        let server = try front(loops: 2) { router in
+            router.get("/fan") { _ in
+                .callback { responder in
+                    let loop = EventLoop.current
+                    client.execute(prepared, headers: [("Authorization", "Bearer t")], timeout: 2) { result in
+                        seen.record(loop != nil && EventLoop.current === loop && withUnsafeCurrentTask { $0 == nil })
+                        switch result {
+                        case .success(let r): responder.respond(HTTPResponse(status: r.status, contentType: "application/json", bytes: r.body))
+                        case .failure(let e): responder.respond(HTTPResponse(status: 502, contentType: "text/plain", bytes: Array("\(e)".utf8)))
+                        }
+                    }
+                }
+            }
+        }
+        defer { server.shutdown(); server.waitUntilStopped() }
+        try await eightClients(port: server.port)
+        XCTAssertEqual(seen.sameLoop, 200, "every answer came back on the loop that made the call, outside any task")
         XCTAssertEqual(seen.otherThread, 0)
-        let row = client.metrics.row("http://127.0.0.1:\(upstream.port)")
+        let row = client.metrics.row("http://127.0.0.1:\(up.port)")
         XCTAssertEqual(row.requests, 200)
         XCTAssertLessThanOrEqual(row.created, 4, "two server loops, a pool of two on each")
-        // Off the loops (here, a test's task) the client's own loop serves the same origin.
-        let r = try await client.execute(ClientRequest(url: url), timeout: 2)
-        XCTAssertEqual(r.status, 200)
+    }
+
+    func testACallbackMayMakeTheNextCallOnTheConnectionItWasAnsweredOn() throws {
+        let up = try upstream()
+        defer { up.shutdown(); up.waitUntilStopped() }
+        let client = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 4))
+        defer { client.shutdown() }
+        let prepared = try PreparedRequest(url: "http://127.0.0.1:\(up.port)/n")
+        let server = try front(loops: 1) { router in
+            router.get("/chain") { _ in
+                .callback { responder in
+                    // Three calls, each made from inside the previous one's callback.
+                    @Sendable func call(_ left: Int, _ bodies: String) {
+                        client.execute(prepared, timeout: 2) { result in
+                            guard case .success(let r) = result else { responder.respond(.text("failed")); return }
+                            let all = bodies + String(decoding: r.body, as: UTF8.self)
+                            if left == 1 { responder.respond(.text(all)) } else { call(left - 1, all) }
+                        }
+                    }
+                    call(3, "")
+                }
+            }
+        }
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let s = try TestConnection(port: server.port)
+        for _ in 0..<5 {
+            let (status, body) = try s.get("/chain")
+            XCTAssertEqual(status, 200)
+            XCTAssertEqual(body, String(repeating: #"{"n":1}"#, count: 3))
+        }
+        let row = client.metrics.row("http://127.0.0.1:\(up.port)")
+        XCTAssertEqual(row.requests, 15)
+        XCTAssertEqual(row.created, 1, "each next call took the connection its predecessor had just given back")
+    }
+
+    final class Answers: Sendable {
+        let list = Mutex<[Result<ClientResponse, HTTPClientError>]>([])
+        func add(_ r: Result<ClientResponse, HTTPClientError>) { list.withLock { $0.append(r) } }
+        var count: Int { list.withLock { $0.count } }
+        var errors: [HTTPClientError] { list.withLock { $0.compactMap { if case .failure(let e) = $0 { return e } else { return nil } } } }
+    }
+
+    func testACallbackIsAnsweredExactlyOnceWhenTheCallFailsOrIsRefused() throws {
+        let client = try HTTPClient(configuration: .init(loops: 1))
+        defer { client.shutdown() }
+        // A port nobody listens on.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in(); addr.sin_family = sa_family_t(AF_INET); addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &len) } }
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        close(probe)
+
+        let answers = Answers()
+        let refused = try PreparedRequest(url: "http://127.0.0.1:\(port)/n")
+        client.execute(refused, timeout: 2) { answers.add($0) }
+        // A per-call field with a line break is refused before anything is sent, before `execute` returns.
+        client.execute(refused, headers: [("Authorization", "Bearer a\r\nX-Smuggled: 1")], timeout: 2) { answers.add($0) }
+        XCTAssertEqual(answers.count, 1)
+        let deadline = Date().addingTimeInterval(5)
+        while answers.count < 2 && Date() < deadline { usleep(5_000) }
+        usleep(100_000)   // time for a second answer that must not come
+        XCTAssertEqual(answers.count, 2)
+        let errors = answers.errors
+        XCTAssertEqual(errors.count, 2)
+        if case .invalidURL = errors[0] {} else { XCTFail("\(errors[0])") }
+        if case .connect = errors[1] {} else { XCTFail("\(errors[1])") }
+    }
+
+    func testACallbackCallOffTheServerLoopsIsAnsweredOnTheClientsOwnLoop() throws {
+        let up = try upstream()
+        defer { up.shutdown(); up.waitUntilStopped() }
+        let client = try HTTPClient(configuration: .init(loops: 1))
+        defer { client.shutdown() }
+        let onLoop = Mutex<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        client.execute(try PreparedRequest(url: "http://127.0.0.1:\(up.port)/n"), timeout: 2) { result in
+            onLoop.withLock { $0 = EventLoop.current != nil && (try? result.get().status) == 200 }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(onLoop.withLock { $0 }, true)
     }
 }
 

@@ -51,7 +51,8 @@ public final class LiveTransport: UpstreamTransport {
         return r
     }
 
-    public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+    /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request.
+    private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], body: [UInt8]) {
         var perCall: [(String, String)] = []
         if let auth = request.authorization { perCall.append(("Authorization", auth)) }
         var body: [UInt8] = []
@@ -59,6 +60,34 @@ public final class LiveTransport: UpstreamTransport {
             perCall.append(("Content-Type", "application/x-www-form-urlencoded"))
             body = Array(UpstreamRequest.formEncode(request.form).utf8)
         }
+        return (perCall, body)
+    }
+
+    /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call
+    /// goes out and its answer is read, and `completion` runs, on that loop. Redirects come back as answers, as from
+    /// `send`; a transport that follows them itself, or a request it did not prepare, is sent by `send` instead.
+    public func start(_ request: UpstreamRequest, deadline: Double,
+                      completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
+        guard !followsRedirects, let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
+        let (fields, body) = Self.perCall(request)
+        client.execute(prepared.request, headers: fields, body: body, timeout: deadline) { result in
+            switch result {
+            case .success(let response): completion(.success(Self.answer(response)))
+            case .failure(let e): completion(.failure(Self.upstreamError(e)))
+            }
+        }
+        return true
+    }
+
+    /// The client's response as the rest of Lede reads it: status, body and the fields it acts on.
+    private static func answer(_ response: ClientResponse) -> UpstreamResponse {
+        var kept: [String: String] = [:]
+        for name in keptFields { if let v = response.head.value(name) { kept[name] = v } }
+        return UpstreamResponse(status: response.status, body: response.body, headers: kept)
+    }
+
+    public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        let (perCall, body) = Self.perCall(request)
         // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
         var ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
         var url = ready?.url ?? request.url(baseParts: templateParts)
@@ -88,9 +117,7 @@ public final class LiveTransport: UpstreamTransport {
                 ready = nil
                 continue
             }
-            var kept: [String: String] = [:]
-            for name in Self.keptFields { if let v = response.head.value(name) { kept[name] = v } }
-            return UpstreamResponse(status: response.status, body: response.body, headers: kept)
+            return Self.answer(response)
         }
     }
 

@@ -1,3 +1,4 @@
+import EventLoops
 /// Every call Lede makes to Wikimedia (../shared/UPSTREAM.md), typed. Features depend on this protocol only;
 /// whether answers come from production, a fake on loopback, or the embedded default is not their concern.
 public protocol WikimediaAPI: Sendable {
@@ -15,6 +16,9 @@ public protocol WikimediaAPI: Sendable {
     /// User-bound: the unread count alone (the badge), from the same call as `notifications(filter: .unread,
     /// limit: 1)` without reading the list.
     func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int
+    /// The same count through a callback, which runs once, on the calling loop as a rule: the live client makes the
+    /// call there without a task when it can.
+    func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void)
     func csrfToken(lang: LanguageCode, authorization: String) async throws -> String
     /// Marks `ids` read (at most 50: callers batch), or everything when `ids` is nil.
     func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws
@@ -36,6 +40,13 @@ extension WikimediaAPI {
 
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
         try await notifications(lang: lang, authorization: authorization, filter: .unread, limit: 1, continueFrom: nil).rawcount
+    }
+
+    /// The async count in a task that prefers the calling loop.
+    public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        Task(executorPreference: EventLoop.current) {
+            do { completion(.success(try await unreadCount(lang: lang, authorization: authorization))) } catch { completion(.failure(error)) }
+        }
     }
 }
 

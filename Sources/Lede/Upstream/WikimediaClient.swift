@@ -1,3 +1,4 @@
+import EventLoops
 import Foundation
 import Synchronization
 import HTTPServer
@@ -208,10 +209,27 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// The badge's call: the whole answer is validated, but only `rawcount` (and an `error`) is read out of it,
     /// with no `Codable` machinery — this runs on every app open.
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
-        // The badge's call is the same for every user of a language but for the credentials: made ready once.
+        let req = unreadRequest(lang, authorization)
+        return try unread(in: try await actionAnswer(req), of: req)
+    }
+
+    /// The badge's count through a callback: without a task when the call can start on this loop (`exchange`).
+    public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        let req = unreadRequest(lang, authorization)
+        actionAnswer(req) { [self] result in
+            completion(Result { try unread(in: try result.get(), of: req) })
+        }
+    }
+
+    /// The badge's call is the same for every user of a language but for the credentials: made ready once.
+    private func unreadRequest(_ lang: LanguageCode, _ authorization: String) -> UpstreamRequest {
         var req = preparedUnread(lang)
         req.authorization = authorization
-        let response = try await actionAnswer(req)
+        return req
+    }
+
+    /// The unread count in an answer to the badge's call (an Action API error thrown as what it means).
+    private func unread(in response: UpstreamResponse, of req: UpstreamRequest) throws -> Int {
         let found: [JSONPaths.Value?]
         do { found = try Self.unreadQuery.read(response.body) } catch {
             throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
@@ -330,19 +348,30 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// Returns the final answer and whether a redirect was followed.
     @inline(__always)
     private func exchange(_ req: UpstreamRequest) async throws -> (UpstreamResponse, Bool) {
+        try await follow(try await guardedExchange(req), of: req)
+    }
+
+    /// The redirects of an answer to `req` followed, if it is one.
+    private func follow(_ first: UpstreamResponse, of req: UpstreamRequest) async throws -> (UpstreamResponse, Bool) {
+        var response = first
         var current = req
         var redirected = false
         var hops = 0
         while true {
-            let response = try await guardedExchange(current)
-            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
-                return (response, redirected)
-            }
-            guard hops < Self.maxRedirects, current.method == .get, let next = redirect(current, to: location) else {
-                throw UpstreamError.unavailable(status: response.status)
-            }
+            guard let next = try redirectTarget(response, of: current, hops: hops) else { return (response, redirected) }
             hops += 1; redirected = true; current = next
+            response = try await guardedExchange(current)
         }
+    }
+
+    /// The request a redirect answer leads to, nil when `response` is not a redirect; throws for one Lede does not
+    /// follow (another origin, not a GET, too many hops).
+    private func redirectTarget(_ response: UpstreamResponse, of req: UpstreamRequest, hops: Int) throws -> UpstreamRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else { return nil }
+        guard hops < Self.maxRedirects, req.method == .get, let next = redirect(req, to: location) else {
+            throw UpstreamError.unavailable(status: response.status)
+        }
+        return next
     }
 
     /// `location` resolved against the request's URL (RFC 3986 §5.2); nil when it leaves the base URL (another
@@ -364,34 +393,66 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// a slot of the origin's concurrency is taken within the deadline, and the outcome is recorded.
     @inline(__always)
     private func guardedExchange(_ req: UpstreamRequest) async throws -> UpstreamResponse {
-        let gate = originGate(lang: req.lang)
-        let origin = gate.name
+        let admitted = try admit(req)
+        return try await guardedExchange(req, admitted, holdsSlot: guards.tryAcquire(admitted.gate))
+    }
+
+    /// A call let through by the origin's guard: who it is for, whether it is the breaker's probe, and when it began.
+    struct Admitted {
+        let gate: UpstreamGuard.Gate
         let probe: Bool
-        do { probe = try guards.admit(gate, kind: req.kind) } catch let e as UpstreamError {
+        let start: UInt64
+    }
+
+    /// Back-off and breaker, checked before anything is sent (a refusal is counted here).
+    private func admit(_ req: UpstreamRequest) throws -> Admitted {
+        let gate = originGate(lang: req.lang)
+        do {
+            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind), start: DispatchTime.now().uptimeNanoseconds)
+        } catch let e as UpstreamError {
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: nil)
             throw e
         }
-        let start = Date()
+    }
+
+    private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9 }
+
+    /// The rest of a guarded exchange: a slot (unless one is held already) within the deadline, the send, the
+    /// outcome settled.
+    private func guardedExchange(_ req: UpstreamRequest, _ a: Admitted, holdsSlot: Bool) async throws -> UpstreamResponse {
         do {
-            if !guards.tryAcquire(gate) { try await guards.acquire(gate, timeout: deadline) }
+            if !holdsSlot { try await guards.acquire(a.gate, timeout: deadline) }
         } catch {
-            if probe { guards.record(gate, outcome: .abandoned, probe: true) }
-            metrics.record(kind: req.kind, outcome: "timeout", seconds: Date().timeIntervalSince(start))
+            if a.probe { guards.record(a.gate, outcome: .abandoned, probe: true) }
+            metrics.record(kind: req.kind, outcome: "timeout", seconds: Self.seconds(since: a.start))
             throw UpstreamError.timeout
         }
-        defer { guards.release(gate) }
-        let remaining = deadline - Date().timeIntervalSince(start)
-        do {
-            guard remaining > 0 else { throw UpstreamError.timeout }
-            let response = try await transport.send(req, deadline: remaining)
-            let seconds = Date().timeIntervalSince(start)
+        let remaining = deadline - Self.seconds(since: a.start)
+        let result: Result<UpstreamResponse, UpstreamError>
+        if remaining > 0 {
+            do { result = .success(try await transport.send(req, deadline: remaining)) }
+            catch let e as UpstreamError { result = .failure(e) }
+            catch { result = .failure(.unavailable(status: 0)) }
+        } else {
+            result = .failure(.timeout)
+        }
+        return try settle(req, a, result)
+    }
+
+    /// The held slot given back and the outcome of an exchange recorded (breaker, metrics, Wikimedia's
+    /// back-pressure): the answer, or the error the call ends with.
+    private func settle(_ req: UpstreamRequest, _ a: Admitted, _ result: Result<UpstreamResponse, UpstreamError>) throws -> UpstreamResponse {
+        guards.release(a.gate)
+        let seconds = Self.seconds(since: a.start)
+        switch result {
+        case .success(let response):
             let retryAfter = guards.retryAfterSeconds(response.headers["retry-after"])
             // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
             if response.status == 429 || (response.status == 503 && retryAfter != nil) {
-                guards.record(gate, outcome: .answered, probe: probe)
-                let wait = guards.backOff(origin: origin, kind: req.kind, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
+                guards.record(a.gate, outcome: .answered, probe: a.probe)
+                let wait = guards.backOff(origin: a.gate.name, kind: req.kind, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
                 metrics.record(kind: req.kind, outcome: "rate_limited", seconds: seconds)
-                logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
+                logger.warning("upstream asked to back off", [("origin", a.gate.name), ("kind", req.kind), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
                 throw UpstreamError.rateLimited(retryAfter: wait)
             }
             let outcome: String
@@ -401,23 +462,45 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             case 401, 403: outcome = "not_authorised"
             default: outcome = "unavailable"
             }
-            guards.record(gate, outcome: response.status >= 500 ? .failed : .answered, probe: probe)
+            guards.record(a.gate, outcome: response.status >= 500 ? .failed : .answered, probe: a.probe)
             metrics.record(kind: req.kind, outcome: outcome, seconds: seconds)
             return response
-        } catch let e as UpstreamError {
-            if case .rateLimited = e { throw e }
+        case .failure(let e):
+            if case .rateLimited = e { throw e }   // a transport's own refusal: no exchange to record
             let failed: Bool
             switch e {
             case .timeout, .unavailable, .untrusted: failed = true
             default: failed = false
             }
-            guards.record(gate, outcome: failed ? .failed : .answered, probe: probe)
-            metrics.record(kind: req.kind, outcome: e.outcome, seconds: Date().timeIntervalSince(start))
+            guards.record(a.gate, outcome: failed ? .failed : .answered, probe: a.probe)
+            metrics.record(kind: req.kind, outcome: e.outcome, seconds: seconds)
             throw e
-        } catch {
-            guards.record(gate, outcome: .failed, probe: probe)
-            metrics.record(kind: req.kind, outcome: "unavailable", seconds: Date().timeIntervalSince(start))
-            throw UpstreamError.unavailable(status: 0)
+        }
+    }
+
+    /// `exchange` answered through a callback: when the guard lets the call through with a free slot and the
+    /// transport can start it here (the live transport, on a server loop), no task is made and `completion` runs
+    /// where the transport answers (that loop); otherwise — queueing for a slot, another transport, a redirect to
+    /// follow — the rest goes on in a task that prefers the current loop. Either way the same steps, in the same
+    /// order, as the async `exchange`.
+    private func exchange(_ req: UpstreamRequest, completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
+        let a: Admitted
+        do { a = try admit(req) } catch { completion(.failure(error)); return }
+        let holdsSlot = guards.tryAcquire(a.gate)
+        let remaining = deadline - Self.seconds(since: a.start)
+        if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
+            let response: UpstreamResponse
+            do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
+            do {
+                if try redirectTarget(response, of: req, hops: 0) == nil { completion(.success(response)); return }
+            } catch { completion(.failure(error)); return }
+            Task(executorPreference: EventLoop.current) { [self] in
+                do { completion(.success(try await follow(response, of: req).0)) } catch { completion(.failure(error)) }
+            }
+        }) { return }
+        Task(executorPreference: EventLoop.current) { [self] in
+            do { completion(.success(try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0)) }
+            catch { completion(.failure(error)) }
         }
     }
 
@@ -476,7 +559,16 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// An Action API exchange whose status is a success (anything else thrown as what it means).
     func actionAnswer(_ req: UpstreamRequest) async throws -> UpstreamResponse {
-        let (response, _) = try await exchange(req)
+        try Self.actionStatus(try await exchange(req).0)
+    }
+
+    /// `actionAnswer` through a callback (see `exchange(_:completion:)`).
+    func actionAnswer(_ req: UpstreamRequest, completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
+        exchange(req) { result in completion(Result { try Self.actionStatus(try result.get()) }) }
+    }
+
+    /// An Action API answer by its HTTP status: the answer when 2xx, else the error it means.
+    private static func actionStatus(_ response: UpstreamResponse) throws -> UpstreamResponse {
         switch response.status {
         case 200..<300: return response
         case 401, 403: throw UpstreamError.notAuthorised
