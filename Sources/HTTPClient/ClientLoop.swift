@@ -322,7 +322,9 @@ final class ClientConnection: LoopDescriptorHandler {
         }
         state = .reading
         watch(read: true, write: false)
-        readSome()
+        // Plain TCP: the answer cannot be there yet as a rule (the upstream has not run), so epoll says when it is —
+        // no `recv` that finds nothing, once per call. TLS reads at once: the library may hold bytes epoll cannot see.
+        if tls != nil { readSome() }
     }
 
     private func readSome() {
