@@ -2,7 +2,7 @@
 /// sought is a zero byte of the word XORed with it (the lowest such byte of a word is always found exactly).
 public enum ByteScan {
     /// The first CR or LF in `p` at or after `from`, or nil.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func firstLineBreak(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
         let end = p.count
         guard let base = p.baseAddress, from < end else { return nil }
@@ -21,5 +21,59 @@ public enum ByteScan {
             i += 1
         }
         return nil
+    }
+
+    /// Whether `p[from..<to]` is a field value as RFC 9110 §5.5 allows on the wire: no control byte but tab, no DEL
+    /// (obs-text, 0x80 and up, is allowed). Eight bytes a test; a word holding a byte below 0x20 or a DEL is judged
+    /// byte by byte (it may be a tab).
+    @inlinable @inline(__always)
+    public static func isFieldValue(_ p: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var k = from
+        if let base = p.baseAddress {
+            while k + 8 <= to {
+                let w = UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)
+                let del = w ^ (ones &* 0x7F)
+                // Some byte below 0x20 (exact for bytes of any value), or some byte equal to DEL.
+                if ((w &- ones &* 0x20) & ~w | (del &- ones) & ~del) & highs != 0 { break }
+                k += 8
+            }
+        }
+        while k < to {
+            let c = p[k]
+            guard c == 9 || (c >= 32 && c != 127) else { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// The token bytes (RFC 9110 §5.6.2: field names, methods) as a 128-bit set: bytes 0–63 in the first word,
+    /// 64–127 in the second.
+    public static let tokenBits: (UInt64, UInt64) = {
+        var low: UInt64 = 0, high: UInt64 = 0
+        for c in 0..<128 {
+            let token: Bool
+            switch UInt8(c) {
+            case 48...57, 65...90, 97...122, 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: token = true
+            default: token = false
+            }
+            if token { if c < 64 { low |= 1 << UInt64(c) } else { high |= 1 << UInt64(c - 64) } }
+        }
+        return (low, high)
+    }()
+
+    /// Whether `c` is a token byte, by the set (`bits` is `tokenBits`, read once by a caller that tests many bytes).
+    @inlinable @inline(__always)
+    public static func isToken(_ c: UInt8, _ bits: (UInt64, UInt64)) -> Bool {
+        c < 64 ? (bits.0 >> UInt64(c)) & 1 == 1 : c < 128 && (bits.1 >> UInt64(c & 63)) & 1 == 1
+    }
+
+    /// Whether every byte of `p` is a token byte (and there is at least one).
+    @inlinable @inline(__always)
+    public static func isToken(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        let bits = tokenBits
+        guard !p.isEmpty else { return false }
+        for c in p where !isToken(c, bits) { return false }
+        return true
     }
 }

@@ -318,7 +318,8 @@ public final class HTTPClient: Sendable {
     /// Field lines, each checked: a token for a name, no CR, LF or other control character in a value.
     static func writeFields(_ fields: [(String, String)], into bytes: inout [UInt8]) throws(HTTPClientError) {
         for (k, v) in fields {
-            guard !k.isEmpty, k.utf8.allSatisfy(ResponseParser.isTokenByte), v.utf8.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else {
+            var name = k, value = v
+            guard name.withUTF8({ ByteScan.isToken($0) }), value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
                 throw .invalidURL("a request field is not valid: \(k)")
             }
             bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)

@@ -392,20 +392,7 @@ public struct ResponseParser {
         return (status, Int(b[ls + 7] - 48), min(ls + 13, le))
     }
 
-    static func isTokenByte(_ c: UInt8) -> Bool {
-        switch c {
-        case 48...57, 65...90, 97...122: return true
-        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
-        default: return false
-        }
-    }
-
-    /// The token bytes (RFC 9110 §5.6.2) as a 128-bit set: bytes 0–63 in the first word, 64–127 in the second.
-    static let tokenBits: (UInt64, UInt64) = {
-        var low: UInt64 = 0, high: UInt64 = 0
-        for c in 0..<128 where isTokenByte(UInt8(c)) { if c < 64 { low |= 1 << UInt64(c) } else { high |= 1 << UInt64(c - 64) } }
-        return (low, high)
-    }()
+    static func isTokenByte(_ c: UInt8) -> Bool { ByteScan.isToken(c, ByteScan.tokenBits) }
 
     /// A field line `b[ls..<le]`: its name and its value without surrounding spaces and tabs.
     static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> ResponseHead.Span {
@@ -413,44 +400,20 @@ public struct ResponseParser {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
         // The name up to the colon, each byte a token byte (one pass, by bit set).
-        let (low, high) = tokenBits
+        let bits = ByteScan.tokenBits
         var colon = ls
         while colon < le {
             let c = b[colon]
             if c == 58 { break }
-            let isToken = c < 64 ? (low >> UInt64(c)) & 1 == 1 : c < 128 && (high >> UInt64(c & 63)) & 1 == 1
-            guard isToken else { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
+            guard ByteScan.isToken(c, bits) else { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
             colon += 1
         }
         guard colon < le, colon > ls else { throw .malformed("a header line without a field name") }
         var vs = colon + 1, ve = le
         while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
         while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
-        guard valueIsClean(b, vs, ve) else { throw .malformed("a field value holds control characters") }
+        guard ByteScan.isFieldValue(b, from: vs, to: ve) else { throw .malformed("a field value holds control characters") }
         return ResponseHead.Span(nameStart: Int32(ls), nameEnd: Int32(colon), valueStart: Int32(vs), valueEnd: Int32(ve))
-    }
-
-    /// Whether `b[vs..<ve]` holds no control byte but tab (and no DEL): eight bytes a test, and a word with a byte
-    /// below 0x20 or a DEL judged byte by byte (a tab is allowed).
-    @inline(__always)
-    static func valueIsClean(_ b: UnsafeBufferPointer<UInt8>, _ vs: Int, _ ve: Int) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        var k = vs
-        if let base = b.baseAddress {
-            while k + 8 <= ve {
-                let w = UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)
-                let del = w ^ (ones &* 0x7F)
-                // Some byte below 0x20 (exact for bytes of any value), or some byte equal to DEL.
-                if ((w &- ones &* 0x20) & ~w | (del &- ones) & ~del) & highs != 0 { break }
-                k += 8
-            }
-        }
-        while k < ve {
-            let c = b[k]
-            guard c == 9 || (c >= 32 && c != 127) else { return false }
-            k += 1
-        }
-        return true
     }
 
     /// RFC 9112 §6.3, strictly. One pass over the fields; nothing allocated for the usual single Content-Length.

@@ -364,10 +364,9 @@ public struct RequestParser {
             var vs = colon + 1, ve = le
             while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
             while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
-            for j in vs..<ve {
-                let c = b[j]
-                if c == 0 { throw ParseError(400, "A field value contains NUL.") }
-                if (c < 32 && c != 9) || c == 127 { throw ParseError(400, "A field value contains a control character.") }
+            if !ByteScan.isFieldValue(b, from: vs, to: ve) {
+                let nul = UnsafeBufferPointer(rebasing: b[vs..<ve]).contains(0)
+                throw ParseError(400, nul ? "A field value contains NUL." : "A field value contains a control character.")
             }
             let nameBytes = UnsafeBufferPointer(rebasing: b[ls..<colon])
             let name = RequestParser.commonName(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self)

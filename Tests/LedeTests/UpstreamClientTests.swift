@@ -124,7 +124,7 @@ final class UpstreamClientTests: XCTestCase {
         let client = WikimediaClient(transport: transport)
         _ = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice")
         _ = try await client.unreadCount(lang: en, authorization: "Bearer demo-bob")
-        XCTAssertNotNil(client.preparedUnread(en).prepared)
+        XCTAssertNotNil(client.preparedUnread(en).0.prepared)
         XCTAssertEqual(fake.requests.suffix(2).map { $0.headers["Authorization"] }, ["Bearer demo-alice", "Bearer demo-bob"])
         XCTAssertEqual(fake.requests.suffix(2).map(\.query), [sent[0].query, sent[0].query])
     }

@@ -207,7 +207,7 @@ public enum BearerAuthorization {
         guard count == 1, var value else {
             throw unauthorised(count == 0 ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
         }
-        enum Verdict { case ok, scheme, malformed }
+        enum Verdict { case ok, exact, scheme, malformed }
         let verdict: Verdict = value.withUTF8 { u in
             // "Bearer" (any case), one space, then the token: RFC 6750 b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
             var space = 0
@@ -215,12 +215,15 @@ public enum BearerAuthorization {
             guard space < u.count, ASCII.equalsLowercase(UnsafeBufferPointer(rebasing: u[0..<space]), "bearer") else { return .scheme }
             let token = UnsafeBufferPointer(rebasing: u[(space + 1)...])
             guard !token.isEmpty, token.count <= 4096, token.allSatisfy(isTokenByte) else { return .malformed }
-            return .ok
+            // Sent as Wikimedia expects it ("Bearer", one space) unless the client wrote the scheme otherwise.
+            return space == 6 && u[0] == UInt8(ascii: "B") && u[1] == UInt8(ascii: "e") && u[2] == UInt8(ascii: "a")
+                && u[3] == UInt8(ascii: "r") && u[4] == UInt8(ascii: "e") && u[5] == UInt8(ascii: "r") ? .exact : .ok
         }
         switch verdict {
         case .scheme: throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.")
         case .malformed: throw unauthorised("The bearer token is malformed.")
-        case .ok: return value.utf8.starts(with: "Bearer ".utf8) ? value : "Bearer " + value.dropFirst(7)
+        case .exact: return value
+        case .ok: return "Bearer " + value.dropFirst(7)
         }
     }
 

@@ -9,11 +9,28 @@ public final class UpstreamMetrics: Sendable {
 
     private struct Table {
         var calls: [CallKey: Int] = [:]
+        /// Calls of the key counted last, not yet in `calls`: the next call is of the same kind and outcome as a rule,
+        /// and is counted without hashing (its strings are the same storage, and compare at once).
+        var lastKey: CallKey?
+        var lastCount = 0
         var histogram = [Int](repeating: 0, count: UpstreamMetrics.buckets.count + 1)
         var sum = 0.0
         var skippedItems: [String: Int] = [:]
 
+        mutating func count(_ key: CallKey) {
+            if lastKey == key { lastCount += 1; return }
+            flush()
+            lastKey = key; lastCount = 1
+        }
+
+        mutating func flush() {
+            if let k = lastKey, lastCount > 0 { calls[k, default: 0] += lastCount }
+            lastCount = 0
+        }
+
         mutating func add(_ other: Table) {
+            var other = other
+            other.flush()
             for (k, n) in other.calls { calls[k, default: 0] += n }
             for i in histogram.indices { histogram[i] += other.histogram[i] }
             sum += other.sum
@@ -46,7 +63,7 @@ public final class UpstreamMetrics: Sendable {
         var bucket = UpstreamMetrics.buckets.count
         if let seconds { for (i, b) in UpstreamMetrics.buckets.enumerated() where seconds <= b { bucket = i; break } }
         local.table.withLock { t in
-            t.calls[CallKey(kind: kind, outcome: outcome), default: 0] += 1
+            t.count(CallKey(kind: kind, outcome: outcome))
             if let seconds { t.histogram[bucket] += 1; t.sum += seconds }
         }
     }

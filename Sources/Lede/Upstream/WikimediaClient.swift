@@ -209,23 +209,23 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// The badge's call: the whole answer is validated, but only `rawcount` (and an `error`) is read out of it,
     /// with no `Codable` machinery — this runs on every app open.
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
-        let req = unreadRequest(lang, authorization)
+        let (req, _) = unreadRequest(lang, authorization)
         return try unread(in: try await actionAnswer(req), of: req)
     }
 
     /// The badge's count through a callback: without a task when the call can start on this loop (`exchange`).
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        let req = unreadRequest(lang, authorization)
-        actionAnswer(req) { [self] result in
+        let (req, gate) = unreadRequest(lang, authorization)
+        actionAnswer(req, gate: gate) { [self] result in
             completion(Result { try unread(in: try result.get(), of: req) })
         }
     }
 
     /// The badge's call is the same for every user of a language but for the credentials: made ready once.
-    private func unreadRequest(_ lang: LanguageCode, _ authorization: String) -> UpstreamRequest {
-        var req = preparedUnread(lang)
+    private func unreadRequest(_ lang: LanguageCode, _ authorization: String) -> (UpstreamRequest, UpstreamGuard.Gate) {
+        var (req, gate) = preparedUnread(lang)
         req.authorization = authorization
-        return req
+        return (req, gate)
     }
 
     /// The unread count in an answer to the badge's call (an Action API error thrown as what it means).
@@ -244,15 +244,15 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         return found[4]?.lenientInt ?? 0
     }
 
-    /// The badge's request for `lang` (no credentials), as the transport prepared it; kept per language (a few
-    /// hundred codes at most).
-    func preparedUnread(_ lang: LanguageCode) -> UpstreamRequest {
-        if let known = unreadRequests.withLock({ $0[lang.code] }) { return known }
+    /// The badge's request for `lang` (no credentials), as the transport prepared it, with its origin's guard
+    /// handle: one lookup in the language's table per call.
+    func preparedUnread(_ lang: LanguageCode) -> (UpstreamRequest, UpstreamGuard.Gate) {
+        if let known = languages.withLock({ $0[lang.code] }), let unread = known.unread { return (unread, known.gate) }
+        let gate = originGate(lang: lang.code)
         let ready = transport.prepare(Self.notificationsRequest(lang, "", .unread, 1, nil))
-        unreadRequests.withLock { $0[lang.code] = ready }
-        return ready
+        languages.withLock { $0[lang.code]?.unread = ready }
+        return (ready, gate)
     }
-    private let unreadRequests = Mutex<[String: UpstreamRequest]>([:])
 
     /// error, error.code, error.info, query.notifications, query.notifications.rawcount — read by index above.
     static let unreadPaths = [["error"], ["error", "code"], ["error", "info"], ["query", "notifications"], ["query", "notifications", "rawcount"]]
@@ -335,14 +335,23 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// The origin of a language's calls, as its guard handle (its name is the origin).
     func originGate(lang: String) -> UpstreamGuard.Gate {
-        if let known = origins.withLock({ $0[lang] }) { return known }
+        if let known = languages.withLock({ $0[lang] }) { return known.gate }
         let base = transport.baseURL(lang: lang)
         let gate = guards.gate(origin: URIReference(base).origin ?? base)
-        // Bounded by the languages Lede accepts (a few hundred codes).
-        origins.withLock { $0[lang] = gate }
-        return gate
+        return languages.withLock { table in
+            if let known = table[lang] { return known.gate }
+            table[lang] = Language(gate: gate)
+            return gate
+        }
     }
-    private let origins = Mutex<[String: UpstreamGuard.Gate]>([:])
+
+    /// What is kept per language (bounded by the languages Lede accepts, a few hundred codes): its origin's guard
+    /// handle and the badge's prepared request.
+    private struct Language {
+        let gate: UpstreamGuard.Gate
+        var unread: UpstreamRequest?
+    }
+    private let languages = Mutex<[String: Language]>([:])
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.
@@ -405,8 +414,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     }
 
     /// Back-off and breaker, checked before anything is sent (a refusal is counted here).
-    private func admit(_ req: UpstreamRequest) throws -> Admitted {
-        let gate = originGate(lang: req.lang)
+    private func admit(_ req: UpstreamRequest, gate known: UpstreamGuard.Gate? = nil) throws -> Admitted {
+        let gate = known ?? originGate(lang: req.lang)
         do {
             return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind), start: DispatchTime.now().uptimeNanoseconds)
         } catch let e as UpstreamError {
@@ -483,9 +492,10 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// where the transport answers (that loop); otherwise — queueing for a slot, another transport, a redirect to
     /// follow — the rest goes on in a task that prefers the current loop. Either way the same steps, in the same
     /// order, as the async `exchange`.
-    private func exchange(_ req: UpstreamRequest, completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
+    private func exchange(_ req: UpstreamRequest, gate: UpstreamGuard.Gate?,
+                          completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
         let a: Admitted
-        do { a = try admit(req) } catch { completion(.failure(error)); return }
+        do { a = try admit(req, gate: gate) } catch { completion(.failure(error)); return }
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
         if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
@@ -562,9 +572,11 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         try Self.actionStatus(try await exchange(req).0)
     }
 
-    /// `actionAnswer` through a callback (see `exchange(_:completion:)`).
-    func actionAnswer(_ req: UpstreamRequest, completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
-        exchange(req) { result in completion(Result { try Self.actionStatus(try result.get()) }) }
+    /// `actionAnswer` through a callback (see `exchange(_:gate:completion:)`); `gate`, when the caller has it, is
+    /// the guard handle of the request's origin.
+    func actionAnswer(_ req: UpstreamRequest, gate: UpstreamGuard.Gate? = nil,
+                      completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
+        exchange(req, gate: gate) { result in completion(Result { try Self.actionStatus(try result.get()) }) }
     }
 
     /// An Action API answer by its HTTP status: the answer when 2xx, else the error it means.
