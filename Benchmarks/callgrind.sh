@@ -25,6 +25,10 @@ curl -s -o /dev/null "$@" "http://127.0.0.1:$port$path"
 callgrind_control -z >/dev/null 2>&1
 wrk -t1 -c8 -d6s "$@" "http://127.0.0.1:$port$path" > "$out/callgrind-wrk.txt"
 requests=$(awk '/requests in/ {print $1}' "$out/callgrind-wrk.txt")
+# A route that failed (an upstream not running, say) answers fast and counts nothing worth counting.
+if grep -q 'Non-2xx' "$out/callgrind-wrk.txt"; then
+  echo "warning: $(awk '/Non-2xx/ {print $NF}' "$out/callgrind-wrk.txt") of $requests answers were not 2xx/3xx: the figures below are not the route's" >&2
+fi
 pkill -INT -f "callgrind.*--port $port" || true
 for _ in $(seq 1 50); do pgrep -f "callgrind.*--port $port" >/dev/null || break; sleep 0.2; done
 total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')

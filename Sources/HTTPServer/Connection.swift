@@ -202,11 +202,7 @@ final class Connection: LoopDescriptorHandler {
                 // No task: the work answers through the responder, on this loop as a rule (an upstream call made
                 // here calls back here). An answer given before `start` returns is written as an inline one.
                 inFlight = true
-                let loop = server.loop
-                let connection = LoopBound(self, on: loop)
-                let responder = Responder { response in
-                    if loop.inLoop { connection.value.callbackAnswered(response) } else { loop.execute { connection.value.callbackAnswered(response) } }
-                }
+                let responder = Responder(LoopBound(self, on: server.loop))
                 startingCallback = true
                 start(responder)
                 startingCallback = false
@@ -226,7 +222,7 @@ final class Connection: LoopDescriptorHandler {
     }
 
     /// A `.callback` handler's answer, on the loop.
-    private func callbackAnswered(_ response: HTTPResponse) {
+    func callbackAnswered(_ response: HTTPResponse) {
         if startingCallback { inlineAnswer = response } else { asyncCompleted(response) }
     }
 

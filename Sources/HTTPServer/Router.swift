@@ -1,3 +1,4 @@
+import EventLoops
 import Glibc
 import Synchronization
 /// What a handler gets: the request, the path parameters of its route, and the request id.
@@ -37,13 +38,18 @@ public enum HandlerResult: Sendable {
 public final class Responder: Sendable {
     /// Answers once: set by the first `respond` (or by `deinit`), from whichever thread.
     private let answered = Atomic(false)
-    private let deliver: @Sendable (HTTPResponse) -> Void
+    private let connection: LoopBound<Connection>
 
-    init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) { self.deliver = deliver }
+    init(_ connection: LoopBound<Connection>) { self.connection = connection }
 
     public func respond(_ response: HTTPResponse) {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
         deliver(response)
+    }
+
+    private func deliver(_ response: HTTPResponse) {
+        let connection = self.connection
+        if connection.loop.inLoop { connection.value.callbackAnswered(response) } else { connection.loop.execute { connection.value.callbackAnswered(response) } }
     }
 
     deinit {

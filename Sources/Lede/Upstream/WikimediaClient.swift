@@ -213,11 +213,12 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         return try unread(in: try await actionAnswer(req), of: req)
     }
 
-    /// The badge's count through a callback: without a task when the call can start on this loop (`exchange`).
+    /// The badge's count through a callback: without a task when the call can start on this loop
+    /// (`exchange(_:gate:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let (req, gate) = unreadRequest(lang, authorization)
-        actionAnswer(req, gate: gate) { [self] result in
-            completion(Result { try unread(in: try result.get(), of: req) })
+        exchange(req, gate: gate) { [self] result in
+            completion(Result { try unread(in: try Self.actionStatus(try result.get()), of: req) })
         }
     }
 
@@ -570,13 +571,6 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// An Action API exchange whose status is a success (anything else thrown as what it means).
     func actionAnswer(_ req: UpstreamRequest) async throws -> UpstreamResponse {
         try Self.actionStatus(try await exchange(req).0)
-    }
-
-    /// `actionAnswer` through a callback (see `exchange(_:gate:completion:)`); `gate`, when the caller has it, is
-    /// the guard handle of the request's origin.
-    func actionAnswer(_ req: UpstreamRequest, gate: UpstreamGuard.Gate? = nil,
-                      completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
-        exchange(req, gate: gate) { result in completion(Result { try Self.actionStatus(try result.get()) }) }
     }
 
     /// An Action API answer by its HTTP status: the answer when 2xx, else the error it means.
