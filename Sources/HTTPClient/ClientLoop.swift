@@ -404,7 +404,7 @@ final class ClientConnection: LoopDescriptorHandler {
 
     private func becomeIdle() {
         state = .idle
-        idleSince = DispatchTime.now().uptimeNanoseconds
+        idleSince = Syscall.monotonicNanos()
         watch(read: true, write: false)
     }
 

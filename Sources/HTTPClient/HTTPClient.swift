@@ -259,7 +259,7 @@ public final class HTTPClient: Sendable {
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
         let bytes: [UInt8]
         do { bytes = try Self.requestBytes(request, headers: headers, body: body) } catch { completion(.failure(error)); return }
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
         let pending = Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
                               deadline: deadline, completion: .callback(completion))
         if let here = currentServerLoop() { here.submit(pending); return }
@@ -282,7 +282,7 @@ public final class HTTPClient: Sendable {
     @inline(__always)
     private func send(_ bytes: [UInt8], origin: Origin, method: String, idempotent: Bool, timeout: Double,
                       here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, timeout) * 1e9)
+        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
         let isHead = method == "HEAD"
         if let here {
             // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop). `Pending`
@@ -397,7 +397,6 @@ final class Pending {
     let isHead: Bool
     let idempotent: Bool
     let deadline: UInt64
-    let enqueued = DispatchTime.now().uptimeNanoseconds
     /// Forgotten as it is used: a caller is answered exactly once.
     private var completion: Completion?
     /// A reused connection that turned out closed gets one more try on a fresh one.

@@ -418,14 +418,14 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     private func admit(_ req: UpstreamRequest, gate known: UpstreamGuard.Gate? = nil) throws -> Admitted {
         let gate = known ?? originGate(lang: req.lang)
         do {
-            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind), start: DispatchTime.now().uptimeNanoseconds)
+            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind), start: Syscall.monotonicNanos())
         } catch let e as UpstreamError {
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: nil)
             throw e
         }
     }
 
-    private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9 }
+    private static func seconds(since start: UInt64) -> Double { Double(Syscall.monotonicNanos() &- start) / 1e9 }
 
     /// The rest of a guarded exchange: a slot (unless one is held already) within the deadline, the send, the
     /// outcome settled.
