@@ -72,6 +72,7 @@ enum JSONPaths {
             found = Array(repeating: nil, count: keys.count)
         }
 
+        @inline(__always)
         mutating func skipSpace() {
             while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
         }
@@ -235,6 +236,7 @@ enum JSONPaths {
         }
 
         /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
+        @inline(__always)
         mutating func skipString() throws {
             i += 1
             while true {
