@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 
@@ -243,6 +244,47 @@ final class EmbeddedEchoTests: XCTestCase {
             XCTFail("a foreign cursor was accepted")
         } catch let e as UpstreamError {
             XCTAssertEqual(e, .rejected(parameter: "continue", code: "badcontinue"))
+        }
+    }
+}
+
+/// The badge answered from its prepared bodies is the answer `Responses.json` builds: the same body, fields and
+/// entity tag, and the same 304 — for every prepared count and a count past them, with the feed on and off.
+final class BadgeAnswersTests: XCTestCase {
+    func testPreparedBadgeAnswersAreTheBuiltOnes() throws {
+        let badges = NotificationRoutes.BadgeAnswers()
+        let router = Router()
+        router.get("/prepared/{n}/{feed}") { ctx in
+            .response(badges.response(unread: Int(ctx.parameter("n")!)!, feedOn: ctx.parameter("feed") == "on"))
+        }
+        router.get("/built/{n}/{feed}") { ctx in
+            .response(Responses.json(bytes: Badge(unread: Int(ctx.parameter("n")!)!, exploreFeedOn: ctx.parameter("feed") == "on").jsonBytes,
+                                     cacheControl: NotificationRoutes.noStore))
+        }
+        var config = ServerConfiguration()
+        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
+        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        try server.start()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let c = try RawClient(port: server.port)
+        func get(_ path: String, _ extra: String = "") throws -> TestResponse {
+            c.send("GET \(path) HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\(extra)\r\n")
+            var r = try XCTUnwrap(c.readResponse(), path)
+            r.headers["date"] = nil; r.headers["x-request-id"] = nil
+            return r
+        }
+        for n in Array(0..<NotificationRoutes.BadgeAnswers.prepared) + [256, 1_000, 123_456] {
+            for feed in ["on", "off"] {
+                let prepared = try get("/prepared/\(n)/\(feed)"), built = try get("/built/\(n)/\(feed)")
+                XCTAssertEqual(prepared.status, 200)
+                XCTAssertEqual(prepared.headers, built.headers, "\(n) \(feed)")
+                XCTAssertEqual(prepared.body, built.body, "\(n) \(feed)")
+                XCTAssertEqual(prepared.header("Cache-Control"), "private, no-store")
+                if n % 97 == 0, let tag = built.header("ETag") {
+                    XCTAssertEqual(try get("/prepared/\(n)/\(feed)", "If-None-Match: \(tag)\r\n").status, 304)
+                    XCTAssertEqual(try get("/built/\(n)/\(feed)", "If-None-Match: \(tag)\r\n").status, 304)
+                }
+            }
         }
     }
 }

@@ -33,10 +33,32 @@ enum NotificationRoutes {
 
     static let noStore = "private, no-store"
 
+    /// The badge as an answer: for the counts most users have, prepared once (its bytes, entity tag and fields
+    /// rendered when the routes are registered), so answering copies bytes; the same bytes and fields as
+    /// `Responses.json` would write, which answers the rest.
+    final class BadgeAnswers: Sendable {
+        /// Counts below this are prepared, with the Explore feed on and off.
+        static let prepared = 256
+        private let bodies: [PreparedBody]
+
+        init() {
+            bodies = (0..<(2 * Self.prepared)).map { i in
+                PreparedBody(contentType: "application/json", bytes: Badge(unread: i / 2, exploreFeedOn: i % 2 == 1).jsonBytes,
+                             headers: HTTPHeaders([("Cache-Control", NotificationRoutes.noStore)]))
+            }
+        }
+
+        func response(unread: Int, feedOn: Bool) -> HTTPResponse {
+            if unread >= 0 && unread < Self.prepared { return .prepared(bodies[2 * unread + (feedOn ? 1 : 0)]) }
+            return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
+        }
+    }
+
     /// The reconnection delay a stream hints at its start (ms).
     static let streamRetry = 3000
 
     static func register(on router: Router, api: WikimediaAPI, hub: NotificationHub) {
+        let badges = BadgeAnswers()
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
         router.get("/notifications/stream") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool
@@ -83,7 +105,7 @@ enum NotificationRoutes {
                 api.unreadCount(lang: lang, authorization: auth) { result in
                     switch result {
                     case .success(let unread):
-                        responder.respond(Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore))
+                        responder.respond(badges.response(unread: unread, feedOn: feedOn))
                     case .failure(let error):
                         responder.respond(Responses.problem(error))
                     }
@@ -133,7 +155,7 @@ enum NotificationRoutes {
                 }
                 let unread = try await api.unreadCount(lang: lang, authorization: auth)
                 hub.countChanged(token: auth, lang: lang, unread: unread)   // this user's live bells, at once
-                return Responses.json(bytes: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, cacheControl: noStore)
+                return badges.response(unread: unread, feedOn: feedOn)
             }
         }
     }
