@@ -133,7 +133,7 @@ enum JSONPaths {
                         let nameStart = i + 1
                         try skipString()
                         let raw = UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)])
-                        if raw.contains(UInt8(ascii: "\\")) {
+                        if !raw.isEmpty, memchr(raw.baseAddress!, Int32(UInt8(ascii: "\\")), raw.count) != nil {
                             i = nameStart - 1
                             let name = try string()
                             next = name.withUnsafeBufferPointer { below(deeper, depth: depth, name: $0) }
