@@ -13,6 +13,36 @@ public struct ResponseHead: Sendable, Equatable {
 
     struct Span: Sendable, Equatable {
         var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
+        /// The field, when it is one the client asks about (`Known`), recognised once as the head is parsed.
+        var kind: Known
+    }
+
+    /// The fields the client reads (framing, persistence, content coding) and the ones callers ask for most
+    /// (`Location`, `Retry-After`): each head's names are compared with these once, not once per question.
+    enum Known: UInt8, Sendable {
+        case other, contentLength, transferEncoding, connection, contentEncoding, location, retryAfter
+
+        /// The kind of a field name (a token), ASCII case-insensitively — the rule `sameName` applies.
+        static func of(_ n: UnsafeBufferPointer<UInt8>) -> Known {
+            func equals(_ literal: StaticString) -> Bool {
+                ResponseHead.sameName(n, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+            }
+            switch n.count {
+            case 8: return equals("location") ? .location : .other
+            case 10: return equals("connection") ? .connection : .other
+            case 11: return equals("retry-after") ? .retryAfter : .other
+            case 14: return equals("content-length") ? .contentLength : .other
+            case 16: return equals("content-encoding") ? .contentEncoding : .other
+            case 17: return equals("transfer-encoding") ? .transferEncoding : .other
+            default: return .other
+            }
+        }
+
+        /// The kind of a name a caller asks for (`.other` for any name not listed).
+        static func of(_ name: String) -> Known {
+            var name = name
+            return name.withUTF8 { of($0) }
+        }
     }
 
     init(status: Int, versionMinor: Int, bytes: [UInt8], reasonStart: Int, spans: [Span]) {
@@ -36,26 +66,23 @@ public struct ResponseHead: Sendable, Equatable {
             && a.fields.elementsEqual(b.fields, by: { $0.name == $1.name && $0.value == $1.value })
     }
 
-    /// Whether field `i`'s name is `name` (a literal), ASCII case-insensitively.
-    @inline(__always)
-    func named(_ i: Int, _ name: StaticString) -> Bool {
-        let s = spans[i]
-        return Self.sameName(bytes[Int(s.nameStart)..<Int(s.nameEnd)], UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-    }
-
     /// Field `i`'s value bytes.
     func valueBytes(_ i: Int) -> ArraySlice<UInt8> { bytes[Int(spans[i].valueStart)..<Int(spans[i].valueEnd)] }
 
     /// The first value of a field, by case-insensitive name.
     public func value(_ name: String) -> String? {
-        for i in spans.indices where nameEquals(i, name) { return String(decoding: valueBytes(i), as: UTF8.self) }
+        let known = Known.of(name)
+        for i in spans.indices where known == .other ? nameEquals(i, name) : spans[i].kind == known {
+            return String(decoding: valueBytes(i), as: UTF8.self)
+        }
         return nil
     }
 
     /// Every value of a field, comma lists split and trimmed.
     public func values(_ name: String) -> [String] {
         var out: [String] = []
-        for i in spans.indices where nameEquals(i, name) {
+        let known = Known.of(name)
+        for i in spans.indices where known == .other ? nameEquals(i, name) : spans[i].kind == known {
             for part in valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                 let t = Self.trimmed(part)
                 if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) }
@@ -413,7 +440,8 @@ public struct ResponseParser {
         while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
         while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
         guard ByteScan.isFieldValue(b, from: vs, to: ve) else { throw .malformed("a field value holds control characters") }
-        return ResponseHead.Span(nameStart: Int32(ls), nameEnd: Int32(colon), valueStart: Int32(vs), valueEnd: Int32(ve))
+        return ResponseHead.Span(nameStart: Int32(ls), nameEnd: Int32(colon), valueStart: Int32(vs), valueEnd: Int32(ve),
+                                 kind: .of(UnsafeBufferPointer(rebasing: b[ls..<colon])))
     }
 
     /// RFC 9112 §6.3, strictly. One pass over the fields; nothing allocated for the usual single Content-Length.
@@ -422,11 +450,12 @@ public struct ResponseParser {
         var te: [String] = []
         var length: ArraySlice<UInt8>?
         for i in h.spans.indices {
-            if h.named(i, "transfer-encoding") {
+            let kind = h.spans[i].kind
+            if kind == .transferEncoding {
                 try ResponseHead.forEachMember(h.valueBytes(i)) { t in
                     if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
                 }
-            } else if h.named(i, "content-length") {
+            } else if kind == .contentLength {
                 try ResponseHead.forEachMember(h.valueBytes(i)) { (t) throws(ResponseError) in
                     if let first = length {
                         guard first.elementsEqual(t) else { throw .malformed("Content-Length values disagree") }
@@ -458,7 +487,7 @@ public struct ResponseParser {
 
     static func persistent(_ h: ResponseHead) -> Bool {
         var keepAlive = false
-        for i in h.spans.indices where h.named(i, "connection") {
+        for i in h.spans.indices where h.spans[i].kind == .connection {
             if ResponseHead.lists(h.valueBytes(i), "close") { return false }
             if ResponseHead.lists(h.valueBytes(i), "keep-alive") { keepAlive = true }
         }

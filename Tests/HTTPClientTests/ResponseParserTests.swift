@@ -33,6 +33,26 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertTrue(try parse("HTTP/1.1 204\r\n\r\n").isComplete, "no reason phrase")
     }
 
+    func testTheFieldsTheClientAsksAboutAreFoundInAnyCaseAndOthersAreNot() throws {
+        let p = try parse("HTTP/1.1 301 Moved\r\nX-Location: not this\r\nLOCATION: /there\r\nlocation: /second\r\nRetry-after: 7\r\n"
+                          + "CONTENT-length: 3\r\nContent-Encoding: identity\r\ncontent-encoding: x, y\r\nconnection: CLOSE\r\nLocations: no\r\n\r\nabc")
+        let h = try XCTUnwrap(p.head)
+        XCTAssertEqual(p.body, Array("abc".utf8), "Content-Length found whatever its case")
+        XCTAssertFalse(p.keepAlive, "Connection: close found whatever its case")
+        for name in ["location", "Location", "LOCATION"] { XCTAssertEqual(h.value(name), "/there") }
+        XCTAssertEqual(h.values("Location"), ["/there", "/second"])
+        XCTAssertEqual(h.value("retry-after"), "7")
+        XCTAssertEqual(h.value("x-location"), "not this")
+        XCTAssertEqual(h.value("locations"), "no")
+        XCTAssertEqual(h.values("content-encoding"), ["identity", "x", "y"])
+        XCTAssertNil(h.value("transfer-encoding"))
+        XCTAssertNil(h.value("locatio"))
+        // Every name `fields` lists is found by `value`, as its first field of that name (ASCII case-insensitively).
+        for (name, _) in h.fields {
+            XCTAssertEqual(h.value(name), h.fields.first { $0.name.lowercased() == name.lowercased() }?.value, name)
+        }
+    }
+
     func testChunkedWithExtensionsAndTrailersAtEveryByte() throws {
         let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;name=v\r\nWiki\r\n5\r\npedia\r\n0\r\nX-Trailer: 1\r\n\r\n"
         for oneByte in [false, true] {
