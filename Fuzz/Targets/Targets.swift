@@ -1,4 +1,5 @@
 #if LEDE_FUZZ_TESTABLE
+import EventLoops
 @testable import HTTPClient
 @testable import HTTPServer
 @testable import Lede
@@ -108,7 +109,7 @@ func fuzzResponse(_ bytes: UnsafeBufferPointer<UInt8>) {
         check(pieces.body.count <= maxBody, "a body over the cap")
         if head || h.status == 204 || h.status == 304 { check(pieces.body.isEmpty, "a body where none may be") }
         for (name, value) in h.fields {
-            check(!name.isEmpty && name.utf8.allSatisfy(ResponseParser.isTokenByte), "field name \(name.debugDescription)")
+            check(!name.isEmpty && name.utf8.allSatisfy(ByteScan.isToken), "field name \(name.debugDescription)")
             check(!value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }, "control byte in a field value")
         }
     }

@@ -47,18 +47,21 @@ public enum ByteScan {
         return true
     }
 
-    /// The token bytes (RFC 9110 §5.6.2: field names, methods) as a 128-bit set: bytes 0–63 in the first word,
-    /// 64–127 in the second.
+    /// Whether `c` is a token byte (RFC 9110 §5.6.2: field names, methods): the one definition both parsers and the
+    /// client use.
+    @inlinable
+    public static func isToken(_ c: UInt8) -> Bool {
+        switch c {
+        case 48...57, 65...90, 97...122, 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+        default: return false
+        }
+    }
+
+    /// The token bytes as a 128-bit set, bytes 0–63 in the first word and 64–127 in the second: for loops over many
+    /// bytes (one shift and test a byte).
     public static let tokenBits: (UInt64, UInt64) = {
         var low: UInt64 = 0, high: UInt64 = 0
-        for c in 0..<128 {
-            let token: Bool
-            switch UInt8(c) {
-            case 48...57, 65...90, 97...122, 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: token = true
-            default: token = false
-            }
-            if token { if c < 64 { low |= 1 << UInt64(c) } else { high |= 1 << UInt64(c - 64) } }
-        }
+        for c in 0..<128 where isToken(UInt8(c)) { if c < 64 { low |= 1 << UInt64(c) } else { high |= 1 << UInt64(c - 64) } }
         return (low, high)
     }()
 

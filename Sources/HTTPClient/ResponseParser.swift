@@ -419,8 +419,6 @@ public struct ResponseParser {
         return (status, Int(b[ls + 7] - 48), min(ls + 13, le))
     }
 
-    static func isTokenByte(_ c: UInt8) -> Bool { ByteScan.isToken(c, ByteScan.tokenBits) }
-
     /// A field line `b[ls..<le]`: its name and its value without surrounding spaces and tabs.
     static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> ResponseHead.Span {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {

@@ -270,7 +270,7 @@ public struct RequestParser {
                 sp2 += 1
             }
             guard sp1 < le, sp2 < le else { throw ParseError(400, "The request line must be: method SP target SP version.") }
-            guard sp1 > ls, (ls..<sp1).allSatisfy({ RequestParser.isTokenChar(b[$0]) }) else {
+            guard sp1 > ls, (ls..<sp1).allSatisfy({ ByteScan.isToken(b[$0]) }) else {
                 throw ParseError(400, "The method is not a valid token.")
             }
             guard sp2 > sp1 + 1 else { throw ParseError(400, "The request target is empty.") }
@@ -357,7 +357,7 @@ public struct RequestParser {
                 let c = b[i]
                 if c == 58 { colon = i; break }
                 if c == 32 || c == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
-                if !RequestParser.isTokenChar(c) { throw ParseError(400, "A field name contains an invalid character.") }
+                if !ByteScan.isToken(c) { throw ParseError(400, "A field name contains an invalid character.") }
                 i += 1
             }
             guard colon > ls else { throw ParseError(400, colon == ls ? "A field name is empty." : "A field line has no colon.") }
@@ -599,16 +599,6 @@ public struct RequestParser {
     }
 
     // MARK: - Character classes
-
-    /// RFC 9110 tchar.
-    @inline(__always)
-    static func isTokenChar(_ b: UInt8) -> Bool {
-        switch b {
-        case 48...57, 65...90, 97...122: return true
-        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
-        default: return false
-        }
-    }
 
     /// Characters of uri-host [ ":" port ] (reg-name, IPv4, IP-literal).
     @inline(__always)
