@@ -260,9 +260,15 @@ public final class HTTPClient: Sendable {
         let bytes: [UInt8]
         do { bytes = try Self.requestBytes(request, headers: headers, body: body) } catch { completion(.failure(error)); return }
         let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
-        let pending = Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
-                              deadline: deadline, completion: .callback(completion))
-        if let here = currentServerLoop() { here.submit(pending); return }
+        submit(Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
+                       deadline: deadline, completion: .callback(completion)), here: currentServerLoop())
+    }
+
+    /// A call submitted in place on the server loop whose thread this is (`here`), or handed to a loop of the
+    /// client's own.
+    @inline(__always)
+    private func submit(_ pending: Pending, here: ClientLoop?) {
+        if let here { here.submit(pending); return }
         let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
         let box = UnsafeSendableBox(pending, host: loop.host)
         loop.execute { loop.submit(box.value) }
@@ -284,20 +290,11 @@ public final class HTTPClient: Sendable {
                       here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
         let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
         let isHead = method == "HEAD"
-        if let here {
-            // On a server loop's thread: submitted in place, and resumed here (the task prefers this loop). `Pending`
-            // resumes its continuation exactly once (it forgets it as it resumes), so the unchecked form is safe.
-            let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
-                here.submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline,
-                                    completion: .continuation(c)))
-            }
-            return try result.get()
-        }
-        let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
+        // On a server loop's thread the call is submitted in place and resumed there (the task prefers that loop).
+        // `Pending` resumes its continuation exactly once (it forgets it as it resumes): the unchecked form is safe.
         let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
-            let pending = UnsafeSendableBox(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent,
-                                                    deadline: deadline, completion: .continuation(c)), host: loop.host)
-            loop.execute { loop.submit(pending.value) }
+            submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline,
+                           completion: .continuation(c)), here: here)
         }
         return try result.get()
     }

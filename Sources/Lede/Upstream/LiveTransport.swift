@@ -1,4 +1,4 @@
-import Dispatch
+import EventLoops
 import HTTPClient
 import HTTPServer
 
@@ -91,10 +91,10 @@ public final class LiveTransport: UpstreamTransport {
         // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
         var ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
         var url = ready?.url ?? request.url(baseParts: templateParts)
-        let start = DispatchTime.now().uptimeNanoseconds   // monotonic, and no Duration arithmetic per call
+        let start = Syscall.monotonicNanos()   // the loop's clock, as the client's deadlines use
         var hops = 0
         while true {
-            let remaining = deadline - Double(DispatchTime.now().uptimeNanoseconds &- start) / 1e9
+            let remaining = deadline - Double(Syscall.monotonicNanos() &- start) / 1e9
             guard remaining > 0 else { throw UpstreamError.timeout }
             let response: ClientResponse
             do {

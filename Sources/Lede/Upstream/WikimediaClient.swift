@@ -374,10 +374,15 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         }
     }
 
+    /// A redirect Lede may follow: its status, and a `Location`.
+    private static func isRedirect(_ response: UpstreamResponse) -> Bool {
+        [301, 302, 303, 307, 308].contains(response.status) && response.headers["location"] != nil
+    }
+
     /// The request a redirect answer leads to, nil when `response` is not a redirect; throws for one Lede does not
     /// follow (another origin, not a GET, too many hops).
     private func redirectTarget(_ response: UpstreamResponse, of req: UpstreamRequest, hops: Int) throws -> UpstreamRequest? {
-        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else { return nil }
+        guard Self.isRedirect(response), let location = response.headers["location"] else { return nil }
         guard hops < Self.maxRedirects, req.method == .get, let next = redirect(req, to: location) else {
             throw UpstreamError.unavailable(status: response.status)
         }
@@ -502,10 +507,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
             let response: UpstreamResponse
             do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
-            do {
-                if try redirectTarget(response, of: req, hops: 0) == nil { completion(.success(response)); return }
-            } catch { completion(.failure(error)); return }
-            Task(executorPreference: EventLoop.current) { [self] in
+            guard Self.isRedirect(response) else { completion(.success(response)); return }
+            Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
                 do { completion(.success(try await follow(response, of: req).0)) } catch { completion(.failure(error)) }
             }
         }) { return }
