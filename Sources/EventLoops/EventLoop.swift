@@ -43,6 +43,9 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
     private var stopped = false
     /// Told around each wake-up (strong until the loop stops).
     public var observer: LoopObserver?
+    /// The monotonic time (ns) read once as this wake-up's events began: a stamp for timeouts counted in seconds, so
+    /// each read or write need not read the clock again. Never ahead of a later reading (ticks read the clock anew).
+    public private(set) var now: UInt64 = 0
     /// 64 KiB every reader on this loop may use between two of its own calls (never across a suspension).
     public let readBuffer: UnsafeMutableRawBufferPointer
 
@@ -82,12 +85,14 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         let start = Syscall.monotonicNanos()
+        now = start
         for i in tickers.indices { tickers[i].next = start &+ tickers[i].interval }
         while !stopped {
             let timeout = waitMillis(now: Syscall.monotonicNanos())
             let n = fds.withUnsafeMutableBufferPointer { f in
                 events.withUnsafeMutableBufferPointer { e in lede_epoll_wait(epfd, f.baseAddress, e.baseAddress, 256, timeout) }
             }
+            now = Syscall.monotonicNanos()
             if n > 0 {
                 observer?.loopWillHandleEvents()
                 for i in 0..<Int(n) {
@@ -97,6 +102,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
                 }
             }
             runLocalJobs()
+            // A fresh reading: stamps taken from `now` or later during this wake-up are never ahead of it.
             if !tickers.isEmpty { runTickers(now: Syscall.monotonicNanos()) }
             runLocalJobs()   // any a tick started, before the loop waits again
             observer?.loopDidHandleEvents()

@@ -156,7 +156,7 @@ final class Pool {
             i += 1
         }
         while queueStart < queue.count && queue[queueStart].isFinished { queueStart += 1 }
-        for c in idle where c.idleSince > 0 && now &- c.idleSince > UInt64(client.configuration.idleTimeout * 1e9) { c.closeIdle() }
+        for c in idle where c.idleSince > 0 && now > c.idleSince && now &- c.idleSince > UInt64(client.configuration.idleTimeout * 1e9) { c.closeIdle() }
         // Connections carrying a request check their own deadline.
         for c in loopConnections { c.tick(now: now) }
     }

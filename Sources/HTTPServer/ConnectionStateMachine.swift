@@ -99,24 +99,28 @@ public struct ConnectionStateMachine: Sendable {
     /// Whether the response now being prepared should carry `Connection: close` because of a drain.
     public var mustCloseAfterResponse: Bool { draining }
 
+    /// Time from `stamp` to `now`; none when the stamp is ahead (taken from a fresher reading than the check's).
+    @inline(__always)
+    static func elapsed(_ now: UInt64, _ stamp: UInt64) -> UInt64 { now > stamp ? now &- stamp : 0 }
+
     public mutating func timerFired(now: UInt64) -> Action {
         switch state {
         case .idle(let since, let fresh):
             // A fresh connection must deliver its first header section in time, too.
             let limit = fresh ? timeouts.header : timeouts.idle
-            if now &- since >= limit { state = .closed; return .close }
+            if ConnectionStateMachine.elapsed(now, since) >= limit { state = .closed; return .close }
         case .readingHead(let since):
-            if now &- since >= timeouts.header { state = .closed; return .timeoutAndClose }
+            if ConnectionStateMachine.elapsed(now, since) >= timeouts.header { state = .closed; return .timeoutAndClose }
         case .readingBody(let last):
-            if now &- last >= timeouts.idle { state = .closed; return .timeoutAndClose }
+            if ConnectionStateMachine.elapsed(now, last) >= timeouts.idle { state = .closed; return .timeoutAndClose }
         case .responding(let since):
             // A handler may take long (it has its own deadlines); only a stalled write is cut here,
             // which the connection reports by not calling `writeProgressed`.
-            if now &- since >= timeouts.idle { state = .closed; return .close }
+            if ConnectionStateMachine.elapsed(now, since) >= timeouts.idle { state = .closed; return .close }
         case .streaming(let last, let waiting, let hb):
             if let waiting {
-                if now &- waiting >= timeouts.stall { state = .closed; return .closeStalled }
-            } else if hb && now &- last >= timeouts.heartbeat {
+                if ConnectionStateMachine.elapsed(now, waiting) >= timeouts.stall { state = .closed; return .closeStalled }
+            } else if hb && ConnectionStateMachine.elapsed(now, last) >= timeouts.heartbeat {
                 state = .streaming(lastWrite: now, waitingSince: nil, heartbeats: hb)
                 return .heartbeat
             }

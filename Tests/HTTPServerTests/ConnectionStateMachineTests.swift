@@ -30,6 +30,22 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(m.timerFired(now: 62 * s), .close)
     }
 
+    /// Stamps may come from a fresher clock reading than the timer's (a wake-up's cached time against a reading taken
+    /// later in it, or the other way round): a stamp ahead of the check is no time passed, never a wrapped-around
+    /// eternity that closes a live connection.
+    func testAStampAheadOfTheTimersClockIsNoTimePassed() {
+        var m = ConnectionStateMachine(now: 5 * s, timeouts: timeouts)
+        XCTAssertEqual(m.timerFired(now: 5 * s - 1), .none)
+        m.bytesReceived(now: 6 * s, headComplete: false)
+        XCTAssertEqual(m.timerFired(now: 6 * s - 1), .none)
+        m.requestDispatched(now: 7 * s)
+        XCTAssertEqual(m.timerFired(now: 7 * s - 1), .none)
+        XCTAssertEqual(m.responseCompleted(now: 8 * s, keepAlive: true, moreBuffered: false), .none)
+        XCTAssertEqual(m.timerFired(now: 8 * s - 1), .none)
+        XCTAssertEqual(m.state, .idle(since: 8 * s, fresh: false))
+        XCTAssertEqual(m.timerFired(now: 68 * s), .close)
+    }
+
     func testConnectionCloseEndsAfterResponse() {
         var m = ConnectionStateMachine(now: 0, timeouts: timeouts)
         m.requestDispatched(now: 0)
