@@ -5,10 +5,13 @@ import Glibc
 /// Lives on its loop's thread only.
 final class Connection: LoopDescriptorHandler {
     let fd: Int32
-    unowned let server: ServerLoop
-    /// The server's shared state and the loop's read buffer, held here: each `server.` costs a strong-retain of the
-    /// unowned reference.
+    /// Unowned and unchecked (no atomic strong-retain per use): a connection's code runs only on its loop while the
+    /// loop runs, and the running loop holds its server loop (its stop hook) and itself.
+    unowned(unsafe) let server: ServerLoop
+    /// The server's shared state and the loop's read buffer, held here.
     private let core: ServerCore
+    /// The loop this connection lives on (its `now` stamps timeouts); unchecked for the reason `server` is.
+    private unowned(unsafe) let loop: EventLoop
     /// Owned by the event loop, which is alive whenever it calls this connection's `handle`.
     private let readBuffer: UnsafeMutableRawBufferPointer
     private var parser: RequestParser
@@ -87,6 +90,7 @@ final class Connection: LoopDescriptorHandler {
         self.server = server
         self.core = server.core
         self.readBuffer = server.readBuffer
+        self.loop = server.loop
         let config = core.configuration
         parser = RequestParser(limits: config.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
@@ -127,7 +131,7 @@ final class Connection: LoopDescriptorHandler {
             return
         }
         if received {
-            machine.bytesReceived(now: Syscall.monotonicNanos(), headComplete: parser.isReadingBody)
+            machine.bytesReceived(now: loop.now, headComplete: parser.isReadingBody)
         }
         // A client that goes away ends its stream (and cancels the producer) at once.
         if peerClosed && stream != nil { close(); return }
@@ -146,7 +150,7 @@ final class Connection: LoopDescriptorHandler {
             switch parser.next() {
             case .needMore:
                 if !parser.isIdle {
-                    machine.bytesReceived(now: Syscall.monotonicNanos(), headComplete: parser.isReadingBody)
+                    machine.bytesReceived(now: loop.now, headComplete: parser.isReadingBody)
                 }
                 flush(); return
             case .continueRequested:
@@ -182,7 +186,7 @@ final class Connection: LoopDescriptorHandler {
                             detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
             return
         }
-        switch core.router.match(method: request.method, path: request.path) {
+        switch core.router.match(request) {
         case .found(let route, let params):
             current.route = route.index
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern)
@@ -240,19 +244,20 @@ final class Connection: LoopDescriptorHandler {
 
     private func respond(_ response: HTTPResponse) {
         if case .stream(let body) = response.body, current.method != "HEAD" { startStream(response, body); return }
-        let p = current
         let server = self.server
         // While draining, the last request buffered gets `Connection: close`.
-        var keepAlive = p.keepAlive && !closeAfterFlush
+        var keepAlive = current.keepAlive && !closeAfterFlush
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
         let start = out.count
-        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: p, keepAlive: keepAlive, date: server.dateBytes)
+        // `current` is read in place (a copy would retain its request and id).
+        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes)
         let total = out.count - start + (largeBody?.count ?? 0)
         if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
         let now = Syscall.monotonicNanos()
-        let seconds = Double(now &- p.started) / 1e9
-        core.metrics.record(loop: server.id, route: p.route, status: response.status, seconds: seconds, bytes: total)
+        let started = current.started, route = current.route
+        core.metrics.record(loop: server.id, route: route, status: response.status, seconds: Double(now &- started) / 1e9, bytes: total)
         if core.configuration.accessLog {
+            let p = current
             AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : core.router.routes[p.route].pattern,
                              path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string)
         }
@@ -282,7 +287,7 @@ final class Connection: LoopDescriptorHandler {
             }
             switch r {
             case .bytes(var n):
-                machine.writeProgressed(now: Syscall.monotonicNanos())
+                machine.writeProgressed(now: loop.now)
                 sent = true
                 // Head bytes first, then the body that follows them.
                 while n > 0 {

@@ -1,50 +1,160 @@
 /// An ordered list of header fields with case-insensitive lookup. Names keep the case they were sent with.
+/// Fields received (a parsed request's) are kept as bytes: each field line copied once from the parser's buffer into
+/// one growing buffer, with a span per field, and made strings only when asked for; an emptied list keeps the
+/// buffer for the next request. Fields added by code (a response's) are kept as the strings they were given, after
+/// the received ones.
 public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)] = []
+    /// The received fields, boxed: a list with none (a response's) is two words to copy.
+    private var received: Received?
+    private var added: [(name: String, value: String)] = []
+
+    /// Received field: its name and its value (trimmed) as offsets into the box's bytes.
+    struct Span: Sendable {
+        var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
+    }
+
+    /// Received field lines and their spans, in two buffers the box owns, which only grow; emptied by setting the
+    /// counts to zero.
+    final class Received: @unchecked Sendable {  // invariant: changed only while uniquely referenced (`mutableReceived`); a shared box is only read
+        private(set) var bytes: UnsafeMutablePointer<UInt8>
+        private(set) var byteCount = 0
+        private var byteCapacity: Int
+        private(set) var spans: UnsafeMutablePointer<Span>
+        private(set) var spanCount = 0
+        private var spanCapacity: Int
+
+        init(byteCapacity: Int = 512, spanCapacity: Int = 16) {
+            self.byteCapacity = Swift.max(byteCapacity, 16); self.spanCapacity = Swift.max(spanCapacity, 4)
+            bytes = .allocate(capacity: self.byteCapacity)
+            spans = .allocate(capacity: self.spanCapacity)
+        }
+
+        deinit { bytes.deallocate(); spans.deallocate() }
+
+        var byteBuffer: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: bytes, count: byteCount) }
+        var spanBuffer: UnsafeBufferPointer<Span> { UnsafeBufferPointer(start: spans, count: spanCount) }
+
+        func copy() -> Received {
+            let c = Received(byteCapacity: byteCount, spanCapacity: spanCount)
+            c.bytes.update(from: bytes, count: byteCount); c.byteCount = byteCount
+            c.spans.update(from: spans, count: spanCount); c.spanCount = spanCount
+            return c
+        }
+
+        /// Appends a field line (name, colon, optional whitespace, value): `name` and `value` are ranges in `line`.
+        func append(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
+            if byteCount + line.count > byteCapacity {
+                let capacity = Swift.max(byteCapacity * 2, byteCount + line.count)
+                let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+                grown.update(from: bytes, count: byteCount)
+                bytes.deallocate()
+                bytes = grown; byteCapacity = capacity
+            }
+            if spanCount == spanCapacity {
+                let grown = UnsafeMutablePointer<Span>.allocate(capacity: spanCapacity * 2)
+                grown.update(from: spans, count: spanCount)
+                spans.deallocate()
+                spans = grown; spanCapacity *= 2
+            }
+            let start = byteCount
+            if let base = line.baseAddress { (bytes + start).update(from: base, count: line.count) }
+            byteCount += line.count
+            (spans + spanCount).initialize(to: Span(nameStart: Int32(start + name.lowerBound), nameEnd: Int32(start + name.upperBound),
+                                                    valueStart: Int32(start + value.lowerBound), valueEnd: Int32(start + value.upperBound)))
+            spanCount += 1
+        }
+
+        func removeAll() { byteCount = 0; spanCount = 0 }
+
+        /// Drops the spans `drop` picks, keeping the others in order (their bytes stay until the box is emptied).
+        func removeSpans(where drop: (Span) -> Bool) {
+            var kept = 0
+            for i in 0..<spanCount where !drop(spans[i]) { spans[kept] = spans[i]; kept += 1 }
+            spanCount = kept
+        }
+
+        func name(_ s: Span) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: bytes + Int(s.nameStart), count: Int(s.nameEnd - s.nameStart)) }
+        func value(_ s: Span) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: bytes + Int(s.valueStart), count: Int(s.valueEnd - s.valueStart)) }
+    }
+
+    /// The received fields' box, made unique (copied when shared) to be changed.
+    private mutating func mutableReceived() -> Received {
+        // Checked before any other reference to the box is taken (a binding would make it look shared).
+        if !isKnownUniquelyReferenced(&received) {
+            received = received.map { $0.copy() } ?? Received()
+        }
+        return received.unsafelyUnwrapped
+    }
 
     public init() {}
-    public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+    public init(_ fields: [(String, String)]) { added = fields.map { (name: $0.0, value: $0.1) } }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
-    public var count: Int { fields.count }
+    /// The fields, in order, names as sent.
+    public var fields: [(name: String, value: String)] {
+        guard let r = received, r.spanCount > 0 else { return added }
+        return r.spanBuffer.map { (name: String(decoding: r.name($0), as: UTF8.self), value: String(decoding: r.value($0), as: UTF8.self)) } + added
+    }
+
+    public var count: Int { (received?.spanCount ?? 0) + added.count }
+    public var isEmpty: Bool { added.isEmpty && (received?.spanCount ?? 0) == 0 }
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// The first value of `name`, compared case-insensitively.
     public subscript(name: String) -> String? {
-        for f in fields where f.name.asciiCaseInsensitiveEquals(name) { return f.value }
+        if let r = received, let s = HTTPHeaders.firstSpan(r, name) { return String(decoding: r.value(s), as: UTF8.self) }
+        for f in added where f.name.asciiCaseInsensitiveEquals(name) { return f.value }
         return nil
     }
 
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.asciiCaseInsensitiveEquals(name) }.map(\.value)
+        var out: [String] = []
+        forEach(named: name) { out.append(String(decoding: $0, as: UTF8.self)) }
+        return out
     }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
-    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+    public mutating func add(_ name: String, _ value: String) { added.append((name: name, value: value)) }
 
-    mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
-    mutating func removeAllKeepingCapacity() { fields.removeAll(keepingCapacity: true) }
+    /// The parser's: a received field line it has checked, from its buffer (`name` and `value` are ranges in it).
+    mutating func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
+        mutableReceived().append(line: line, name: name, value: value)
+    }
+
+    /// Empties the list; an unshared box of received fields is kept, with its buffers, for the next request.
+    mutating func removeAllKeepingCapacity() {
+        if isKnownUniquelyReferenced(&received) { received.unsafelyUnwrapped.removeAll() } else { received = nil }
+        if !added.isEmpty { added.removeAll(keepingCapacity: true) }
+    }
 
     /// Replaces every field called `name` by one with `value`.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)
-        fields.append((name: name, value: value))
+        add(name, value)
     }
 
-    public mutating func remove(_ name: String) { fields.removeAll { $0.name.asciiCaseInsensitiveEquals(name) } }
+    /// Removes every field called `name`.
+    public mutating func remove(_ name: String) {
+        if let r = received, HTTPHeaders.firstSpan(r, name) != nil {
+            let box = mutableReceived()
+            var name = name
+            name.withUTF8 { n in box.removeSpans { HTTPHeaders.sameName(box.name($0), n) } }
+        }
+        added.removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
+    }
 
     /// Comma-separated list members of every field called `name`, trimmed, lower-cased, empty members dropped.
     public func tokens(_ name: String) -> [String] {
         var out: [String] = []
-        for f in fields where f.name.asciiCaseInsensitiveEquals(name) {
+        forEach(named: name) { v in
             var member: [UInt8] = []
             func flush() {
                 while let l = member.last, l == 32 || l == 9 { member.removeLast() }
                 if !member.isEmpty { out.append(String(decoding: member, as: UTF8.self)) }
                 member.removeAll(keepingCapacity: true)
             }
-            for b in f.value.utf8 {
+            for b in v {
                 if b == 44 { flush(); continue }
                 if member.isEmpty && (b == 32 || b == 9) { continue }
                 member.append(ASCII.lower(b))
@@ -52,6 +162,36 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
             flush()
         }
         return out
+    }
+
+    /// Calls `body` with the value bytes of every field called `name` (case-insensitively), in order.
+    public func forEach(named name: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        if let r = received, r.spanCount > 0 {
+            var name = name
+            try name.withUTF8 { n in
+                for s in r.spanBuffer where HTTPHeaders.sameName(r.name(s), n) { try body(r.value(s)) }
+            }
+        }
+        for f in added where f.name.asciiCaseInsensitiveEquals(name) {
+            var value = f.value
+            try value.withUTF8 { try body($0) }
+        }
+    }
+
+    private static func firstSpan(_ r: Received, _ name: String) -> Span? {
+        guard r.spanCount > 0 else { return nil }
+        var name = name
+        return name.withUTF8 { n in r.spanBuffer.first { sameName(r.name($0), n) } }
+    }
+
+    /// ASCII case-insensitive equality of field names (tokens: ASCII).
+    @inline(__always)
+    private static func sameName(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] {
+            if ASCII.lower(a[i]) != ASCII.lower(b[i]) { return false }
+        }
+        return true
     }
 }
 
@@ -113,28 +253,31 @@ public enum WeightedList {
     /// Calls `body` for each non-empty member, in order, until it returns false.
     public static func forEach(_ value: String, _ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
         var value = value
-        value.withUTF8 { u in
-            var i = 0
-            while i < u.count {
-                // One member: OWS token *( OWS ";" OWS param ) OWS
-                while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
-                let start = i
-                while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
-                let token = UnsafeBufferPointer(rebasing: u[start..<i])
-                var q: Int? = 1000
-                while i < u.count, u[i] != 44 {
-                    guard u[i] == 59 else { i += 1; continue }
-                    i += 1
-                    while i < u.count, u[i] == 32 || u[i] == 9 { i += 1 }
-                    if i + 1 < u.count, ASCII.lower(u[i]) == 113, u[i + 1] == 61 {   // q=
-                        i += 2
-                        let valueStart = i
-                        while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
-                        q = qValue(UnsafeBufferPointer(rebasing: u[valueStart..<i]))
-                    }
+        value.withUTF8 { forEach(bytes: $0, body) }
+    }
+
+    /// The same over a value's bytes.
+    public static func forEach(bytes u: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
+        var i = 0
+        while i < u.count {
+            // One member: OWS token *( OWS ";" OWS param ) OWS
+            while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
+            let start = i
+            while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+            let token = UnsafeBufferPointer(rebasing: u[start..<i])
+            var q: Int? = 1000
+            while i < u.count, u[i] != 44 {
+                guard u[i] == 59 else { i += 1; continue }
+                i += 1
+                while i < u.count, u[i] == 32 || u[i] == 9 { i += 1 }
+                if i + 1 < u.count, ASCII.lower(u[i]) == 113, u[i + 1] == 61 {   // q=
+                    i += 2
+                    let valueStart = i
+                    while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+                    q = qValue(UnsafeBufferPointer(rebasing: u[valueStart..<i]))
                 }
-                if !token.isEmpty, !body(token, q) { return }
             }
+            if !token.isEmpty, !body(token, q) { return }
         }
     }
 
@@ -162,12 +305,12 @@ public enum WeightedList {
 public enum MediaNegotiation {
     /// The weight (thousandths) `Accept` gives `mediaType` (lower-case `type/subtype`).
     public static func weight(of mediaType: String, in headers: HTTPHeaders) -> Int {
-        let fields = headers.fields.filter { $0.name.asciiCaseInsensitiveEquals("Accept") }
+        let fields = headers.values("Accept")
         if fields.isEmpty { return 1000 }
         let type = mediaType.split(separator: "/").first.map(String.init) ?? mediaType
         var exact: Int?, typeWide: Int?, any: Int?
-        for f in fields {
-            WeightedList.forEach(f.value) { range, q in
+        for value in fields {
+            WeightedList.forEach(value) { range, q in
                 let r = String(decoding: range.map(ASCII.lower), as: UTF8.self)
                 let w = q ?? 0
                 if r == mediaType { exact = max(exact ?? 0, w) }

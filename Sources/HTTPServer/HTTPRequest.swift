@@ -3,9 +3,11 @@
 public struct HTTPRequest: Sendable {
     final class Storage: @unchecked Sendable {  // invariant: mutated only while uniquely referenced (HTTPRequest's setters copy first)
         var method: String
-        var target: String
-        var path: String
-        var query: String?
+        /// The target as bytes, with its path (still percent-encoded) and query as ranges in them: a parsed
+        /// request's are copied once from the parser's buffer (into an array that keeps its capacity from request to
+        /// request), and become strings only when asked for.
+        var target: [UInt8]
+        var parts: TargetParts
         var versionMajor: Int
         var versionMinor: Int
         var headers: HTTPHeaders
@@ -15,24 +17,47 @@ public struct HTTPRequest: Sendable {
         var requestIDField: String?
         var mayAcceptGzip: Bool
 
-        init(method: String, target: String, path: String, query: String?, versionMajor: Int, versionMinor: Int,
+        init(method: String, target: [UInt8], parts: TargetParts, versionMajor: Int, versionMinor: Int,
              headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
-            self.method = method; self.target = target; self.path = path
-            self.query = query; self.versionMajor = versionMajor; self.versionMinor = versionMinor
+            self.method = method; self.target = target; self.parts = parts
+            self.versionMajor = versionMajor; self.versionMinor = versionMinor
             self.headers = headers; self.body = body; self.keepAlive = keepAlive
             self.ifNoneMatch = ifNoneMatch; self.requestIDField = requestIDField; self.mayAcceptGzip = mayAcceptGzip
         }
 
         func copy() -> Storage {
-            Storage(method: method, target: target, path: path, query: query, versionMajor: versionMajor, versionMinor: versionMinor,
-                    headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch, requestIDField: requestIDField,
-                    mayAcceptGzip: mayAcceptGzip)
+            Storage(method: method, target: target, parts: parts, versionMajor: versionMajor,
+                    versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch,
+                    requestIDField: requestIDField, mayAcceptGzip: mayAcceptGzip)
         }
     }
 
     var storage: Storage
 
     init(storage: Storage) { self.storage = storage }
+
+    /// Where the target's bytes end, and where its path and query are in the bytes (the path may follow the target:
+    /// "/" for an absolute-form target without one, or a path set by code).
+    struct TargetParts: Sendable {
+        var targetEnd = 0
+        var path = 0..<0
+        var query: Range<Int>?
+    }
+
+    /// Target, path and query laid out in one array: the target, then the path, then the query.
+    static func layout(target: String, path: String, query: String?) -> ([UInt8], TargetParts) {
+        var bytes = Array(target.utf8)
+        let t = bytes.count
+        bytes.append(contentsOf: path.utf8)
+        let p = bytes.count
+        var parts = TargetParts(targetEnd: t, path: t..<p, query: nil)
+        if let query { bytes.append(contentsOf: query.utf8); parts.query = p..<bytes.count }
+        return (bytes, parts)
+    }
+
+    private func string(_ range: Range<Int>) -> String {
+        storage.target.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
 
     private mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
@@ -41,13 +66,33 @@ public struct HTTPRequest: Sendable {
 
     public var method: String { get { storage.method } set { unique().method = newValue } }
     /// The request target exactly as sent.
-    public var target: String { get { storage.target } set { unique().target = newValue } }
+    public var target: String {
+        get { string(0..<storage.parts.targetEnd) }
+        set { relayout(target: newValue, path: path, query: query) }
+    }
     /// The path part of the target, still percent-encoded (validated).
-    public var path: String { get { storage.path } set { unique().path = newValue } }
+    public var path: String {
+        get { string(storage.parts.path) }
+        set { relayout(target: target, path: newValue, query: query) }
+    }
+    /// The path's bytes, for reading in place (no string made).
+    func withPathBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let range = storage.parts.path
+        return storage.target.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    private mutating func relayout(target: String, path: String, query: String?) {
+        let (bytes, parts) = HTTPRequest.layout(target: target, path: path, query: query)
+        let s = unique()
+        s.target = bytes; s.parts = parts
+    }
     /// The path's segments, percent-decoded (each valid UTF-8). `/a/b%2Fc` → `["a", "b/c"]`.
     public var pathSegments: [String] { HTTPRequest.segments(ofPath: path) }
     /// The raw query string without `?`, or nil.
-    public var query: String? { get { storage.query } set { unique().query = newValue } }
+    public var query: String? {
+        get { storage.parts.query.map { string($0) } }
+        set { relayout(target: target, path: path, query: newValue) }
+    }
     public var versionMajor: Int { get { storage.versionMajor } set { unique().versionMajor = newValue } }
     public var versionMinor: Int { get { storage.versionMinor } set { unique().versionMinor = newValue } }
     public var headers: HTTPHeaders { get { storage.headers } set { unique().headers = newValue } }
@@ -71,7 +116,8 @@ public struct HTTPRequest: Sendable {
     /// The parser's: the fields it noted while reading them.
     init(method: String, target: String, path: String, query: String?, versionMajor: Int, versionMinor: Int,
          headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
-        storage = Storage(method: method, target: target, path: path, query: query, versionMajor: versionMajor, versionMinor: versionMinor,
+        let (bytes, parts) = HTTPRequest.layout(target: target, path: path, query: query)
+        storage = Storage(method: method, target: bytes, parts: parts, versionMajor: versionMajor, versionMinor: versionMinor,
                           headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch, requestIDField: requestIDField,
                           mayAcceptGzip: mayAcceptGzip)
     }
@@ -96,33 +142,33 @@ public struct HTTPRequest: Sendable {
     /// Query parameters in order, `+` read as space, percent-decoded. Pairs that fail to decode are dropped
     /// (the parser has already refused malformed percent-encoding in the target).
     public var queryItems: [(name: String, value: String)] {
-        guard let query, !query.isEmpty else { return [] }
+        guard let range = storage.parts.query, !range.isEmpty else { return [] }
         // One pass over the bytes (no generic split): `&` separates pairs, the first `=` splits a pair; empty
         // pairs are skipped; a pair whose escapes are malformed is left out.
         var items: [(name: String, value: String)] = []
-        let u = query.utf8
-        var pairStart = u.startIndex
-        var equals: String.UTF8View.Index?
-        var i = u.startIndex
-        func take(_ end: String.UTF8View.Index) {
-            guard pairStart < end else { return }
-            let nameEnd = equals ?? end
-            guard let name = PercentDecoding.decode(query[pairStart..<nameEnd], plusAsSpace: true) else { return }
-            let value = equals.map { PercentDecoding.decode(query[u.index(after: $0)..<end], plusAsSpace: true) } ?? ""
-            guard let value else { return }
-            items.append((name: name, value: value))
-        }
-        while i < u.endIndex {
-            let b = u[i]
-            if b == UInt8(ascii: "&") {
-                take(i)
-                pairStart = u.index(after: i); equals = nil
-            } else if b == UInt8(ascii: "="), equals == nil {
-                equals = i
+        storage.target.withUnsafeBufferPointer { whole in
+            let u = UnsafeBufferPointer(rebasing: whole[range])
+            var pairStart = 0
+            var equals: Int?
+            func take(_ end: Int) {
+                guard pairStart < end else { return }
+                let nameEnd = equals ?? end
+                guard let name = PercentDecoding.decode(bytes: UnsafeBufferPointer(rebasing: u[pairStart..<nameEnd]), plusAsSpace: true) else { return }
+                let value = equals.map { PercentDecoding.decode(bytes: UnsafeBufferPointer(rebasing: u[($0 + 1)..<end]), plusAsSpace: true) } ?? ""
+                guard let value else { return }
+                items.append((name: name, value: value))
             }
-            i = u.index(after: i)
+            for i in 0..<u.count {
+                let b = u[i]
+                if b == UInt8(ascii: "&") {
+                    take(i)
+                    pairStart = i + 1; equals = nil
+                } else if b == UInt8(ascii: "="), equals == nil {
+                    equals = i
+                }
+            }
+            take(u.count)
         }
-        take(u.endIndex)
         return items
     }
 
@@ -137,13 +183,20 @@ public enum PercentDecoding {
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
         // Most names and values carry no escape: the text itself (already valid UTF-8), no byte copy.
         if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) { return String(s) }
-        let utf8 = Array(s.utf8)
-        var out = [UInt8](); out.reserveCapacity(utf8.count)
+        return Array(s.utf8).withUnsafeBufferPointer { decode(bytes: $0, plusAsSpace: plusAsSpace) }
+    }
+
+    /// The same over bytes (the text they spell, when it needs no decoding).
+    public static func decode(bytes s: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool = false) -> String? {
+        if !s.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(validating: s, as: UTF8.self)
+        }
+        var out = [UInt8](); out.reserveCapacity(s.count)
         var i = 0
-        while i < utf8.count {
-            let b = utf8[i]
+        while i < s.count {
+            let b = s[i]
             if b == UInt8(ascii: "%") {
-                guard i + 2 < utf8.count, let h = hexValue(utf8[i + 1]), let l = hexValue(utf8[i + 2]) else { return nil }
+                guard i + 2 < s.count, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) else { return nil }
                 out.append(h << 4 | l); i += 3
             } else {
                 out.append(plusAsSpace && b == UInt8(ascii: "+") ? UInt8(ascii: " ") : b); i += 1

@@ -153,8 +153,8 @@ public enum Compression {
     public static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var gzip: Bool?
         var star = false
-        for f in headers.fields where f.name.asciiCaseInsensitiveEquals("Accept-Encoding") {
-            WeightedList.forEach(f.value) { coding, q in
+        headers.forEach(named: "Accept-Encoding") { value in
+            WeightedList.forEach(bytes: value) { coding, q in
                 let acceptable = q.map { $0 > 0 } ?? true   // a malformed weight does not refuse
                 if ASCII.equalsLowercase(coding, "gzip") || ASCII.equalsLowercase(coding, "x-gzip") { gzip = acceptable }
                 else if coding.count == 1, coding[0] == 42 { star = acceptable }

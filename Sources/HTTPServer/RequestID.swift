@@ -37,6 +37,26 @@ struct RequestID: Sendable {
         return end
     }
 
+    /// The length of its text.
+    var byteCount: Int {
+        if let client { return client.utf8.count }
+        var digits = 1
+        while digits < 8 && counter >> (4 * UInt32(digits)) != 0 { digits += 1 }
+        return 7 + digits
+    }
+
+    /// Writes its text at `buffer` (room for `byteCount` bytes); returns the length.
+    @inline(__always)
+    func write(to buffer: UnsafeMutablePointer<UInt8>) -> Int {
+        if var client {
+            return client.withUTF8 { u in
+                if let base = u.baseAddress { buffer.update(from: base, count: u.count) }
+                return u.count
+            }
+        }
+        return write(buffer)
+    }
+
     var string: String {
         if let client { return client }
         return String(unsafeUninitializedCapacity: 15) { write($0.baseAddress!) }

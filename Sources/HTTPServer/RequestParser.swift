@@ -46,9 +46,10 @@ public struct RequestParser {
     // The request being assembled.
     private var headBytes = 0
     private var method = ""
-    private var target = ""
-    private var path = ""
-    private var query: String?
+    // The target's bytes (an array that keeps its capacity from request to request), and where its path and query
+    // are in them.
+    private var target: [UInt8] = []
+    private var parts = HTTPRequest.TargetParts()
     private var known = KnownFields()
     private var versionMajor = 1
     private var versionMinor = 1
@@ -135,9 +136,7 @@ public struct RequestParser {
                     } else if lineEnd == lineStart {
                         if let event = try finishHead() { return event }
                     } else {
-                        let (name, value) = try parseFieldLine(lineStart, lineEnd, trailer: false)
-                        if headers.count == 0 { headers.reserveCapacity(12) }
-                        headers.add(name, value)
+                        try parseFieldLine(lineStart, lineEnd, trailer: false)
                     }
                 case .body(let remaining):
                     let available = buffer.count - start
@@ -180,7 +179,7 @@ public struct RequestParser {
                 case .trailers:
                     guard let (ls, le) = try nextLine(isHead: false) else { return .needMore }
                     if ls == le { return .request(completeRequest()) }
-                    _ = try parseFieldLine(ls, le, trailer: true)
+                    try parseFieldLine(ls, le, trailer: true)
                 }
             }
         } catch let error as ParseError {
@@ -285,7 +284,8 @@ public struct RequestParser {
             if unencoded { throw ParseError(400, "The request target contains a character that must be percent-encoded.") }
             if sp1 - ls == 3 && b[ls] == 71 && b[ls + 1] == 69 && b[ls + 2] == 84 { method = "GET" }
             else { method = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<sp1]), as: UTF8.self) }
-            target = String(decoding: UnsafeBufferPointer(rebasing: b[(sp1 + 1)..<sp2]), as: UTF8.self)
+            target.removeAll(keepingCapacity: true)
+            target.append(contentsOf: UnsafeBufferPointer(rebasing: b[(sp1 + 1)..<sp2]))
             try splitTarget(b, sp1 + 1, sp2, question: question < 0 ? sp2 : question, escaped: escaped)
         }
     }
@@ -297,7 +297,7 @@ public struct RequestParser {
     private mutating func splitTarget(_ t: UnsafeBufferPointer<UInt8>, _ ts: Int, _ te: Int, question: Int, escaped: Bool) throws {
         if te - ts == 1 && t[ts] == 42 {
             guard method == "OPTIONS" else { throw ParseError(400, "The asterisk target is only valid for OPTIONS.") }
-            path = "*"; query = nil
+            parts = HTTPRequest.TargetParts(targetEnd: 1, path: 0..<1, query: nil)
             return
         }
         var pathStart = ts
@@ -327,26 +327,30 @@ public struct RequestParser {
                     segStart = i + 1
                 }
             }
-            path = pathStart == ts && q == te ? target : String(decoding: UnsafeBufferPointer(rebasing: t[pathStart..<q]), as: UTF8.self)
+            parts.path = (pathStart - ts)..<(q - ts)
         } else {
-            path = "/"
+            // An absolute-form target with no path: the path is "/", kept after the target's bytes.
+            target.append(47)
+            parts.path = (te - ts)..<(te - ts + 1)
         }
+        parts.targetEnd = te - ts
         if q < te {
             let rest = t[(q + 1)..<te]
             try RequestParser.checkPercentEncoding(rest)
-            query = String(decoding: UnsafeBufferPointer(rebasing: rest), as: UTF8.self)
+            parts.query = (q + 1 - ts)..<(te - ts)
         } else {
-            query = nil
+            parts.query = nil
         }
     }
 
     // MARK: - Fields
 
-    private mutating func parseFieldLine(_ ls: Int, _ le: Int, trailer: Bool) throws -> (String, String) {
+    /// Checks a field line; a header field (not a trailer, which is checked and dropped) is kept as bytes.
+    private mutating func parseFieldLine(_ ls: Int, _ le: Int, trailer: Bool) throws {
         if !trailer && headers.count >= limits.maxHeaderCount {
             throw ParseError(431, "More than \(limits.maxHeaderCount) header fields.")
         }
-        return try buffer.withUnsafeBufferPointer { b in
+        try buffer.withUnsafeBufferPointer { b in
             let first = b[ls]
             if first == 32 || first == 9 {
                 throw ParseError(400, "Obsolete line folding (a field line starting with whitespace) is not allowed.")
@@ -368,16 +372,15 @@ public struct RequestParser {
                 let nul = UnsafeBufferPointer(rebasing: b[vs..<ve]).contains(0)
                 throw ParseError(400, nul ? "A field value contains NUL." : "A field value contains a control character.")
             }
-            let nameBytes = UnsafeBufferPointer(rebasing: b[ls..<colon])
-            let name = RequestParser.commonName(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self)
-            let value = String(decoding: UnsafeBufferPointer(rebasing: b[vs..<ve]), as: UTF8.self)
-            if !trailer { note(UnsafeBufferPointer(rebasing: b[ls..<colon]), value, b, vs, ve) }
-            return (name, value)
+            if trailer { return }
+            note(UnsafeBufferPointer(rebasing: b[ls..<colon]), b, vs, ve)
+            headers.add(line: UnsafeBufferPointer(rebasing: b[ls..<ve]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
         }
     }
 
     /// Records what finishing the head and answering need from a field, recognised by its name's bytes.
-    private mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ value: String, _ b: UnsafeBufferPointer<UInt8>, _ vs: Int, _ ve: Int) {
+    private mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, _ vs: Int, _ ve: Int) {
+        func value() -> String { String(decoding: UnsafeBufferPointer(rebasing: b[vs..<ve]), as: UTF8.self) }
         switch name.count {
         case 4:
             if ASCII.equalsLowercase(name, "host") {
@@ -400,38 +403,13 @@ public struct RequestParser {
                     else if ASCII.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
                 }
             }
-        case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value }
-        case 13: if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value }
+        case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value() }
+        case 13: if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
         case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
         case 15: if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
         case 17: if ASCII.equalsLowercase(name, "transfer-encoding") { known.framing = true }
         default: break
         }
-    }
-
-    /// Field names clients send on nearly every request, spelled as they usually are: the literal is used instead
-    /// of building a string (names keep the case they were sent with, so only an exact match counts).
-    static let commonNames: [[(bytes: [UInt8], name: String)]] = {
-        let names = ["Host", "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Connection",
-                     "Content-Type", "Content-Length", "If-None-Match", "X-Request-ID", "Authorization",
-                     "Cache-Control", "Cookie", "Referer", "Origin", "Pragma", "Priority",
-                     "Upgrade-Insecure-Requests", "Sec-Fetch-Mode", "Sec-Fetch-Site", "Sec-Fetch-Dest",
-                     "X-Forwarded-For", "X-Forwarded-Proto", "Expect", "Transfer-Encoding"]
-        var byLength = [[(bytes: [UInt8], name: String)]](repeating: [], count: 32)
-        for n in names { byLength[n.utf8.count].append((bytes: Array(n.utf8), name: n)) }
-        return byLength
-    }()
-
-    @inline(__always)
-    static func commonName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        guard bytes.count < commonNames.count else { return nil }
-        for candidate in commonNames[bytes.count] {
-            // A plain loop: `elementsEqual` here cost ~1,500 instructions per request (callgrind).
-            var same = true
-            for i in 0..<bytes.count where candidate.bytes[i] != bytes[i] { same = false; break }
-            if same { return candidate.name }
-        }
-        return nil
     }
 
     // MARK: - Head complete: framing
@@ -445,10 +423,8 @@ public struct RequestParser {
 
         var te: [String] = [], cl: [String] = []
         if known.framing {
-            for f in headers.fields {
-                if f.name.asciiCaseInsensitiveEquals("Transfer-Encoding") { te.append(f.value) }
-                else if f.name.asciiCaseInsensitiveEquals("Content-Length") { cl.append(f.value) }
-            }
+            te = headers.values("Transfer-Encoding")
+            cl = headers.values("Content-Length")
         }
         chunked = false
         var length = 0
@@ -564,16 +540,20 @@ public struct RequestParser {
         if let box = spare {
             spare = nil
             // Moved, not copied: the box's emptied values (its field list with its capacity) become the parser's.
-            swap(&box.method, &method); swap(&box.target, &target); swap(&box.path, &path); swap(&box.query, &query)
+            swap(&box.method, &method); swap(&box.target, &target)
+            box.parts = parts
             swap(&box.headers, &headers); swap(&box.body, &body)
             swap(&box.ifNoneMatch, &known.ifNoneMatch); swap(&box.requestIDField, &known.requestID)
             box.versionMajor = versionMajor; box.versionMinor = versionMinor
             box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
             request = HTTPRequest(storage: box)
         } else {
-            request = HTTPRequest(method: method, target: target, path: path, query: query, versionMajor: versionMajor,
-                                  versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
-                                  ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding)
+            request = HTTPRequest(storage: HTTPRequest.Storage(
+                method: method, target: target, parts: parts, versionMajor: versionMajor,
+                versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
+                ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding))
+            // The request keeps these arrays; the parser's next ones start empty.
+            target = []
             headers = HTTPHeaders()
         }
         // Reset for the next request on this connection.
@@ -593,8 +573,8 @@ public struct RequestParser {
         guard spare == nil, isKnownUniquelyReferenced(&taken.storage) else { return }
         let box = taken.storage
         box.headers.removeAllKeepingCapacity()
-        box.body = []; box.query = nil; box.ifNoneMatch = nil; box.requestIDField = nil
-        box.method = ""; box.target = ""; box.path = ""
+        // The target's array keeps its bytes: the parser empties it before it writes it.
+        box.body = []; box.ifNoneMatch = nil; box.requestIDField = nil; box.method = ""
         spare = box
     }
 

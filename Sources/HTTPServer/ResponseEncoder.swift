@@ -6,12 +6,39 @@ enum ResponseEncoder {
 
     /// Appends the response head (and a small body) to `out`. Returns the body size, and the body itself when it
     /// is large enough to be sent separately (it is then not appended).
+    /// The same, for a request that is not the connection's own (tests, a copy).
     static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
-        if case .prepared(let p) = response.body, response.headers.fields.isEmpty {
+        var request = request
+        return encode(response, into: &out, request: &request, keepAlive: keepAlive, date: date)
+    }
+
+    /// `request` is inout only to be read in place (the connection's own; a copy would retain its fields).
+    static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
+        if case .prepared(let p) = response.body, response.headers.isEmpty {
             // Fast path: a prepared body's fields were rendered once, per representation.
             let status = response.status
             let gzipped = p.gzip != nil && request.acceptsGzip
             let notModified = status == 200 && request.ifNoneMatch.map { matches(ifNoneMatch: $0, etag: gzipped ? p.gzipETag : p.etag) } == true
+            if !notModified && status == 200 {
+                // The whole head in one append (status line, Date, the prepared fields, X-Request-ID, the
+                // connection's field, the blank line), then the body: two appends instead of nine.
+                let tail: StaticString? = !keepAlive ? connectionClose : (request.versionMinor == 0 ? connectionKeepAlive : nil)
+                // `p`'s arrays are read in place (a copy would retain storage every loop shares).
+                let count = ok200.utf8CodeUnitCount + date.count + (gzipped ? p.gzipHead.count : p.identityHead.count) + xRequestID.utf8CodeUnitCount
+                    + request.requestID.byteCount + (tail?.utf8CodeUnitCount ?? 0) + 6
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+                    var w = ByteWriter(buffer.baseAddress!)
+                    w.put(ok200); w.put(date); w.put(crlf)
+                    if gzipped { w.put(p.gzipHead) } else { w.put(p.identityHead) }
+                    w.put(xRequestID); w.advance(request.requestID.write(to: w.position)); w.put(crlf)
+                    if let tail { w.put(tail) }
+                    w.put(crlf)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<w.written(from: buffer.baseAddress!)]))
+                }
+                if request.method == "HEAD" { return (0, nil) }
+                if gzipped { return finish(p.gzip!, into: &out) }
+                return finish(p.identity, into: &out)
+            }
             if !notModified && status >= 200 && status != 204 {
                 appendStatusLine(status, date: date, to: &out)
                 out.append(contentsOf: gzipped ? p.gzipHead : p.identityHead)
@@ -23,7 +50,7 @@ enum ResponseEncoder {
         var status = response.status
         var body: [UInt8]
         var fields = response.headers.fields
-        if case .prepared(let p) = response.body, !p.headers.fields.isEmpty { fields = p.headers.fields + fields }
+        if case .prepared(let p) = response.body, !p.headers.isEmpty { fields = p.headers.fields + fields }
         let summary = FieldSummary(fields)
         var contentType: String?
         var etag: String?
@@ -46,7 +73,7 @@ enum ResponseEncoder {
             varies = p.gzip != nil
             if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
         case .assembled(let a):
-            return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: request, keepAlive: keepAlive, date: date)
+            return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: &request, keepAlive: keepAlive, date: date)
         case .stream(let s):
             // Streams are started by the connection (`encodeStreamHead`); here only their fields, as a GET's (HEAD).
             let gzipped = streamMayGzip(s, summary) && request.acceptsGzip
@@ -64,7 +91,7 @@ enum ResponseEncoder {
 
     /// An assembled body: the representation's bytes are put together only when they are sent (not for HEAD or 304).
     private static func encodeAssembled(_ a: AssembledBody, status: Int, fields: [(name: String, value: String)], summary: FieldSummary,
-                                        into out: inout [UInt8], request: Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
+                                        into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
         var status = status
         let varies = a.offersGzip && summary.contentEncoding == nil
         let gzipped = varies && request.acceptsGzip
@@ -262,6 +289,33 @@ enum ResponseEncoder {
     static let connectionClose: StaticString = "Connection: close\r\n"
     static let xRequestID: StaticString = "X-Request-ID: "
     static let connectionKeepAlive: StaticString = "Connection: keep-alive\r\n"
+}
+
+/// Writes bytes forward from a pointer into memory its user has sized for them (no bounds or capacity checks: the
+/// caller counted the bytes first).
+struct ByteWriter {
+    private(set) var position: UnsafeMutablePointer<UInt8>
+    init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+
+    @inline(__always)
+    mutating func put(_ literal: StaticString) {
+        position.update(from: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        position += literal.utf8CodeUnitCount
+    }
+
+    @inline(__always)
+    mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { b in
+            if let base = b.baseAddress { position.update(from: base, count: b.count) }
+        }
+        position += bytes.count
+    }
+
+    @inline(__always)
+    mutating func advance(_ n: Int) { position += n }
+
+    @inline(__always)
+    func written(from start: UnsafeMutablePointer<UInt8>) -> Int { position - start }
 }
 
 extension Array where Element == UInt8 {

@@ -129,14 +129,16 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
     /// The literal routes registered for exactly this path (its bytes compared with those of the few of its length).
     private func literalRoutes(_ path: String) -> [Route]? {
         var path = path
-        let n = path.utf8.count
+        return path.withUTF8 { literalRoutes($0) }
+    }
+
+    private func literalRoutes(_ p: UnsafeBufferPointer<UInt8>) -> [Route]? {
+        let n = p.count
         guard n > 0, n < literalsByLength.count else { return nil }
-        return path.withUTF8 { p in
-            for candidate in literalsByLength[n] where candidate.path.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p.baseAddress!, n) == 0 }) {
-                return candidate.routes
-            }
-            return nil
+        for candidate in literalsByLength[n] where candidate.path.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p.baseAddress!, n) == 0 }) {
+            return candidate.routes
         }
+        return nil
     }
 
     /// Matches a request's (validated, still percent-encoded) path; its segments are decoded only when no
@@ -145,6 +147,19 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
         let wanted = method == "HEAD" ? "GET" : method
         let literal = literalRoutes(path)
         if let hit = literal?.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
+        return matchSegments(wanted, path, literal)
+    }
+
+    /// The same for a parsed request, its path read as bytes: a literal route is found with no string made.
+    func match(_ request: HTTPRequest) -> Match {
+        let method = request.method
+        let wanted = method == "HEAD" ? "GET" : method
+        let literal = request.withPathBytes { literalRoutes($0) }
+        if let hit = literal?.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
+        return matchSegments(wanted, request.path, literal)
+    }
+
+    private func matchSegments(_ wanted: String, _ path: String, _ literal: [Route]?) -> Match {
         let segments = HTTPRequest.segments(ofPath: path)
         // An escaped path may still spell a literal route once decoded (`/fe%65d`).
         let decodedLiteral = path.utf8.contains(37) ? literalRoutes("/" + segments.joined(separator: "/")) : literal

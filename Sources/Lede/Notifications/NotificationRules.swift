@@ -203,7 +203,10 @@ public enum BearerAuthorization {
         // Read over bytes: this runs on every user-bound request.
         var value: String?
         var count = 0
-        for f in headers.fields where isAuthorization(f.name) { count += 1; value = f.value }
+        headers.forEach(named: "Authorization") { v in
+            count += 1
+            if count == 1 { value = String(decoding: v, as: UTF8.self) }
+        }
         guard count == 1, var value else {
             throw unauthorised(count == 0 ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
         }
@@ -225,11 +228,6 @@ public enum BearerAuthorization {
         case .exact: return value
         case .ok: return "Bearer " + value.dropFirst(7)
         }
-    }
-
-    private static func isAuthorization(_ name: String) -> Bool {
-        var name = name
-        return name.utf8.count == 13 && name.withUTF8 { ASCII.equalsLowercase($0, "authorization") }
     }
 
     @inline(__always)

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+@testable import HTTPServer
+
+/// A parsed request keeps its target and fields as bytes (strings made when asked for) in a box the connection
+/// reuses for its next request: what a handler keeps must not change when the box is reused, and code that sets
+/// or adds fields sees them as it would in a list of strings.
+final class RequestBytesTests: XCTestCase {
+    func request(_ text: String) throws -> HTTPRequest {
+        guard case .request(let r) = parseAll(text).first else { throw XCTSkip("no request parsed") }
+        return r
+    }
+
+    func testTheTargetItsPathAndItsQueryAreReadFromTheBytesAsSent() throws {
+        let r = try request("GET /fe%65d/a?lang=de&x=a+b%21 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(r.target, "/fe%65d/a?lang=de&x=a+b%21")
+        XCTAssertEqual(r.path, "/fe%65d/a")
+        XCTAssertEqual(r.query, "lang=de&x=a+b%21")
+        XCTAssertEqual(r.pathSegments, ["feed", "a"])
+        XCTAssertEqual(r.queryParameter("x"), "a b!")
+        XCTAssertEqual(r.queryParameter("lang"), "de")
+
+        let absolute = try request("GET http://example.org?q=1 HTTP/1.1\r\nHost: example.org\r\n\r\n")
+        XCTAssertEqual(absolute.target, "http://example.org?q=1")
+        XCTAssertEqual(absolute.path, "/")
+        XCTAssertEqual(absolute.query, "q=1")
+
+        let star = try request("OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(star.target, "*")
+        XCTAssertEqual(star.path, "*")
+        XCTAssertNil(star.query)
+
+        let empty = try request("GET /a? HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(empty.query, "")
+        XCTAssertEqual(empty.queryItems.count, 0)
+    }
+
+    func testCodeThatSetsTheTargetPathOrQueryChangesOnlyThatPartAndOnlyItsCopy() throws {
+        let parsed = try request("GET /a/b?x=1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        var r = parsed
+        r.query = "y=2"
+        XCTAssertEqual(r.target, "/a/b?x=1")
+        XCTAssertEqual(r.path, "/a/b")
+        XCTAssertEqual(r.queryParameter("y"), "2")
+        XCTAssertNil(r.queryParameter("x"))
+        r.path = "/c"
+        XCTAssertEqual(r.path, "/c")
+        XCTAssertEqual(r.query, "y=2")
+        r.query = nil
+        XCTAssertNil(r.query)
+        XCTAssertEqual(r.target, "/a/b?x=1")
+        // The parsed request it was copied from is untouched.
+        XCTAssertEqual(parsed.path, "/a/b")
+        XCTAssertEqual(parsed.query, "x=1")
+    }
+
+    func testReceivedFieldsAreFoundInAnyCaseInOrderAndBeforeAddedOnes() throws {
+        let r = try request("GET / HTTP/1.1\r\nHost: t\r\nX-Tag:  one \r\nAccept: a/b\r\nx-tag: two\r\n\r\n")
+        var h = r.headers
+        XCTAssertEqual(h.count, 4)
+        XCTAssertEqual(h["X-TAG"], "one")
+        XCTAssertEqual(h.values("x-Tag"), ["one", "two"])
+        XCTAssertEqual(h.fields.map(\.name), ["Host", "X-Tag", "Accept", "x-tag"])
+        XCTAssertEqual(h.fields.map(\.value), ["t", "one", "a/b", "two"])
+        h.add("X-Tag", "three")
+        XCTAssertEqual(h.values("X-Tag"), ["one", "two", "three"])
+        h.set("x-tag", "only")
+        XCTAssertEqual(h.fields.map(\.name), ["Host", "Accept", "x-tag"])
+        XCTAssertEqual(h["X-Tag"], "only")
+        h.remove("HOST")
+        XCTAssertFalse(h.contains("host"))
+        XCTAssertEqual(h.count, 2)
+        // The request's own list is a different value: unchanged.
+        XCTAssertEqual(r.headers.count, 4)
+        XCTAssertEqual(r.headers["x-tag"], "one")
+        XCTAssertEqual(r.headers.tokens("accept"), ["a/b"])
+    }
+
+    /// The connection reuses an answered request's box (target and field buffers) for its next request when no
+    /// handler kept the request; a handler that kept only its fields, or its path, keeps what it was given.
+    func testWhatAHandlerKeepsOutlivesTheConnectionsNextRequest() throws {
+        let kept = Mutex<[(headers: HTTPHeaders, path: String)]>([])
+        let config = testConfiguration { $0.loops = 1 }
+        let router = Router()
+        router.get("/keep/{n}") { ctx in
+            kept.withLock { $0.append((headers: ctx.request.headers, path: ctx.request.path)) }
+            return .response(.text("kept"))
+        }
+        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        try server.start()
+        defer { stop(server) }
+        let c = try RawClient(port: server.port)
+        for i in 0..<20 {
+            c.send("GET /keep/\(i)-\(String(repeating: "p", count: i * 7)) HTTP/1.1\r\nHost: t\r\nX-Round: round-\(i)-\(String(repeating: "v", count: i * 13))\r\n\r\n")
+            XCTAssertEqual(c.readResponse()?.text, "kept")
+        }
+        let all = kept.withLock { $0 }
+        XCTAssertEqual(all.count, 20)
+        for (i, k) in all.enumerated() {
+            XCTAssertEqual(k.headers["x-round"], "round-\(i)-\(String(repeating: "v", count: i * 13))")
+            XCTAssertEqual(k.headers["Host"], "t")
+            XCTAssertEqual(k.path, "/keep/\(i)-\(String(repeating: "p", count: i * 7))")
+        }
+    }
+}
