@@ -3,6 +3,8 @@
 #   Benchmarks/run.sh [duration-seconds]   (default 15)
 # Needs: wrk and nginx (apt-get install -y wrk nginx-light), python3. Not part of CI.
 # Env: ROUNDS (3), SERVER_THREADS (Lede --loops = nginx worker_processes; default: cores), WRK_CONNECTIONS (64).
+# LEDE_BIN: the build to measure; LEDE_BIN_B: a second build run beside it in the same alternating rounds of the two
+# core routes (a before/after without the drift of two sittings): its row is "lede-b", and lede/lede-b is printed.
 # Prints requests/s, p50/p99 latency and Lede/nginx and Lede/loop ratios for a plaintext and a ~10 KB JSON route —
 # "loop" is Benchmarks/epoll_loop.c, a bare epoll loop answering Lede's own response bytes without parsing (the
 # limit) — then warm /feed, cold /feed and the resident memory of Lede holding 10,000 idle keep-alive connections.
@@ -30,9 +32,16 @@ lede_port=18181; nginx_port=18182
 
 "$bin" --host 127.0.0.1 --port $lede_port --loops "$server_threads" --access-log off --log-level warning --bench-routes on &
 lede_pid=$!
+servers="lede nginx loop"
+lede_b_port=18183; lede_b_pid=
+if [ -n "${LEDE_BIN_B:-}" ]; then
+  "$LEDE_BIN_B" --host 127.0.0.1 --port $lede_b_port --loops "$server_threads" --access-log off --log-level warning --bench-routes on &
+  lede_b_pid=$!
+  servers="lede lede_b nginx loop"
+fi
 nginx_dir=$(mktemp -d)
 loop_pids=()
-cleanup() { kill "$lede_pid" "${loop_pids[@]}" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
+cleanup() { kill "$lede_pid" $lede_b_pid "${loop_pids[@]}" 2>/dev/null || true; [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true; }
 trap cleanup EXIT
 for _ in $(seq 1 50); do "$bin" healthcheck --port $lede_port && break; sleep 0.1; done
 
@@ -110,21 +119,25 @@ printf '%-10s %-6s %12s %10s %10s %8s   %s\n' route server req/s p50_ms p99_ms n
 for route in plaintext json; do
   lp=$(eval echo "\$loop_port_$route")
   # Warm all three, then measure in alternating rounds so drifts in machine load hit every server alike.
+  [ -n "$lede_b_pid" ] && wrk -t1 -c16 -d2s "http://127.0.0.1:$lede_b_port/_bench/$route" >/dev/null
   for p in $lede_port $nginx_port $lp; do wrk -t1 -c16 -d2s "http://127.0.0.1:$p/_bench/$route" >/dev/null; done
-  for server in lede nginx loop; do eval "${server}_r=(); ${server}_5=(); ${server}_9=(); ${server}_e=0"; done
+  for server in $servers; do eval "${server}_r=(); ${server}_5=(); ${server}_9=(); ${server}_e=0"; done
   for i in $(seq 1 "$rounds"); do
-    for server in lede nginx loop; do
-      case $server in lede) p=$lede_port ;; nginx) p=$nginx_port ;; loop) p=$lp ;; esac
+    for server in $servers; do
+      case $server in lede) p=$lede_port ;; lede_b) p=$lede_b_port ;; nginx) p=$nginx_port ;; loop) p=$lp ;; esac
       read -r a b c d < <(run "$server-$route-$i" "http://127.0.0.1:$p/_bench/$route")
       eval "${server}_r+=($a); ${server}_5+=($b); ${server}_9+=($c); ${server}_e=\$((${server}_e + d))"
     done
   done
-  for server in lede nginx loop; do
+  for server in $servers; do
     eval "rr=(\"\${${server}_r[@]}\"); r5=(\"\${${server}_5[@]}\"); r9=(\"\${${server}_9[@]}\"); re=\$${server}_e"
     eval "${server}_rps=$(median "${rr[@]}"); ${server}_p99=$(median "${r9[@]}")"
     printf '%-10s %-6s %12.0f %10s %10s %8s   %s\n' "$route" "$server" "$(median "${rr[@]}")" "$(median "${r5[@]}")" "$(median "${r9[@]}")" "$re" "${rr[*]}"
   done
   python3 -c "print(f'{\"$route\":<10} ratio  req/s lede/nginx = {$lede_rps/$nginx_rps:.2f}x   lede/loop = {$lede_rps/$loop_rps:.2f}x   p99 lede/nginx = {$lede_p99/$nginx_p99:.2f}x   p99 lede/loop = {$lede_p99/$loop_p99:.2f}x')"
+  if [ -n "$lede_b_pid" ]; then
+    python3 -c "print(f'{\"$route\":<10} ratio  req/s lede-b/loop = {$lede_b_rps/$loop_rps:.2f}x   lede/lede-b = {$lede_rps/$lede_b_rps:.2f}x   p99 lede-b/nginx = {$lede_b_p99/$nginx_p99:.2f}x')"
+  fi
 done
 
 # ONLY=core stops here (the two routes against nginx and the loop).
