@@ -139,7 +139,7 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         if let r = received, HTTPHeaders.firstSpan(r, name) != nil {
             let box = mutableReceived()
             var name = name
-            name.withUTF8 { n in box.removeSpans { HTTPHeaders.sameName(box.name($0), n) } }
+            name.withUTF8 { n in box.removeSpans { ASCII.caseInsensitiveEquals(box.name($0), n) } }
         }
         added.removeAll { $0.name.asciiCaseInsensitiveEquals(name) }
     }
@@ -169,7 +169,7 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         if let r = received, r.spanCount > 0 {
             var name = name
             try name.withUTF8 { n in
-                for s in r.spanBuffer where HTTPHeaders.sameName(r.name(s), n) { try body(r.value(s)) }
+                for s in r.spanBuffer where ASCII.caseInsensitiveEquals(r.name(s), n) { try body(r.value(s)) }
             }
         }
         for f in added where f.name.asciiCaseInsensitiveEquals(name) {
@@ -181,17 +181,7 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
     private static func firstSpan(_ r: Received, _ name: String) -> Span? {
         guard r.spanCount > 0 else { return nil }
         var name = name
-        return name.withUTF8 { n in r.spanBuffer.first { sameName(r.name($0), n) } }
-    }
-
-    /// ASCII case-insensitive equality of field names (tokens: ASCII).
-    @inline(__always)
-    private static func sameName(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        for i in 0..<a.count where a[i] != b[i] {
-            if ASCII.lower(a[i]) != ASCII.lower(b[i]) { return false }
-        }
-        return true
+        return name.withUTF8 { n in r.spanBuffer.first { ASCII.caseInsensitiveEquals(r.name($0), n) } }
     }
 }
 
@@ -201,14 +191,7 @@ extension String {
         if self == other { return true }
         guard self.utf8.count == other.utf8.count else { return false }
         var a = self, b = other
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                for i in 0..<x.count where x[i] != y[i] {
-                    if ASCII.lower(x[i]) != ASCII.lower(y[i]) { return false }
-                }
-                return true
-            }
-        }
+        return a.withUTF8 { x in b.withUTF8 { y in ASCII.caseInsensitiveEquals(x, y) } }
     }
 }
 
@@ -236,6 +219,16 @@ extension StringProtocol {
 public enum ASCII {
     @inline(__always)
     public static func lower(_ b: UInt8) -> UInt8 { b >= 65 && b <= 90 ? b | 0x20 : b }
+
+    /// ASCII case-insensitive equality (field names and tokens are ASCII).
+    @inline(__always)
+    public static func caseInsensitiveEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] {
+            if lower(a[i]) != lower(b[i]) { return false }
+        }
+        return true
+    }
 
     /// Whether `bytes`, case-folded, spell `lower` (written in lower case).
     @inline(__always)

@@ -37,15 +37,10 @@ struct RequestID: Sendable {
         return end
     }
 
-    /// The length of its text.
-    var byteCount: Int {
-        if let client { return client.utf8.count }
-        var digits = 1
-        while digits < 8 && counter >> (4 * UInt32(digits)) != 0 { digits += 1 }
-        return 7 + digits
-    }
+    /// The length of its text, at most (a generated id is at most 15 bytes).
+    var maxByteCount: Int { client?.utf8.count ?? 15 }
 
-    /// Writes its text at `buffer` (room for `byteCount` bytes); returns the length.
+    /// Writes its text at `buffer` (room for `maxByteCount` bytes); returns the length.
     @inline(__always)
     func write(to buffer: UnsafeMutablePointer<UInt8>) -> Int {
         if var client {
@@ -60,17 +55,5 @@ struct RequestID: Sendable {
     var string: String {
         if let client { return client }
         return String(unsafeUninitializedCapacity: 15) { write($0.baseAddress!) }
-    }
-
-    /// Appends the id's bytes (a client's id was checked: printable ASCII, no quote or backslash).
-    func append(to out: inout [UInt8]) {
-        if var client {
-            client.withUTF8 { out.append(contentsOf: $0) }
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { b in
-            let n = write(b.baseAddress!)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[0..<n]))
-        }
     }
 }

@@ -261,8 +261,9 @@ final class LiveServerTests: XCTestCase {
         }
         var id = RequestID(prefix: RequestID.packPrefix(Array("abcdef0".utf8)), counter: 0x1f)
         XCTAssertEqual(id.string, "abcdef01f")
-        var out: [UInt8] = []
-        id.append(to: &out)
+        var out = [UInt8](repeating: 0, count: id.maxByteCount)
+        let written = out.withUnsafeMutableBufferPointer { id.write(to: $0.baseAddress!) }
+        out.removeLast(out.count - written)
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "abcdef01f")
         id = RequestID(prefix: RequestID.packPrefix(Array("abcdef0".utf8)), counter: .max)
         XCTAssertEqual(id.string, "abcdef0ffffffff")

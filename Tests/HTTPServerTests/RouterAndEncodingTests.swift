@@ -102,8 +102,8 @@ final class RouterAndEncodingTests: XCTestCase {
                                               headers: gzip ? ["Host": "h", "Accept-Encoding": "gzip"] : ["Host": "h"])
                 pending.requestID = RequestID(client: "r1")
                 var fast: [UInt8] = [], general: [UInt8] = []
-                let a = ResponseEncoder.encode(.prepared(rendered), into: &fast, request: pending, keepAlive: true, date: Array("D".utf8))
-                let b = ResponseEncoder.encode(.prepared(plain, headers: fields), into: &general, request: pending, keepAlive: true, date: Array("D".utf8))
+                let a = ResponseEncoder.encode(.prepared(rendered), into: &fast, request: &pending, keepAlive: true, date: Array("D".utf8))
+                let b = ResponseEncoder.encode(.prepared(plain, headers: fields), into: &general, request: &pending, keepAlive: true, date: Array("D".utf8))
                 XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: general, as: UTF8.self), "gzip \(gzip) \(method)")
                 XCTAssertEqual(a.0, b.0); XCTAssertEqual(a.1, b.1)
                 XCTAssertEqual(String(decoding: fast, as: UTF8.self).contains("Content-Encoding: gzip"), gzip)
@@ -113,7 +113,7 @@ final class RouterAndEncodingTests: XCTestCase {
         var pending = Connection.Pending()
         pending.request = HTTPRequest(method: "GET", target: "/", path: "/", query: nil, headers: ["If-None-Match": rendered.etag])
         var out: [UInt8] = []
-        let r = ResponseEncoder.encode(.prepared(rendered), into: &out, request: pending, keepAlive: true, date: Array("D".utf8))
+        let r = ResponseEncoder.encode(.prepared(rendered), into: &out, request: &pending, keepAlive: true, date: Array("D".utf8))
         let text = String(decoding: out, as: UTF8.self)
         XCTAssertTrue(text.hasPrefix("HTTP/1.1 304 Not Modified\r\n"), text)
         XCTAssertTrue(text.contains("Cache-Control: public, max-age=60\r\n"), text)
@@ -187,8 +187,9 @@ final class RouterAndEncodingTests: XCTestCase {
         var out: [UInt8] = []
         var h = HTTPHeaders()
         h.set("X-Evil", "a\r\nSet-Cookie: x")
+        var pending = Connection.Pending()
         _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes([])), into: &out,
-                                   request: Connection.Pending(), keepAlive: true, date: Array("d".utf8))
+                                   request: &pending, keepAlive: true, date: Array("d".utf8))
         let text = String(decoding: out, as: UTF8.self)
         XCTAssertFalse(text.contains("\r\nSet-Cookie"))
     }
@@ -199,7 +200,7 @@ final class RouterAndEncodingTests: XCTestCase {
                              ("transfer-encoding", "chunked"), ("Cache-Control", "no-store"), ("vary", "Accept-Encoding"), ("Content-Type", "application/json")])
         let body = Array(String(repeating: "{\"k\":1}", count: 300).utf8)
         var p = Connection.Pending(); p.requestID = RequestID(client: "rid")
-        _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes(body)), into: &out, request: p, keepAlive: true, date: Array("d".utf8))
+        _ = ResponseEncoder.encode(HTTPResponse(status: 200, headers: h, body: .bytes(body)), into: &out, request: &p, keepAlive: true, date: Array("d".utf8))
         let head = String(decoding: out, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
         XCTAssertFalse(head.contains("999")); XCTAssertFalse(head.contains("evil")); XCTAssertFalse(head.contains("upgrade"))
         XCTAssertFalse(head.contains("spoof")); XCTAssertFalse(head.lowercased().contains("transfer-encoding"))
