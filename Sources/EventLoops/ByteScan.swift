@@ -59,11 +59,9 @@ public enum ByteScan {
 
     /// The token bytes as a 128-bit set, bytes 0–63 in the first word and 64–127 in the second: for loops over many
     /// bytes (one shift and test a byte).
-    public static let tokenBits: (UInt64, UInt64) = {
-        var low: UInt64 = 0, high: UInt64 = 0
-        for c in 0..<128 where isToken(UInt8(c)) { if c < 64 { low |= 1 << UInt64(c) } else { high |= 1 << UInt64(c - 64) } }
-        return (low, high)
-    }()
+    /// Written out (a `static let` made each read of it a `swift_once` call, eight a response head); a test checks it
+    /// against `isToken(_:)`.
+    public static let tokenBits: (UInt64, UInt64) = (0x03FF_6CFA_0000_0000, 0x57FF_FFFF_C7FF_FFFE)
 
     /// Whether `c` is a token byte, by the set (`bits` is `tokenBits`, read once by a caller that tests many bytes).
     @inlinable @inline(__always)

@@ -13,6 +13,8 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
     /// the loop drops its tickers and attachments when it stops, which breaks the cycle.
     let host: EventLoop
     private var pools: [Origin: Pool] = [:]
+    /// The pool of the last call: the next call is to the same origin as a rule, found without hashing its strings.
+    private var lastPool: Pool?
     let shared: ClientShared
     private var stopped = false
 
@@ -56,6 +58,7 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
         stopped = true
         for pool in pools.values { pool.closeAll(error) }
         pools.removeAll()
+        lastPool = nil
     }
 
     // MARK: - Pools and descriptors (host thread)
@@ -64,9 +67,10 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
         assert(host.inLoop, "a client loop's pools are touched on its host's thread only")
         if stopped { pending.finish(.failure(.reset)); return }
         let pool: Pool
-        if let p = pools[pending.origin] { pool = p } else {
+        if let p = lastPool, p.origin == pending.origin { pool = p } else if let p = pools[pending.origin] { pool = p; lastPool = p } else {
             pool = Pool(origin: pending.origin, loop: self, client: shared)
             pools[pending.origin] = pool
+            lastPool = pool
         }
         pool.submit(pending)
     }
@@ -80,7 +84,8 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
 /// queued in order when all are busy.
 final class Pool {
     let origin: Origin
-    unowned let loop: ClientLoop
+    /// unowned(unsafe): the client loop holds its pools strongly until it closes them, and a pool is only used on it.
+    unowned(unsafe) let loop: ClientLoop
     let client: ClientShared
     private var idle: [ClientConnection] = []
     private var busy = 0   // connections connecting or carrying a request
@@ -164,6 +169,11 @@ final class Pool {
     /// Busy connections, for their deadlines.
     var loopConnections: [ClientConnection] = []
 
+    /// `c` no longer carries a call (the rest move up: no retain or release each, as a swap makes).
+    func inFlightEnded(_ c: ClientConnection) {
+        if let k = loopConnections.firstIndex(where: { $0 === c }) { loopConnections.remove(at: k) }
+    }
+
     func closeAll(_ error: HTTPClientError) {
         for c in idle + loopConnections { c.abort(error) }
         for p in queue[queueStart...] { p.finish(.failure(error)) }
@@ -177,8 +187,10 @@ final class ClientConnection: LoopDescriptorHandler {
     enum State { case resolving, connecting, handshaking, writing, reading, idle, closed }
 
     let origin: Origin
-    unowned let pool: Pool
-    unowned let loop: ClientLoop
+    /// unowned(unsafe), both: a connection is used on its loop only, and its pool (held by the loop) outlives it —
+    /// closing a pool aborts each of its connections first, which deregisters it (no event reaches it after).
+    unowned(unsafe) let pool: Pool
+    unowned(unsafe) let loop: ClientLoop
     let client: ClientShared
     private(set) var state = State.resolving
     /// What epoll watches on this connection: changed only when it differs (a reused connection stays read-only
@@ -382,8 +394,8 @@ final class ClientConnection: LoopDescriptorHandler {
     private func complete() {
         guard let p = current, let head = parser.head else { fail(.malformed("no response")); return }
         var body = parser.body
-        let codings = head.values("Content-Encoding").map { $0.lowercased() }.filter { $0 != "identity" }
-        if !codings.isEmpty {
+        if head.hasContentEncoding, case let codings = head.values("Content-Encoding").map({ $0.lowercased() }).filter({ $0 != "identity" }),
+           !codings.isEmpty {
             guard codings == ["gzip"] || codings == ["x-gzip"] else { fail(.malformed("content coding \(codings.joined(separator: ", ")) was not asked for")); return }
             if !body.isEmpty {
                 guard let inflated = Inflater.decompress(body, limit: client.configuration.maxResponseBytes) else {
@@ -395,7 +407,7 @@ final class ClientConnection: LoopDescriptorHandler {
         let reusable = parser.keepAlive && !parser.hasLeftover
         requestsServed += 1
         current = nil
-        pool.loopConnections.removeAll { $0 === self }
+        pool.inFlightEnded(self)
         if reusable { becomeIdle() } else { teardown() }
         pool.released(self, reusable: reusable)
         // Last: a caller answered by callback may make its next call at once, on this very connection.
@@ -404,12 +416,12 @@ final class ClientConnection: LoopDescriptorHandler {
 
     private func becomeIdle() {
         state = .idle
-        idleSince = Syscall.monotonicNanos()
+        idleSince = loop.host.now
         watch(read: true, write: false)
     }
 
     private func finishRequest(reusable: Bool) {
-        pool.loopConnections.removeAll { $0 === self }
+        pool.inFlightEnded(self)
         if reusable { becomeIdle() } else { teardown() }
         pool.released(self, reusable: reusable)
     }
@@ -469,7 +481,7 @@ final class ClientConnection: LoopDescriptorHandler {
     }
 
     private func teardown() {
-        pool.loopConnections.removeAll { $0 === self }
+        pool.inFlightEnded(self)
         if fd >= 0 {
             loop.deregister(fd)
             tls = nil

@@ -78,6 +78,19 @@ public struct ResponseHead: Sendable, Equatable {
         return nil
     }
 
+    /// The first value of a field the client recognises as it parses (no name compared again).
+    func value(_ known: Known) -> String? {
+        for i in spans.indices where spans[i].kind == known { return String(decoding: valueBytes(i), as: UTF8.self) }
+        return nil
+    }
+
+    /// `Location`, as `value("Location")`.
+    public var location: String? { value(.location) }
+    /// `Retry-After`, as `value("Retry-After")`.
+    public var retryAfter: String? { value(.retryAfter) }
+    /// Whether a `Content-Encoding` field was sent.
+    public var hasContentEncoding: Bool { spans.contains { $0.kind == .contentEncoding } }
+
     /// Every value of a field, comma lists split and trimmed.
     public func values(_ name: String) -> [String] {
         var out: [String] = []

@@ -45,6 +45,13 @@ final class ParserRandomizedTests: XCTestCase {
 
     /// Random and mutated requests in random pieces: the parser never crashes, never loops, and every
     /// outcome is a request, a need for more bytes, or an error status from the allowed set.
+    /// The written-out token set is the token rule: every byte, both ways.
+    func testTheTokenBitSetIsTheTokenRule() {
+        for c in 0...255 {
+            XCTAssertEqual(ByteScan.isToken(UInt8(c), ByteScan.tokenBits), ByteScan.isToken(UInt8(c)), "byte \(c)")
+        }
+    }
+
     func testRandomAndMutatedInputsEndInARequestOrACleanError() {
         var rng = SeededGenerator(state: 0x1ede)
         var errors = 0, requests = 0

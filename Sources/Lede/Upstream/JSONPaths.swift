@@ -73,8 +73,22 @@ enum JSONPaths {
         }
 
         @inline(__always)
-        mutating func skipSpace() {
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        mutating func skipSpace() { Reader.space(bytes, &i) }
+
+        /// Past any whitespace at `i`. Compact JSON has none: the usual cost is one load and one comparison, the loop
+        /// kept out of line.
+        @inline(__always)
+        static func space(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) {
+            if i < b.count, b[i] <= 0x20 { spaceRun(b, &i) }
+        }
+
+        @inline(never)
+        static func spaceRun(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) {
+            while i < b.count {
+                let c = b[i]
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                i += 1
+            }
         }
 
         /// The paths (bits) a value at this depth may be on or above; 0 when none (then it is only validated).
@@ -179,53 +193,46 @@ enum JSONPaths {
 
         /// Validates the value at `i` (nesting `depth`) that no path asks about, as `value` would, without recursion
         /// or captures: the open containers are kept as bytes on the stack (1 object, 0 array), at most `maxDepth`.
-        /// Most of a document is read here (the badge's answer is one number beside a whole notification).
+        /// Most of a document is read here (the badge's answer is one number beside a whole notification), so the
+        /// index is a local and the readers are static functions over the buffer (no write-back of `self.i` per byte).
         mutating func skip(depth: Int) throws {
             let room = JSONPaths.maxDepth - depth
             guard room > 0 else { throw Malformed() }
+            let b = bytes, n = b.count
+            var i = self.i
+            defer { self.i = i }
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { open throws in
                 var top = 0
-                let n = bytes.count
-                /// After `{` or `,` in an object: a member name and its colon.
-                func memberName(_ r: inout Reader) throws {
-                    r.skipSpace()
-                    guard r.i < n, r.bytes[r.i] == UInt8(ascii: "\"") else { throw Malformed() }
-                    try r.skipString()
-                    r.skipSpace()
-                    guard r.i < n, r.bytes[r.i] == UInt8(ascii: ":") else { throw Malformed() }
-                    r.i += 1
-                }
                 while true {
                     // A value at nesting depth + top.
                     guard top < room, i < n else { throw Malformed() }
-                    switch bytes[i] {
+                    switch b[i] {
+                    case UInt8(ascii: "\""): try Reader.skipString(b, &i)
                     case UInt8(ascii: "{"):
-                        i += 1; skipSpace()
-                        if i < n, bytes[i] == UInt8(ascii: "}") { i += 1; break }
+                        i += 1; Reader.space(b, &i)
+                        if i < n, b[i] == UInt8(ascii: "}") { i += 1; break }
                         open[top] = 1; top += 1
-                        try memberName(&self); skipSpace()
+                        try Reader.memberName(b, &i)
                         continue
                     case UInt8(ascii: "["):
-                        i += 1; skipSpace()
-                        if i < n, bytes[i] == UInt8(ascii: "]") { i += 1; break }
+                        i += 1; Reader.space(b, &i)
+                        if i < n, b[i] == UInt8(ascii: "]") { i += 1; break }
                         open[top] = 0; top += 1
                         continue
-                    case UInt8(ascii: "\""): try skipString()
-                    case UInt8(ascii: "t"): try literal("true")
-                    case UInt8(ascii: "f"): try literal("false")
-                    case UInt8(ascii: "n"): try literal("null")
-                    default: try number()
+                    case UInt8(ascii: "t"): try Reader.literal(b, &i, "true")
+                    case UInt8(ascii: "f"): try Reader.literal(b, &i, "false")
+                    case UInt8(ascii: "n"): try Reader.literal(b, &i, "null")
+                    default: try Reader.number(b, &i)
                     }
                     // After a value: close what ends here; then the next member or element, or done.
                     while true {
                         if top == 0 { return }
-                        skipSpace()
+                        Reader.space(b, &i)
                         guard i < n else { throw Malformed() }
-                        let c = bytes[i], inObject = open[top - 1] == 1
+                        let c = b[i], inObject = open[top - 1] == 1
                         if c == UInt8(ascii: ",") {
                             i += 1
-                            if inObject { try memberName(&self) }
-                            skipSpace()
+                            if inObject { try Reader.memberName(b, &i) } else { Reader.space(b, &i) }
                             break
                         }
                         guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Malformed() }
@@ -235,51 +242,73 @@ enum JSONPaths {
             }
         }
 
-        /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
+        /// After `{` or `,` in an object: a member name, its colon and the space before the value.
         @inline(__always)
-        mutating func skipString() throws {
+        static func memberName(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
+            space(b, &i)
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw Malformed() }
+            try skipString(b, &i)
+            space(b, &i)
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw Malformed() }
+            i += 1
+            space(b, &i)
+        }
+
+        /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
+        mutating func skipString() throws { try Reader.skipString(bytes, &i) }
+
+        @inline(__always)
+        static func skipString(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
             i += 1
             while true {
-                var j = Reader.plainRunEnd(bytes, from: i)
-                while j < bytes.count, bytes[j] >= 0x20, bytes[j] < 0x80, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\") { j += 1 }
+                var j = plainRunEnd(b, from: i)
+                if j + 8 > b.count {   // the document's last few bytes, one at a time
+                    while j < b.count, b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\") { j += 1 }
+                }
                 i = j
-                guard i < bytes.count else { throw Malformed() }
-                let c = bytes[i]
+                guard i < b.count else { throw Malformed() }
+                let c = b[i]
                 if c == UInt8(ascii: "\"") { i += 1; return }
                 if c < 0x20 { throw Malformed() }
-                if c >= 0x80 { try utf8Sequence(); continue }
+                if c >= 0x80 { try utf8Sequence(b, &i); continue }
                 // An escape: each \uXXXX is valid on its own (a pair or not), the rest are one letter.
                 i += 1
-                guard i < bytes.count else { throw Malformed() }
-                switch bytes[i] {
+                guard i < b.count else { throw Malformed() }
+                switch b[i] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
                      UInt8(ascii: "r"), UInt8(ascii: "t"):
                     i += 1
                 case UInt8(ascii: "u"):
                     i += 1
-                    _ = try hex4()
+                    _ = try hex4(b, &i)
                 default: throw Malformed()
                 }
             }
         }
 
-        mutating func literal(_ word: StaticString) throws {
+        mutating func literal(_ word: StaticString) throws { try Reader.literal(bytes, &i, word) }
+
+        @inline(__always)
+        static func literal(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, _ word: StaticString) throws {
             let n = word.utf8CodeUnitCount
-            guard i + n <= bytes.count else { throw Malformed() }
-            for k in 0..<n where bytes[i + k] != word.utf8Start[k] { throw Malformed() }
+            guard i + n <= b.count, memcmp(b.baseAddress! + i, word.utf8Start, n) == 0 else { throw Malformed() }
             i += n
         }
 
-        mutating func number() throws {
-            func digits() -> Int { let s = i; while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }; return i - s }
-            if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
-            guard i < bytes.count else { throw Malformed() }
-            if bytes[i] == UInt8(ascii: "0") { i += 1 } else { guard digits() > 0 else { throw Malformed() } }
-            if i < bytes.count, bytes[i] == UInt8(ascii: ".") { i += 1; guard digits() > 0 else { throw Malformed() } }
-            if i < bytes.count, bytes[i] | 0x20 == UInt8(ascii: "e") {
+        mutating func number() throws { try Reader.number(bytes, &i) }
+
+        static func number(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
+            let n = b.count
+            @inline(__always) func digits(_ i: inout Int) -> Int { let s = i; while i < n, b[i] &- 48 < 10 { i += 1 }; return i - s }
+            if i < n, b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < n else { throw Malformed() }
+            if b[i] == UInt8(ascii: "0") { i += 1 } else { guard digits(&i) > 0 else { throw Malformed() } }
+            guard i < n else { return }
+            if b[i] == UInt8(ascii: ".") { i += 1; guard digits(&i) > 0 else { throw Malformed() } }
+            if i < n, b[i] | 0x20 == UInt8(ascii: "e") {
                 i += 1
-                if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
-                guard digits() > 0 else { throw Malformed() }
+                if i < n, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+                guard digits(&i) > 0 else { throw Malformed() }
             }
         }
 
@@ -356,7 +385,9 @@ enum JSONPaths {
         }
 
         /// One multi-byte UTF-8 sequence at `i` (no overlongs, no surrogates, at most U+10FFFF).
-        mutating func utf8Sequence() throws {
+        mutating func utf8Sequence() throws { try Reader.utf8Sequence(bytes, &i) }
+
+        static func utf8Sequence(_ bytes: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
             let lead = bytes[i]
             let n: Int, low: UInt8, high: UInt8
             switch lead {
@@ -375,7 +406,9 @@ enum JSONPaths {
             i += n + 1
         }
 
-        mutating func hex4() throws -> UInt32 {
+        mutating func hex4() throws -> UInt32 { try Reader.hex4(bytes, &i) }
+
+        static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws -> UInt32 {
             guard i + 4 <= bytes.count else { throw Malformed() }
             var v: UInt32 = 0
             for _ in 0..<4 {

@@ -38,8 +38,6 @@ public final class LiveTransport: UpstreamTransport {
 
     public func baseURL(lang: String) -> String { templateParts.count == 1 ? template : templateParts.joined(separator: lang) }
 
-    /// The response fields the client acts on.
-    static let keptFields = ["location", "retry-after"]
 
 
     /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
@@ -81,8 +79,10 @@ public final class LiveTransport: UpstreamTransport {
 
     /// The client's response as the rest of Lede reads it: status, body and the fields it acts on.
     private static func answer(_ response: ClientResponse) -> UpstreamResponse {
+        // The response fields the client acts on, read by the kind the parser gave them.
         var kept: [String: String] = [:]
-        for name in keptFields { if let v = response.head.value(name) { kept[name] = v } }
+        if let v = response.head.location { kept["location"] = v }
+        if let v = response.head.retryAfter { kept["retry-after"] = v }
         return UpstreamResponse(status: response.status, body: response.body, headers: kept)
     }
 
