@@ -259,9 +259,11 @@ public final class HTTPClient: Sendable {
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
         let bytes: [UInt8]
         do { bytes = try Self.requestBytes(request, headers: headers, body: body) } catch { completion(.failure(error)); return }
-        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
+        let here = currentServerLoop()
+        // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
+        let deadline = (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9)
         submit(Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
-                       deadline: deadline, completion: .callback(completion)), here: currentServerLoop())
+                       deadline: deadline, completion: .callback(completion)), here: here)
     }
 
     /// A call submitted in place on the server loop whose thread this is (`here`), or handed to a loop of the

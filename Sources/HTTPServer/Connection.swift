@@ -171,7 +171,9 @@ final class Connection: LoopDescriptorHandler {
     }
 
     private func dispatch(_ request: HTTPRequest) {
-        let now = Syscall.monotonicNanos()
+        // The wake-up's clock: the request's bytes were in by then, so its latency counts from there (and the clock is
+        // not read again per request).
+        let now = loop.now
         machine.requestDispatched(now: now)
         current = Pending()
         current.started = now
