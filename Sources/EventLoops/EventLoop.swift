@@ -39,6 +39,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
     }
     private var tickers: [Ticker] = []
     private var attachments: [ObjectIdentifier: AnyObject] = [:]
+    private var lastAttachment: (key: ObjectIdentifier, value: AnyObject)?
     private var stopHooks: [() -> Void] = []
     private var stopped = false
     /// Told around each wake-up (strong until the loop stops).
@@ -108,7 +109,7 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
             observer?.loopDidHandleEvents()
         }
         for hook in stopHooks.reversed() { hook() }
-        stopHooks.removeAll(); attachments.removeAll(); tickers.removeAll(); observer = nil
+        stopHooks.removeAll(); attachments.removeAll(); lastAttachment = nil; tickers.removeAll(); observer = nil
         handlers = []
         close(epfd)
     }
@@ -188,12 +189,18 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
         stopHooks.append(hook)
     }
 
-    /// Per-loop state of another component, made on first use.
+    /// Per-loop state of another component, made on first use. A key is always asked for with the same type (its
+    /// owner's): the one asked for last is found without hashing, and no entry is cast again.
     public func attachment<T: AnyObject>(_ key: ObjectIdentifier, make: () -> T) -> T {
         assert(confined, "attachments live on the loop's thread")
-        if let a = attachments[key] as? T { return a }
+        if let last = lastAttachment, last.key == key { return unsafeDowncast(last.value, to: T.self) }
+        if let a = attachments[key] {
+            lastAttachment = (key, a)
+            return unsafeDowncast(a, to: T.self)
+        }
         let a = make()
         attachments[key] = a
+        lastAttachment = (key, a)
         return a
     }
 

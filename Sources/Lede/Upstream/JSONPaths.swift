@@ -203,7 +203,20 @@ enum JSONPaths {
             defer { self.i = i }
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { open throws in
                 var top = 0
+                // Whether a member name comes first (after `{` or `,` in an object): read here, in the one loop, with
+                // the value after it (no call per member).
+                var named = false
                 while true {
+                    if named {
+                        named = false
+                        Reader.space(b, &i)
+                        guard i < n, b[i] == UInt8(ascii: "\"") else { throw Malformed() }
+                        try Reader.skipString(b, &i)
+                        Reader.space(b, &i)
+                        guard i < n, b[i] == UInt8(ascii: ":") else { throw Malformed() }
+                        i += 1
+                        Reader.space(b, &i)
+                    }
                     // A value at nesting depth + top.
                     guard top < room, i < n else { throw Malformed() }
                     switch b[i] {
@@ -212,7 +225,7 @@ enum JSONPaths {
                         i += 1; Reader.space(b, &i)
                         if i < n, b[i] == UInt8(ascii: "}") { i += 1; break }
                         open[top] = 1; top += 1
-                        try Reader.memberName(b, &i)
+                        named = true
                         continue
                     case UInt8(ascii: "["):
                         i += 1; Reader.space(b, &i)
@@ -232,7 +245,7 @@ enum JSONPaths {
                         let c = b[i], inObject = open[top - 1] == 1
                         if c == UInt8(ascii: ",") {
                             i += 1
-                            if inObject { try Reader.memberName(b, &i) } else { Reader.space(b, &i) }
+                            if inObject { named = true } else { Reader.space(b, &i) }
                             break
                         }
                         guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Malformed() }
@@ -240,18 +253,6 @@ enum JSONPaths {
                     }
                 }
             }
-        }
-
-        /// After `{` or `,` in an object: a member name, its colon and the space before the value.
-        @inline(__always)
-        static func memberName(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
-            space(b, &i)
-            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw Malformed() }
-            try skipString(b, &i)
-            space(b, &i)
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw Malformed() }
-            i += 1
-            space(b, &i)
         }
 
         /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
@@ -262,7 +263,7 @@ enum JSONPaths {
             i += 1
             while true {
                 var j = plainRunEnd(b, from: i)
-                if j + 8 > b.count {   // the document's last few bytes, one at a time
+                if j > b.count &- 8 {   // the document's last few bytes, one at a time
                     while j < b.count, b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\") { j += 1 }
                 }
                 i = j
@@ -371,15 +372,16 @@ enum JSONPaths {
             guard let base = bytes.baseAddress else { return from }
             var j = from
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            while j + 8 <= bytes.count {
+            let last = bytes.count &- 8   // a word from here on ends at or before the end
+            while j <= last {
                 let w = UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)
                 let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
                 let special = ((w &- ones &* 0x20) & ~w)                       // a byte below 0x20
                     | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
                     | w                                                       // a byte at or above 0x80
                 let flagged = special & highs
-                if flagged != 0 { return j + flagged.trailingZeroBitCount >> 3 }
-                j += 8
+                if flagged != 0 { return j &+ flagged.trailingZeroBitCount >> 3 }
+                j &+= 8
             }
             return j
         }
