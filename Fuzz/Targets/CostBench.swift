@@ -76,8 +76,20 @@ enum CostBench {
             [UInt8]("{\"title\":\"Dog\",\"extract\":\"".utf8) + repeated("[ˈɑ (", n, then: ")", times: true)
                 + [UInt8]("\",\"extract_html\":\"<p>".utf8) + repeated("[ˈɑ (", n, then: ")", times: true) + [UInt8]("</p>\"}".utf8)
         }, run: { b in
-            guard let s = try? JSONDecoder().decode(PageSummary.self, from: Data(b)) else { fatalError("the summary does not decode") }
+            guard let s = try? UpstreamJSONDecoder().decode(PageSummary.self, from: b) else { fatalError("the summary does not decode") }
             _ = FeedService.encode(Card(summary: s, lang: LanguageCode("en")!))
+        }),
+        Case(name: "decoders  a summary of ×k members (each key looked up among them all)", make: { n in
+            [UInt8]("{\"title\":\"Dog\"".utf8) + repeated(",\"k\":0", n) + [UInt8]("}".utf8)
+        }, run: { b in
+            guard (try? UpstreamJSONDecoder().decode(PageSummary.self, from: b)) != nil else { fatalError("the summary does not decode") }
+        }),
+        Case(name: "decoders  notifications of [ ×k ] nested 500 deep", make: { n in
+            [UInt8]("{\"query\":{\"notifications\":{\"list\":[".utf8)
+                + Array(repeating: [UInt8]((String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + ",").utf8), count: max(1, n / 1001)).joined()
+                + [UInt8]("{}]}}}".utf8)
+        }, run: { b in
+            _ = try? UpstreamJSONDecoder().decode(ActionEnvelope<NotificationsQuery>.self, from: b)
         }),
         Case(name: "ServerSentEvent.encoded  \\r ×k", make: { repeated("\r", $0) },
              run: { _ = ServerSentEvent(event: "e", id: "1", data: text($0)).encoded }),

@@ -1,18 +1,7 @@
 import EventLoops
+import TestSupport
 import XCTest
 @testable import HTTPServer
-
-/// SplitMix64: a seeded generator, so a failure can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
-}
 
 final class ParserRandomizedTests: XCTestCase {
     static let corpus: [String] = [

@@ -61,7 +61,8 @@ enum JSONPaths {
         return out
     }
 
-    private struct Reader {
+    /// The readers, each also a static function over a buffer and an index (the tree decoder reads with them too).
+    struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         let keys: [[[UInt8]]]
         var i = 0
@@ -315,7 +316,9 @@ enum JSONPaths {
 
         /// A string at `i` (the opening quote): valid UTF-8, no control characters, valid escapes; unescaped into the
         /// result (`skipString` checks one the same way and keeps nothing).
-        mutating func string() throws -> [UInt8] {
+        mutating func string() throws -> [UInt8] { try Reader.string(bytes, &i) }
+
+        static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws -> [UInt8] {
             i += 1
             var out: [UInt8] = []
             while true {
@@ -330,7 +333,7 @@ enum JSONPaths {
                 if c < 0x20 { throw Malformed() }
                 if c >= 0x80 {
                     let start = i
-                    try utf8Sequence()
+                    try utf8Sequence(bytes, &i)
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
                     continue
                 }
@@ -348,13 +351,13 @@ enum JSONPaths {
                 case UInt8(ascii: "r"): scalar = 13
                 case UInt8(ascii: "t"): scalar = 9
                 case UInt8(ascii: "u"):
-                    scalar = try hex4()
+                    scalar = try hex4(bytes, &i)
                     if (0xD800..<0xDC00).contains(scalar), i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") {
                         // Paired only with a low surrogate; any other escape after it is valid JSON too (RFC 8259
                         // allows unpaired surrogates), read on its own, and this one is unpaired.
                         let next = i
                         i += 2
-                        let low = try hex4()
+                        let low = try hex4(bytes, &i)
                         if (0xDC00..<0xE000).contains(low) { scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00) } else { i = next }
                     }
                 default: throw Malformed()

@@ -521,10 +521,10 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// Decodes an answer leniently (see Lenient.swift), counting and logging the list items it had to skip.
     func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], kind: String) throws -> T {
         let skipped = SkippedItems(pagesKind: kind)
-        let decoder = JSONDecoder()
+        var decoder = UpstreamJSONDecoder()
         decoder.userInfo[SkippedItems.key] = skipped
         let value: T
-        do { value = try decoder.decode(T.self, from: Data(body)) } catch {
+        do { value = try decoder.decode(T.self, from: body) } catch {
             throw UpstreamError.malformed("\(kind): the answer is not the expected JSON shape")
         }
         for (itemKind, n) in skipped.counts.sorted(by: { $0.key < $1.key }) {
