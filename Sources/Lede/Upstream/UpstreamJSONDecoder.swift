@@ -14,20 +14,24 @@ struct UpstreamJSONDecoder {
     }
 }
 
-/// A JSON document as values in document order, each in parallel arrays (no enum payload copied to ask a value's
-/// kind): a container's members follow it, and it records where they end. Read once, then only read from.
+/// A JSON document as values in document order (a node each, its text and its member name beside it: no enum payload
+/// copied to ask a value's kind): a container's members follow it, and it records where they end. Read once, then
+/// only read from.
 final class JSONTree {
     enum Kind: UInt8 { case null, `false`, `true`, number, string, array, object }
 
-    let kinds: [Kind]
-    /// The index after each value and its descendants.
-    let ends: [Int32]
-    /// A container's members or elements.
-    let counts: [Int32]
-    /// Each value's container (-1 for the document) and its place among that container's values: a `codingPath`
-    /// is made from them when asked for, in steps of the nesting, with nothing kept per decoder.
-    let parents: [Int32]
-    let positions: [Int32]
+    /// A value: its kind; the index after it and its descendants; a container's members or elements; its container
+    /// (-1 for the document) and its place among that container's values — a `codingPath` is made from those when
+    /// asked for, in steps of the nesting, with nothing kept per decoder.
+    struct Node {
+        var kind: Kind
+        var end: Int32
+        var count: Int32
+        var parent: Int32
+        var position: Int32
+    }
+
+    let nodes: [Node]
     /// A string's value, or a number's text as sent ("" for the others).
     let texts: [String]
     /// The member name of each value that is an object's member ("" for the others).
@@ -35,15 +39,13 @@ final class JSONTree {
     let userInfo: [CodingUserInfoKey: Any]
 
     init(_ bytes: [UInt8], userInfo: [CodingUserInfoKey: Any]) throws {
-        var kinds: [Kind] = [], ends: [Int32] = [], counts: [Int32] = [], parents: [Int32] = [], positions: [Int32] = []
-        var texts: [String] = [], keys: [String] = []
+        var nodes: [Node] = [], texts: [String] = [], keys: [String] = []
         // Room for as many values as the separators allow (each value but the first follows a `,`, `:` or `[`),
         // up to 4,096: one allocation an array for an answer of usual size.
         var room = 1
         for c in bytes where c == UInt8(ascii: ",") || c == UInt8(ascii: ":") || c == UInt8(ascii: "[") { room += 1 }
         room = min(room, 4096)
-        kinds.reserveCapacity(room); ends.reserveCapacity(room); counts.reserveCapacity(room); parents.reserveCapacity(room)
-        positions.reserveCapacity(room); texts.reserveCapacity(room); keys.reserveCapacity(room)
+        nodes.reserveCapacity(room); texts.reserveCapacity(room); keys.reserveCapacity(room)
         try bytes.withUnsafeBufferPointer { b in
             // The open containers, innermost last: their index and whether they are objects; members so far in counts.
             var open: [(index: Int, object: Bool)] = []
@@ -62,18 +64,16 @@ final class JSONTree {
                     named = false
                 }
                 guard i < b.count else { throw JSONPaths.Malformed() }
-                let start = i, index = kinds.count
+                let start = i, index = nodes.count
                 let parent = open.last?.index ?? -1
                 keys.append(key); key = ""
-                parents.append(Int32(parent))
-                positions.append(parent < 0 ? 0 : counts[parent])
-                counts.append(0)
-                ends.append(Int32(index + 1))
+                nodes.append(Node(kind: .null, end: Int32(index + 1), count: 0, parent: Int32(parent),
+                                  position: parent < 0 ? 0 : nodes[parent].count))
                 switch b[i] {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     let object = b[i] == UInt8(ascii: "{")
                     guard open.count < JSONPaths.maxDepth else { throw JSONPaths.Malformed() }
-                    kinds.append(object ? .object : .array)
+                    nodes[index].kind = object ? .object : .array
                     texts.append("")
                     i += 1
                     JSONPaths.Reader.space(b, &i)
@@ -85,18 +85,18 @@ final class JSONTree {
                         continue
                     }
                 case UInt8(ascii: "\""):
-                    kinds.append(.string); texts.append(try JSONTree.string(b, &i))
-                case UInt8(ascii: "t"): try JSONPaths.Reader.literal(b, &i, "true"); kinds.append(.true); texts.append("")
-                case UInt8(ascii: "f"): try JSONPaths.Reader.literal(b, &i, "false"); kinds.append(.false); texts.append("")
-                case UInt8(ascii: "n"): try JSONPaths.Reader.literal(b, &i, "null"); kinds.append(.null); texts.append("")
+                    nodes[index].kind = .string; texts.append(try JSONTree.string(b, &i))
+                case UInt8(ascii: "t"): try JSONPaths.Reader.literal(b, &i, "true"); nodes[index].kind = .true; texts.append("")
+                case UInt8(ascii: "f"): try JSONPaths.Reader.literal(b, &i, "false"); nodes[index].kind = .false; texts.append("")
+                case UInt8(ascii: "n"): try JSONPaths.Reader.literal(b, &i, "null"); texts.append("")
                 default:
                     try JSONPaths.Reader.number(b, &i)
-                    kinds.append(.number)
+                    nodes[index].kind = .number
                     texts.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self))
                 }
                 // After a value: it counts in its container; then the next member or element, or the container's end.
                 while let top = open.last {
-                    counts[top.index] += 1
+                    nodes[top.index].count += 1
                     JSONPaths.Reader.space(b, &i)
                     guard i < b.count else { throw JSONPaths.Malformed() }
                     if b[i] == UInt8(ascii: ",") {
@@ -107,15 +107,14 @@ final class JSONTree {
                     guard b[i] == (top.object ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw JSONPaths.Malformed() }
                     i += 1
                     open.removeLast()
-                    ends[top.index] = Int32(kinds.count)
+                    nodes[top.index].end = Int32(nodes.count)
                 }
                 if open.isEmpty { break }
             }
             JSONPaths.Reader.space(b, &i)
             guard i == b.count else { throw JSONPaths.Malformed() }
         }
-        self.kinds = kinds; self.ends = ends; self.counts = counts; self.parents = parents; self.positions = positions
-        self.texts = texts; self.keys = keys; self.userInfo = userInfo
+        self.nodes = nodes; self.texts = texts; self.keys = keys; self.userInfo = userInfo
     }
 
     /// The string at `i` (its opening quote), validated: made from its bytes in place when it holds no escape.
@@ -133,16 +132,16 @@ final class JSONTree {
     func codingPath(_ i: Int) -> [any CodingKey] {
         var out: [any CodingKey] = []
         var v = i
-        while parents[v] >= 0 {
-            let p = Int(parents[v])
-            out.append(kinds[p] == .object ? AnyCodingKey(stringValue: keys[v])! as any CodingKey : TreeIndexKey(Int(positions[v])))
+        while nodes[v].parent >= 0 {
+            let p = Int(nodes[v].parent)
+            out.append(nodes[p].kind == .object ? AnyCodingKey(stringValue: keys[v])! as any CodingKey : TreeIndexKey(Int(nodes[v].position)))
             v = p
         }
         return out.reversed()
     }
 
     func describe(_ i: Int) -> String {
-        switch kinds[i] {
+        switch nodes[i].kind {
         case .null: return "null"
         case .true, .false: return "a boolean"
         case .number: return "the number \(texts[i])"
@@ -170,7 +169,7 @@ struct TreeDecoder: Decoder {
 
     var codingPath: [any CodingKey] { tree.codingPath(index) }
     var userInfo: [CodingUserInfoKey: Any] { tree.userInfo }
-    var kind: JSONTree.Kind { tree.kinds[index] }
+    var kind: JSONTree.Kind { tree.nodes[index].kind }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard kind == .object else { throw mismatch([String: Any].self) }
@@ -184,8 +183,10 @@ struct TreeDecoder: Decoder {
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { TreeSingleValue(decoder: self) }
 
+    /// The errors say what was found, not the type's name: lenient reads throw and catch them by the dozen an answer,
+    /// and a type's name is a demangling each time (2–3k instructions).
     func mismatch(_ type: Any.Type) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(type), found \(tree.describe(index))."))
+        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Another type was expected; found \(tree.describe(index))."))
     }
 
     // MARK: Scalars, as JSONDecoder reads them
@@ -247,11 +248,11 @@ struct TreeDecoder: Decoder {
     }
 
     func valueNotFound(_ type: Any.Type) -> DecodingError {
-        .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "Expected \(type) but found null."))
+        .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "A value was expected; found null."))
     }
 
     func notRepresentable(_ text: String, _ type: Any.Type) -> DecodingError {
-        .dataCorrupted(.init(codingPath: codingPath, debugDescription: "The number \(text) does not fit in \(type)."))
+        .dataCorrupted(.init(codingPath: codingPath, debugDescription: "The number \(text) does not fit the type asked for."))
     }
 }
 
@@ -262,23 +263,23 @@ struct TreeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// The value of member `name`: the first one so named (members are looked up in place, no table made).
     private func find(_ name: String) -> Int? {
-        let end = Int(tree.ends[decoder.index])
+        let end = Int(tree.nodes[decoder.index].end)
         var i = decoder.index + 1
         while i < end {
             if tree.keys[i] == name { return i }
-            i = Int(tree.ends[i])
+            i = Int(tree.nodes[i].end)
         }
         return nil
     }
 
     var allKeys: [Key] {
-        let end = Int(tree.ends[decoder.index])
+        let end = Int(tree.nodes[decoder.index].end)
         var out: [Key] = []
-        out.reserveCapacity(Int(tree.counts[decoder.index]))
+        out.reserveCapacity(Int(tree.nodes[decoder.index].count))
         var i = decoder.index + 1
         while i < end {
             if let k = Key(stringValue: tree.keys[i]) { out.append(k) }
-            i = Int(tree.ends[i])
+            i = Int(tree.nodes[i].end)
         }
         return out
     }
@@ -294,7 +295,7 @@ struct TreeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// A present, non-null member (nil for a missing key or null: `decodeIfPresent`'s rule, one lookup).
     private func present(_ key: Key) -> TreeDecoder? {
-        guard let i = find(key.stringValue), tree.kinds[i] != .null else { return nil }
+        guard let i = find(key.stringValue), tree.nodes[i].kind != .null else { return nil }
         return TreeDecoder(tree: tree, index: i)
     }
 
@@ -350,8 +351,8 @@ struct TreeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     var codingPath: [any CodingKey] { decoder.codingPath }
-    var count: Int? { Int(decoder.tree.counts[decoder.index]) }
-    var isAtEnd: Bool { position >= Int(decoder.tree.ends[decoder.index]) }
+    var count: Int? { Int(decoder.tree.nodes[decoder.index].count) }
+    var isAtEnd: Bool { position >= Int(decoder.tree.nodes[decoder.index].end) }
 
     /// The element at `currentIndex`; the position moves on only once it was read.
     private func current(_ type: Any.Type) throws -> TreeDecoder {
@@ -362,7 +363,7 @@ struct TreeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     private mutating func advance() {
-        position = Int(decoder.tree.ends[position])
+        position = Int(decoder.tree.nodes[position].end)
         currentIndex += 1
     }
 

@@ -548,7 +548,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         switch response.status {
         case 200..<300: break
         case 404:
-            let detail = (try? JSONDecoder().decode(RESTError.self, from: Data(response.body)))?.detail
+            let detail = (try? UpstreamJSONDecoder().decode(RESTError.self, from: response.body))?.detail
             throw UpstreamError.notFound(detail ?? "not found upstream")
         case 401, 403: throw UpstreamError.notAuthorised
         default: throw UpstreamError.unavailable(status: response.status)
@@ -627,7 +627,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     }
 
     private static func emptyQuery<Q: Decodable>(_ type: Q.Type) -> Q? {
-        try? JSONDecoder().decode(Q.self, from: Data("{}".utf8))
+        try? UpstreamJSONDecoder().decode(Q.self, from: Array("{}".utf8))
     }
 
     func pages(_ req: UpstreamRequest) async throws -> (QueryResult, Int) {
