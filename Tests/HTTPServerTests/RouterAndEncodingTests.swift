@@ -1,3 +1,4 @@
+import Glibc
 import HTTPClient
 import XCTest
 @testable import HTTPServer
@@ -213,6 +214,13 @@ final class RouterAndEncodingTests: XCTestCase {
     func testHTTPDate() {
         XCTAssertEqual(Timestamp.httpDate(seconds: 784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
         XCTAssertEqual(Timestamp.iso8601(seconds: 0, millis: 5), "1970-01-01T00:00:00.005Z")
+        // RFC 3339 written byte by byte for four-digit years, interpolated for the others: the same text either way.
+        for seconds in [0, 1, 59, 86_399, 951_782_400, 1_795_168_800, 253_402_300_799, -1, -62_135_596_800, 253_402_300_800] {
+            var t = time_t(seconds), tm = Glibc.tm()
+            gmtime_r(&t, &tm)
+            XCTAssertEqual(Timestamp.rfc3339(seconds: seconds), Timestamp.dateTime(tm) + "Z", "\(seconds)")
+        }
+        XCTAssertEqual(Timestamp.rfc3339(seconds: 1_795_168_800), "2026-11-20T10:00:00Z")
     }
 
     func testRFC3339ParsingMatchesFoundationAndRejectsEverythingElse() {
