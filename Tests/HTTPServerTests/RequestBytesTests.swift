@@ -37,6 +37,19 @@ final class RequestBytesTests: XCTestCase {
         XCTAssertEqual(empty.queryItems.count, 0)
     }
 
+    /// `queryParameter` reads one item in place; it finds what the first of `queryItems` so named holds.
+    func testAQueryParameterIsTheFirstQueryItemSoNamed() throws {
+        let queries = ["a=1&a=2", "a&a=2", "a=&b=1", "b=%ZZ&b=ok", "b=ok&b=%ZZ", "%62=x&b=y", "b+c=1&b%20c=2", "=v&b=1",
+                       "&&b=1&&", "b=1=2", "c=%C3%A9&%C3%A9=e&e%CC%81=d", "b=%E2%82", "a=x+y%2B", "b"]
+        for q in queries {
+            var r = try request("GET /p HTTP/1.1\r\nHost: t\r\n\r\n")
+            r.query = q
+            for name in ["a", "b", "c", "b c", "é", "e\u{301}", "", "x"] {
+                XCTAssertEqual(r.queryParameter(name), r.queryItems.first { $0.name == name }?.value, "\(q) \(name)")
+            }
+        }
+    }
+
     func testCodeThatSetsTheTargetPathOrQueryChangesOnlyThatPartAndOnlyItsCopy() throws {
         let parsed = try request("GET /a/b?x=1 HTTP/1.1\r\nHost: t\r\n\r\n")
         var r = parsed
