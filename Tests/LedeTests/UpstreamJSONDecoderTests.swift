@@ -105,6 +105,11 @@ final class UpstreamJSONDecoderTests: XCTestCase {
             let (a, b) = both(doc)
             XCTAssertEqual(a.map { String(reflecting: $0) }, b.map { String(reflecting: $0) }, doc)
         }
+        struct Link: Decodable { var url: URL?; var urls: [URL]? }
+        for doc in [#"{"url":"https://en.wikipedia.org/wiki/Dog","urls":["/wiki/A","b"]}"#, #"{"url":""}"#, #"{"url":7}"#, #"{"url":{"relative":"x"}}"#] {
+            let a = try? ours(Link.self, Array(doc.utf8)), b = try? foundation(Link.self, Array(doc.utf8))
+            XCTAssertEqual(a.map { String(reflecting: $0) }, b.map { String(reflecting: $0) }, doc)
+        }
         struct Required: Decodable { var n: Int }
         XCTAssertThrowsError(try ours(Required.self, Array(#"{"n":null}"#.utf8)))
         XCTAssertThrowsError(try ours(Required.self, Array(#"{}"#.utf8)))

@@ -244,6 +244,14 @@ struct TreeDecoder: Decoder {
         if T.self == Int.self { return try integer(Int.self) as! T }
         if T.self == Double.self { return try double() as! T }
         if T.self == Bool.self { return try bool() as! T }
+        // JSONDecoder reads a URL from a string (its own Codable form is an object); a model may hold one.
+        if T.self == URL.self {
+            let text = try string()
+            guard let url = URL(string: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "Invalid URL string."))
+            }
+            return url as! T
+        }
         return try T(from: self)
     }
 
