@@ -394,8 +394,9 @@ final class ClientConnection: LoopDescriptorHandler {
     private func complete() {
         guard let p = current, let head = parser.head else { fail(.malformed("no response")); return }
         var body = parser.body
-        if head.hasContentEncoding, case let codings = head.values("Content-Encoding").map({ $0.lowercased() }).filter({ $0 != "identity" }),
-           !codings.isEmpty {
+        // Most answers send no Content-Encoding: then no strings are made to find that out.
+        let codings = head.hasContentEncoding ? head.values("Content-Encoding").map { $0.lowercased() }.filter { $0 != "identity" } : []
+        if !codings.isEmpty {
             guard codings == ["gzip"] || codings == ["x-gzip"] else { fail(.malformed("content coding \(codings.joined(separator: ", ")) was not asked for")); return }
             if !body.isEmpty {
                 guard let inflated = Inflater.decompress(body, limit: client.configuration.maxResponseBytes) else {

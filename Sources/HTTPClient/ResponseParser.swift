@@ -72,9 +72,8 @@ public struct ResponseHead: Sendable, Equatable {
     /// The first value of a field, by case-insensitive name.
     public func value(_ name: String) -> String? {
         let known = Known.of(name)
-        for i in spans.indices where known == .other ? nameEquals(i, name) : spans[i].kind == known {
-            return String(decoding: valueBytes(i), as: UTF8.self)
-        }
+        if known != .other { return value(known) }
+        for i in spans.indices where nameEquals(i, name) { return String(decoding: valueBytes(i), as: UTF8.self) }
         return nil
     }
 

@@ -159,7 +159,7 @@ final class Connection: LoopDescriptorHandler {
                 dispatch(request)
             case .error(let e):
                 current = Pending()
-                current.started = Syscall.monotonicNanos()
+                current.started = loop.now   // as `dispatch` stamps a request
                 current.requestID = server.nextRequestID()
                 current.route = -2
                 current.keepAlive = false

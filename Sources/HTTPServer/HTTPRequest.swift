@@ -141,78 +141,67 @@ public struct HTTPRequest: Sendable {
         return segments
     }
 
-    /// Query parameters in order, `+` read as space, percent-decoded. Pairs that fail to decode are dropped
-    /// (the parser has already refused malformed percent-encoding in the target).
-    public var queryItems: [(name: String, value: String)] {
-        guard let range = storage.parts.query, !range.isEmpty else { return [] }
-        // One pass over the bytes (no generic split): `&` separates pairs, the first `=` splits a pair; empty
-        // pairs are skipped; a pair whose escapes are malformed is left out.
-        var items: [(name: String, value: String)] = []
+    /// Each non-empty `&`-separated pair of the query in order, its name and its value (nil without `=`; the first
+    /// `=` splits) as the raw bytes, until `body` returns true. One pass, no generic split.
+    private func forEachQueryPair(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>?) -> Bool) {
+        guard let range = storage.parts.query, !range.isEmpty else { return }
         storage.target.withUnsafeBufferPointer { whole in
             let u = UnsafeBufferPointer(rebasing: whole[range])
             var pairStart = 0
-            var equals: Int?
-            func take(_ end: Int) {
-                guard pairStart < end else { return }
-                let nameEnd = equals ?? end
-                guard let name = PercentDecoding.decode(bytes: UnsafeBufferPointer(rebasing: u[pairStart..<nameEnd]), plusAsSpace: true) else { return }
-                let value = equals.map { PercentDecoding.decode(bytes: UnsafeBufferPointer(rebasing: u[($0 + 1)..<end]), plusAsSpace: true) } ?? ""
-                guard let value else { return }
-                items.append((name: name, value: value))
-            }
-            for i in 0..<u.count {
-                let b = u[i]
-                if b == UInt8(ascii: "&") {
-                    take(i)
-                    pairStart = i + 1; equals = nil
-                } else if b == UInt8(ascii: "="), equals == nil {
-                    equals = i
+            while pairStart < u.count {
+                var end = pairStart
+                var equals: Int?
+                while end < u.count, u[end] != UInt8(ascii: "&") {
+                    if equals == nil, u[end] == UInt8(ascii: "=") { equals = end }
+                    end += 1
                 }
+                if pairStart < end {
+                    let value = equals.map { UnsafeBufferPointer(rebasing: u[($0 + 1)..<end]) }
+                    if body(UnsafeBufferPointer(rebasing: u[pairStart..<(equals ?? end)]), value) { return }
+                }
+                pairStart = end + 1
             }
-            take(u.count)
+        }
+    }
+
+    /// Query parameters in order, `+` read as space, percent-decoded. Pairs that fail to decode are dropped
+    /// (the parser has already refused malformed percent-encoding in the target).
+    public var queryItems: [(name: String, value: String)] {
+        var items: [(name: String, value: String)] = []
+        forEachQueryPair { rawName, rawValue in
+            guard let name = PercentDecoding.decode(bytes: rawName, plusAsSpace: true) else { return false }
+            if let rawValue {
+                guard let value = PercentDecoding.decode(bytes: rawValue, plusAsSpace: true) else { return false }
+                items.append((name: name, value: value))
+            } else {
+                items.append((name: name, value: ""))
+            }
+            return false
         }
         return items
     }
 
-    /// The first value of query parameter `name`.
     /// The first item so named, as `queryItems.first { $0.name == name }?.value` finds it, without making the list:
     /// each pair's name is compared where it lies (as bytes when both are ASCII with no escape), and only the value
     /// asked for is decoded. A route reads several parameters; rebuilding every item for each cost the list ~31k
     /// instructions a request.
     public func queryParameter(_ name: String) -> String? {
-        guard let range = storage.parts.query, !range.isEmpty else { return nil }
         var name = name
         return name.withUTF8 { want in
             let wantASCII = want.allSatisfy { $0 < 0x80 }
-            return storage.target.withUnsafeBufferPointer { whole -> String? in
-                let u = UnsafeBufferPointer(rebasing: whole[range])
-                var pairStart = 0
-                while pairStart < u.count {
-                    var end = pairStart
-                    var equals: Int?
-                    while end < u.count, u[end] != UInt8(ascii: "&") {
-                        if equals == nil, u[end] == UInt8(ascii: "=") { equals = end }
-                        end += 1
-                    }
-                    if pairStart < end {
-                        let raw = UnsafeBufferPointer(rebasing: u[pairStart..<(equals ?? end)])
-                        let plain = wantASCII && !raw.contains { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
-                        let same = plain
-                            ? raw.count == want.count && (raw.isEmpty || memcmp(raw.baseAddress!, want.baseAddress!, raw.count) == 0)
-                            : PercentDecoding.decode(bytes: raw, plusAsSpace: true).map { $0 == String(decoding: want, as: UTF8.self) } ?? false
-                        if same {
-                            // A value whose escapes are malformed leaves the pair out, as in `queryItems`.
-                            if let equals {
-                                if let value = PercentDecoding.decode(bytes: UnsafeBufferPointer(rebasing: u[(equals + 1)..<end]), plusAsSpace: true) { return value }
-                            } else {
-                                return ""
-                            }
-                        }
-                    }
-                    pairStart = end + 1
-                }
-                return nil
+            var found: String?
+            forEachQueryPair { raw, rawValue in
+                let plain = wantASCII && !raw.contains { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
+                let same = plain
+                    ? raw.count == want.count && (raw.isEmpty || memcmp(raw.baseAddress!, want.baseAddress!, raw.count) == 0)
+                    : PercentDecoding.decode(bytes: raw, plusAsSpace: true).map { $0 == String(decoding: want, as: UTF8.self) } ?? false
+                guard same else { return false }
+                guard let rawValue else { found = ""; return true }
+                // A value whose escapes are malformed leaves the pair out, as in `queryItems`.
+                found = PercentDecoding.decode(bytes: rawValue, plusAsSpace: true)
+                return found != nil
             }
+            return found
         }
     }
 }

@@ -390,8 +390,6 @@ enum JSONPaths {
         }
 
         /// One multi-byte UTF-8 sequence at `i` (no overlongs, no surrogates, at most U+10FFFF).
-        mutating func utf8Sequence() throws { try Reader.utf8Sequence(bytes, &i) }
-
         static func utf8Sequence(_ bytes: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
             let lead = bytes[i]
             let n: Int, low: UInt8, high: UInt8
@@ -410,8 +408,6 @@ enum JSONPaths {
             for k in 2..<(n + 1) where !(0x80...0xBF).contains(bytes[i + k]) { throw Malformed() }
             i += n + 1
         }
-
-        mutating func hex4() throws -> UInt32 { try Reader.hex4(bytes, &i) }
 
         static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws -> UInt32 {
             guard i + 4 <= bytes.count else { throw Malformed() }

@@ -38,8 +38,6 @@ public final class LiveTransport: UpstreamTransport {
 
     public func baseURL(lang: String) -> String { templateParts.count == 1 ? template : templateParts.joined(separator: lang) }
 
-
-
     /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
         guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields)

@@ -47,7 +47,7 @@ final class JSONTree {
         room = min(room, 4096)
         nodes.reserveCapacity(room); texts.reserveCapacity(room); keys.reserveCapacity(room)
         try bytes.withUnsafeBufferPointer { b in
-            // The open containers, innermost last: their index and whether they are objects; members so far in counts.
+            // The open containers, innermost last: their index and whether they are objects (members so far: their count).
             var open: [(index: Int, object: Bool)] = []
             var i = 0
             var key = ""
