@@ -12,6 +12,12 @@
 # Wikimedia's etiquette) and on connections per origin per loop (8) are lifted for a like-for-like run. With only the
 # first lifted, wrk's 16 connections per loop queued for 8 upstream connections (28% of calls waited a round trip).
 # LEDE_FLAGS="" measures the bounds (BENCHMARKS.md has both).
+# Where a request waits: each run also reads /proc/<pid>/task/*/schedstat (time on a CPU, time runnable but waiting for
+# one) for the server's threads, the upstream's worker and wrk, over the same window, per request ("run/wait µs").
+# On these 2 cores four busy threads share the CPUs, and time spent runnable-but-waiting is most of a tail.
+# OWN_SESSION=1 starts Lede in a session of its own (setsid), as nginx puts itself when it daemonizes: with the
+# kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled) a session is a scheduling group, so by
+# default Lede shares one with wrk and the script while nginx has its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-5}
@@ -98,8 +104,9 @@ chmod -R a+rX "$dir"
 nginx -c "$dir/upstream.conf" -p "$dir"
 nginx -c "$dir/proxy.conf" -p "$dir"
 lede_flags=${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64}
+own_session=""; [ "${OWN_SESSION:-0}" = 1 ] && own_session=setsid
 start_lede() { # binary port -> pid in $started
-  "$1" --host 127.0.0.1 --port "$2" --access-log off --log-level warning \
+  ${own_session} "$1" --host 127.0.0.1 --port "$2" --access-log off --log-level warning \
     --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" $lede_flags &
   started=$!; pids+=("$started")
   for _ in $(seq 1 50); do "$bin" healthcheck --port "$2" && break; sleep 0.1; done
@@ -115,14 +122,28 @@ curl -sf "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" | head 
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 proxy_workers() { pgrep -P "$(cat "$dir/proxy.pid")" | tr '\n' ' '; }
 hz=$(getconf CLK_TCK)
-run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request"
+# Nanoseconds on a CPU and runnable-but-waiting, summed over the threads of a set of processes (/proc schedstat).
+sched() { local r=0 w=0 a b; for p in "$@"; do for f in /proc/"$p"/task/*/schedstat; do
+  read -r a b _ < "$f" 2>/dev/null || continue; r=$((r + a)); w=$((w + b)); done; done; echo "$r $w"; }
+up_workers() { pgrep -P "$(cat "$dir/upstream.pid")" | tr '\n' ' '; }
+run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request server_run/wait upstream_run/wait wrk_run/wait"
   local name=$1 url=$2; shift 2
   local before; before=$(ticks "$@")
-  wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt"
+  wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt" &
+  local wrk_pid=$! ups; ups=$(up_workers)
+  # The scheduler's counters over the middle of the run (wrk's threads are gone once it ends): from 0.5 s in to 0.5 s
+  # before its end, scaled to the run's requests by the window's share of the duration.
+  sleep 0.5
+  # shellcheck disable=SC2086
+  local s0 u0 w0; s0=$(sched "$@"); u0=$(sched $ups); w0=$(sched "$wrk_pid")
+  sleep "$(python3 -c "print(max(0.1, $duration - 1))")"
+  # shellcheck disable=SC2086
+  local s1 u1 w1; s1=$(sched "$@"); u1=$(sched $ups); w1=$(sched "$wrk_pid")
+  wait "$wrk_pid"
   local after; after=$(ticks "$@")
-  python3 - "$out/$name.txt" $((after - before)) "$hz" <<'PY'
+  python3 - "$out/$name.txt" $((after - before)) "$hz" "$duration" "$s0" "$s1" "$u0" "$u1" "$w0" "$w1" <<'PY'
 import re, sys
-t = open(sys.argv[1]).read(); ticks = int(sys.argv[2]); hz = int(sys.argv[3])
+t = open(sys.argv[1]).read(); ticks = int(sys.argv[2]); hz = int(sys.argv[3]); duration = float(sys.argv[4])
 def ms(v):
     n, u = float(re.match(r'([\d.]+)', v).group(1)), re.sub(r'[\d.]', '', v)
     return n * {'us': 0.001, 'ms': 1, 's': 1000}[u]
@@ -130,7 +151,13 @@ rps = float(re.search(r'Requests/sec:\s+([\d.]+)', t).group(1))
 total = int(re.search(r'(\d+) requests in', t).group(1))
 p50 = ms(re.search(r'\s50%\s+(\S+)', t).group(1)); p99 = ms(re.search(r'\s99%\s+(\S+)', t).group(1))
 errors = re.search(r'Non-2xx or 3xx responses: (\d+)', t)
-print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0} {ticks / hz / max(total, 1) * 1e6:.1f}")
+window = max(0.1, duration - 1) / duration * max(total, 1)
+def per(a, b):   # "run/wait" in µs a request
+    (r0, w0), (r1, w1) = map(int, a.split()), map(int, b.split())
+    return f"{(r1 - r0) / window / 1000:.1f}/{(w1 - w0) / window / 1000:.1f}"
+a = sys.argv[5:]
+print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0} {ticks / hz / max(total, 1) * 1e6:.1f} "
+      f"{per(a[0], a[1])} {per(a[2], a[3])} {per(a[4], a[5])}")
 PY
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
@@ -140,33 +167,54 @@ wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" >/dev/null
 [ -n "${LEDE_BIN_B:-}" ] && wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$b_port/notifications/badge" >/dev/null
 l_r=(); l_5=(); l_9=(); l_c=(); n_r=(); n_5=(); n_9=(); n_c=(); l_e=0; n_e=0; b_r=(); b_5=(); b_9=(); b_c=(); b_e=0
+l_s=(); n_s=(); b_s=()   # "server upstream wrk" run/wait a round
 for i in $(seq 1 "$rounds"); do
+  read -r a b c d e f g h < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
+  l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e"); l_s+=("$f,$g,$h")
   # shellcheck disable=SC2046
-  read -r a b c d e < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
-  l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e")
-  # shellcheck disable=SC2046
-  read -r a b c d e < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(proxy_workers))
-  n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e")
+  read -r a b c d e f g h < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(proxy_workers))
+  n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e"); n_s+=("$f,$g,$h")
   if [ -n "${LEDE_BIN_B:-}" ]; then
-    read -r a b c d e < <(run "fanout-lede-b-$i" "http://127.0.0.1:$b_port/notifications/badge" "$b_pid")
-    b_r+=("$a"); b_5+=("$b"); b_9+=("$c"); b_e=$((b_e + d)); b_c+=("$e")
+    read -r a b c d e f g h < <(run "fanout-lede-b-$i" "http://127.0.0.1:$b_port/notifications/badge" "$b_pid")
+    b_r+=("$a"); b_5+=("$b"); b_9+=("$c"); b_e=$((b_e + d)); b_c+=("$e"); b_s+=("$f,$g,$h")
   fi
 done
+# Medians of each thread set's run and wait (µs a request), from "srun/swait,urun/uwait,wrun/wwait" per round.
+sched_medians() { python3 -c '
+import statistics, sys
+rows = [[tuple(map(float, part.split("/"))) for part in r.split(",")] for r in sys.argv[1:]]
+print("   ".join(f"{n} {statistics.median(x[k][0] for x in rows):.1f}/{statistics.median(x[k][1] for x in rows):.1f}"
+                  for k, n in enumerate(["server", "upstream", "wrk"])))' "$@"; }
 printf '%-12s %10s %9s %9s %7s %12s   %s\n' server req/s p50_ms p99_ms non2xx cpu_us/req "req/s per round"
 printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' lede "$(median "${l_r[@]}")" "$(median "${l_5[@]}")" "$(median "${l_9[@]}")" "$l_e" "$(median "${l_c[@]}")" "${l_r[*]}"
 printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' nginx-proxy "$(median "${n_r[@]}")" "$(median "${n_5[@]}")" "$(median "${n_9[@]}")" "$n_e" "$(median "${n_c[@]}")" "${n_r[*]}"
 if [ -n "${LEDE_BIN_B:-}" ]; then
   printf '%-12s %10.0f %9s %9s %7s %12s   %s\n' lede-b "$(median "${b_r[@]}")" "$(median "${b_5[@]}")" "$(median "${b_9[@]}")" "$b_e" "$(median "${b_c[@]}")" "${b_r[*]}"
+fi
+echo "p99 ms per round: lede ${l_9[*]} | nginx-proxy ${n_9[*]}${LEDE_BIN_B:+ | lede-b ${b_9[*]}}"
+echo "on a CPU / runnable but waiting, µs a request (medians):"
+echo "  behind lede:        $(sched_medians "${l_s[@]}")"
+echo "  behind nginx-proxy: $(sched_medians "${n_s[@]}")"
+[ -n "${LEDE_BIN_B:-}" ] && echo "  behind lede-b:      $(sched_medians "${b_s[@]}")"
+# Each round's p99 against the proxy's in the same round, then their median: drift between rounds cancels.
+paired() { python3 -c '
+import statistics, sys
+n = (len(sys.argv) - 1) // 2; a, b = sys.argv[1:1 + n], sys.argv[1 + n:]
+r = sorted(float(x) / float(y) for x, y in zip(a, b))
+print(f"{statistics.median(r):.2f}x (rounds {r[0]:.2f}-{r[-1]:.2f}, {sum(x <= 1 for x in r)} of {n} at or below 1)")' "$@"; }
+if [ -n "${LEDE_BIN_B:-}" ]; then
   python3 -c "print(f'ratio req/s lede-b/nginx-proxy = {$(median "${b_r[@]}")/$(median "${n_r[@]}"):.2f}x   lede/lede-b = {$(median "${l_r[@]}")/$(median "${b_r[@]}"):.2f}x   p99 lede-b/nginx-proxy = {$(median "${b_9[@]}")/$(median "${n_9[@]}"):.2f}x')"
+  echo "p99 lede-b/nginx-proxy round by round: $(paired "${b_9[@]}" "${n_9[@]}")"
 fi
 python3 -c "print(f'ratio req/s lede/nginx-proxy = {$(median "${l_r[@]}")/$(median "${n_r[@]}"):.2f}x (target >= 0.8x)   p99 lede/nginx-proxy = {$(median "${l_9[@]}")/$(median "${n_9[@]}"):.2f}x (target <= 1)')"
+echo "p99 lede/nginx-proxy round by round: $(paired "${l_9[@]}" "${n_9[@]}")"
 echo "Lede's upstream pool after the run:"
 curl -s "http://127.0.0.1:$lede_port/metrics" | grep -E '^lede_upstream_(connections|requests|tls|pool|retries)' || true
 
 # The list against the badge on Lede (the same one Echo call each; the list decodes and writes every notification).
 b_r=(); s_r=()
 for i in $(seq 1 "$rounds"); do
-  read -r a _ _ _ _ < <(run "fanout-badge-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid"); b_r+=("$a")
-  read -r a _ _ _ _ < <(run "fanout-list-$i" "http://127.0.0.1:$lede_port/notifications?filter=unread&limit=20" "$lede_pid"); s_r+=("$a")
+  read -r a _ < <(run "fanout-badge-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid"); b_r+=("$a")
+  read -r a _ < <(run "fanout-list-$i" "http://127.0.0.1:$lede_port/notifications?filter=unread&limit=20" "$lede_pid"); s_r+=("$a")
 done
 python3 -c "print(f'/notifications list {$(median "${s_r[@]}"):.0f} req/s against the badge {$(median "${b_r[@]}"):.0f}: {$(median "${s_r[@]}")/$(median "${b_r[@]}"):.2f}x (target >= 0.5x)')"
