@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@ int lede_epoll_wait(int epfd, int32_t *fds, uint32_t *events, int max, int timeo
     struct epoll_event evs[256];
     if (max > 256) max = 256;
     int n;
-    do { n = epoll_wait(epfd, evs, max, timeout_ms); } while (n < 0 && errno == EINTR);
+    do { n = (int)syscall(SYS_epoll_pwait, epfd, evs, max, timeout_ms, NULL, 8); } while (n < 0 && errno == EINTR);
     for (int i = 0; i < n; i++) {
         fds[i] = evs[i].data.fd;
         uint32_t e = 0;
@@ -46,6 +47,22 @@ int lede_accept(int listen_fd) {
 }
 
 int lede_errno(void) { return errno; }
+
+// The loops' I/O as plain system calls. glibc's read, send, recv, sendmsg and epoll_wait are cancellation points:
+// each call switches the thread's asynchronous cancellation on and off around the system call, two atomic updates
+// of the thread's cancel state. Lede never cancels a thread, and a loop makes about five such calls a request.
+ssize_t lede_read(int fd, void *buffer, size_t count) { return syscall(SYS_read, fd, buffer, count); }
+ssize_t lede_send(int fd, const void *buffer, size_t count) {
+    return syscall(SYS_sendto, fd, buffer, count, MSG_NOSIGNAL, NULL, 0);
+}
+ssize_t lede_recv(int fd, void *buffer, size_t count) { return syscall(SYS_recvfrom, fd, buffer, count, 0, NULL, NULL); }
+ssize_t lede_send2(int fd, const void *a, size_t a_count, const void *b, size_t b_count) {
+    struct iovec iov[2] = { { (void *)a, a_count }, { (void *)b, b_count } };
+    struct msghdr msg = {0};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    return syscall(SYS_sendmsg, fd, &msg, MSG_NOSIGNAL);
+}
 
 uint64_t lede_monotonic_ns(void) {
     struct timespec ts;

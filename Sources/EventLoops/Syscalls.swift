@@ -15,7 +15,7 @@ public enum Syscall {
     @inline(never)
     public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> IOResult {
         while true {
-            let n = Glibc.read(fd, buffer, count)
+            let n = lede_read(fd, buffer, count)
             if n > 0 { return .bytes(n) }
             if n == 0 { return .endOfFile }
             let e = errno
@@ -28,7 +28,7 @@ public enum Syscall {
     @inline(never)
     public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
         while true {
-            let n = Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+            let n = lede_send(fd, buffer, count)
             if n >= 0 { return .bytes(n) }
             let e = errno
             if e == EINTR { continue }
@@ -40,22 +40,13 @@ public enum Syscall {
     /// Two buffers in one `sendmsg` (gathered like writev, but with MSG_NOSIGNAL).
     @inline(never)
     public static func send2(_ fd: Int32, _ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> IOResult {
-        var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: a), iov_len: aCount),
-                   iovec(iov_base: UnsafeMutableRawPointer(mutating: b), iov_len: bCount))
-        return withUnsafeMutablePointer(to: &iov) { p in
-            p.withMemoryRebound(to: iovec.self, capacity: 2) { vec in
-                var msg = msghdr()
-                msg.msg_iov = vec
-                msg.msg_iovlen = 2
-                while true {
-                    let n = sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
-                    if n >= 0 { return .bytes(n) }
-                    let e = errno
-                    if e == EINTR { continue }
-                    if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
-                    return .failed(e)
-                }
-            }
+        while true {
+            let n = lede_send2(fd, a, aCount, b, bCount)
+            if n >= 0 { return .bytes(n) }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
+            return .failed(e)
         }
     }
 

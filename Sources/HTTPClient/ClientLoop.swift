@@ -319,7 +319,7 @@ final class ClientConnection: LoopDescriptorHandler {
             let step: TLSSession.Step = out.withUnsafeBytes { all in
                 let rest = UnsafeRawBufferPointer(rebasing: all[written...])
                 if let tls { return tls.write(rest) }
-                let n = Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+                let n = lede_send(fd, rest.baseAddress, rest.count)
                 if n > 0 { return .done(n) }
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wantWrite }
                 if n < 0 && errno == EINTR { return .done(0) }
@@ -343,7 +343,7 @@ final class ClientConnection: LoopDescriptorHandler {
         while true {
             let step: TLSSession.Step
             if let tls { step = tls.read(loop.readBuffer) } else {
-                let n = recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count, 0)
+                let n = lede_recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
                 if n > 0 { step = .done(n) }
                 else if n == 0 { step = .closed }
                 else if errno == EAGAIN || errno == EWOULDBLOCK { step = .wantRead }
