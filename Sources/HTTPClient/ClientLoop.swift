@@ -334,9 +334,9 @@ final class ClientConnection: LoopDescriptorHandler {
         }
         state = .reading
         watch(read: true, write: false)
-        // Plain TCP: the answer cannot be there yet as a rule (the upstream has not run), so epoll says when it is —
-        // no `recv` that finds nothing, once per call. TLS reads at once: the library may hold bytes epoll cannot see.
-        if tls != nil { readSome() }
+        // The answer cannot be there yet as a rule (the upstream has not run), so epoll says when it is — no read that
+        // finds nothing, once per call. But for bytes TLS read ahead, which epoll cannot see.
+        if let tls, tls.hasPending { readSome() }
     }
 
     private func readSome() {
@@ -405,7 +405,7 @@ final class ClientConnection: LoopDescriptorHandler {
                 body = inflated
             }
         }
-        let reusable = parser.keepAlive && !parser.hasLeftover
+        let reusable = parser.keepAlive && !parser.hasLeftover && nothingReadAhead()
         requestsServed += 1
         current = nil
         pool.inFlightEnded(self)
@@ -413,6 +413,14 @@ final class ClientConnection: LoopDescriptorHandler {
         pool.released(self, reusable: reusable)
         // Last: a caller answered by callback may make its next call at once, on this very connection.
         p.finish(.success(ClientResponse(status: head.status, head: head, body: body)))
+    }
+
+    /// Whether TLS holds no bytes past the answer (read ahead from the socket with it): records without data (a
+    /// session ticket) are taken now; data the upstream sent unasked is a leftover, as the parser's own would be.
+    private func nothingReadAhead() -> Bool {
+        guard let tls, tls.hasPending else { return true }
+        guard case .wantRead = tls.read(loop.readBuffer) else { return false }
+        return !tls.hasPending
     }
 
     private func becomeIdle() {

@@ -59,6 +59,9 @@ final class TLSSession {
         step(lede_tls_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max)))), handshake: false)
     }
 
+    /// Bytes read from the socket ahead and not yet handed out (read ahead is on): epoll will not report them.
+    var hasPending: Bool { lede_tls_has_pending(ssl) == 1 }
+
     func write(_ bytes: UnsafeRawBufferPointer) -> Step {
         step(lede_tls_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max)))), handshake: false)
     }

@@ -21,31 +21,67 @@ public final class TLSFixtures: @unchecked Sendable {   // @unchecked: set up on
     openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in server.csr -out expired.pem -startdate 20200101000000Z -enddate 20200102000000Z -extfile good.ext -notext 2>/dev/null
     """
 
+    /// A TLS server in Python: `serve(c)` (one of the two below) on a thread per accepted connection; prints its port.
+    static func pythonServer(_ serve: String) -> String {
+        """
+        import socket, ssl, sys, threading
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+        body = open(sys.argv[3], "rb").read() if len(sys.argv) > 3 else b'{"ok":true}'
+        head = b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body)
+        print(s.getsockname()[1], flush=True)
+        \(serve)
+        def guarded(c):
+            try: serve(c)
+            except Exception: pass
+            finally: c.close()
+        while True:
+            c, _ = s.accept()
+            threading.Thread(target=guarded, args=(c,), daemon=True).start()
+        """
+    }
+
     /// Answers every request on a kept-alive TLS connection with a JSON body (argv[3], or a small one).
-    static let server = """
-    import socket, ssl, sys, threading
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(sys.argv[1], sys.argv[2])
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
-    body = open(sys.argv[3], "rb").read() if len(sys.argv) > 3 else b'{"ok":true}'
-    print(s.getsockname()[1], flush=True)
-    def serve(c):
-        try:
+    static let server = pythonServer("""
+        def serve(c):
             c = ctx.wrap_socket(c, server_side=True)
             f = c.makefile("rb")
             while True:
                 line = f.readline()
                 if not line: return
                 while f.readline() not in (b"\\r\\n", b""): pass
-                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
-        except Exception:
-            pass
-        finally:
-            c.close()
-    while True:
-        c, _ = s.accept()
-        threading.Thread(target=serve, args=(c,), daemon=True).start()
-    """
+                c.sendall(head + body)
+        """)
+
+    /// Like `server`, but each answer is followed by a second TLS record the client did not ask for ("STRAY"), and
+    /// both go out in one send (TLS driven through memory buffers): they reach the client together, so a client that
+    /// reads ahead holds the stray record in its TLS library, where epoll cannot see it.
+    static let strayServer = pythonServer("""
+        def serve(c):
+            inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+            t = ctx.wrap_bio(inc, out, server_side=True)
+            def flush():
+                data = out.read()
+                if data: c.sendall(data)
+            def feed():
+                d = c.recv(65536)
+                if not d: raise EOFError
+                inc.write(d)
+            while True:
+                try: t.do_handshake(); break
+                except ssl.SSLWantReadError: flush(); feed()
+            flush()
+            buf = b""
+            while True:
+                while b"\\r\\n\\r\\n" not in buf:
+                    try: buf += t.read(65536)
+                    except ssl.SSLWantReadError: flush(); feed()
+                buf = buf.split(b"\\r\\n\\r\\n", 1)[1]
+                t.write(head + body)
+                t.write(b"STRAY")
+                flush()
+        """)
 
     public static let shared: TLSFixtures? = try? TLSFixtures()
 
@@ -65,10 +101,11 @@ public final class TLSFixtures: @unchecked Sendable {   // @unchecked: set up on
 
     /// A TLS server with `cert` on an ephemeral loopback port, answering every request with the bytes of
     /// `bodyFile` (or `{"ok":true}`); stopped by the returned closure.
-    public func startServer(cert: String, bodyFile: String? = nil) throws -> (port: Int, stop: () -> Void) {
+    /// `strayRecords`: the server of `strayServer` instead (its answers are always `{"ok":true}`).
+    public func startServer(cert: String, bodyFile: String? = nil, strayRecords: Bool = false) throws -> (port: Int, stop: () -> Void) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", Self.server, path(cert), path("server.key")] + (bodyFile.map { [$0] } ?? [])
+        p.arguments = ["python3", "-c", strayRecords ? Self.strayServer : Self.server, path(cert), path("server.key")] + (bodyFile.map { [$0] } ?? [])
         let out = Pipe()
         p.standardOutput = out
         try p.run()
