@@ -48,14 +48,13 @@ int lede_accept(int listen_fd) {
 
 int lede_errno(void) { return errno; }
 
-// The loops' I/O as plain system calls. glibc's read, send, recv, sendmsg and epoll_wait are cancellation points:
+// The loops' I/O as plain system calls. glibc's read, send, sendmsg and epoll_wait are cancellation points:
 // each call switches the thread's asynchronous cancellation on and off around the system call, two atomic updates
 // of the thread's cancel state. Lede never cancels a thread, and a loop makes about five such calls a request.
 ssize_t lede_read(int fd, void *buffer, size_t count) { return syscall(SYS_read, fd, buffer, count); }
 ssize_t lede_send(int fd, const void *buffer, size_t count) {
     return syscall(SYS_sendto, fd, buffer, count, MSG_NOSIGNAL, NULL, 0);
 }
-ssize_t lede_recv(int fd, void *buffer, size_t count) { return syscall(SYS_recvfrom, fd, buffer, count, 0, NULL, NULL); }
 ssize_t lede_send2(int fd, const void *a, size_t a_count, const void *b, size_t b_count) {
     struct iovec iov[2] = { { (void *)a, a_count }, { (void *)b, b_count } };
     struct msghdr msg = {0};

@@ -319,11 +319,11 @@ final class ClientConnection: LoopDescriptorHandler {
             let step: TLSSession.Step = out.withUnsafeBytes { all in
                 let rest = UnsafeRawBufferPointer(rebasing: all[written...])
                 if let tls { return tls.write(rest) }
-                let n = lede_send(fd, rest.baseAddress, rest.count)
-                if n > 0 { return .done(n) }
-                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wantWrite }
-                if n < 0 && errno == EINTR { return .done(0) }
-                return .failed(.reset)
+                switch Syscall.send(fd, rest.baseAddress!, rest.count) {
+                case .bytes(let n): return .done(n)
+                case .wouldBlock: return .wantWrite
+                case .endOfFile, .failed: return .failed(.reset)
+                }
             }
             switch step {
             case .done(let n): written += n
@@ -343,12 +343,12 @@ final class ClientConnection: LoopDescriptorHandler {
         while true {
             let step: TLSSession.Step
             if let tls { step = tls.read(loop.readBuffer) } else {
-                let n = lede_recv(fd, loop.readBuffer.baseAddress, loop.readBuffer.count)
-                if n > 0 { step = .done(n) }
-                else if n == 0 { step = .closed }
-                else if errno == EAGAIN || errno == EWOULDBLOCK { step = .wantRead }
-                else if errno == EINTR { continue }
-                else { step = .failed(.reset) }
+                switch Syscall.read(fd, loop.readBuffer.baseAddress!, loop.readBuffer.count) {
+                case .bytes(let n): step = .done(n)
+                case .endOfFile: step = .closed
+                case .wouldBlock: step = .wantRead
+                case .failed: step = .failed(.reset)
+                }
             }
             switch step {
             case .done(let n):

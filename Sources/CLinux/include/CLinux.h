@@ -16,11 +16,10 @@ int lede_eventfd_drain(int fd);
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC.
 int lede_accept(int listen_fd);
 int lede_errno(void);
-/// read, send (with MSG_NOSIGNAL), recv, and two buffers in one sendmsg (with MSG_NOSIGNAL), as plain system calls
+/// read (sockets too), send (with MSG_NOSIGNAL), and two buffers in one sendmsg (with MSG_NOSIGNAL), as plain system calls
 /// (not glibc's cancellation points): -1 and errno on failure.
 ssize_t lede_read(int fd, void *buffer, size_t count);
 ssize_t lede_send(int fd, const void *buffer, size_t count);
-ssize_t lede_recv(int fd, void *buffer, size_t count);
 ssize_t lede_send2(int fd, const void *a, size_t a_count, const void *b, size_t b_count);
 /// Monotonic clock in nanoseconds.
 uint64_t lede_monotonic_ns(void);
