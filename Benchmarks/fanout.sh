@@ -120,17 +120,16 @@ curl -sf "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" | head 
 
 # CPU ticks (utime+stime) of a set of processes.
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
-proxy_workers() { pgrep -P "$(cat "$dir/proxy.pid")" | tr '\n' ' '; }
+workers() { pgrep -P "$(cat "$dir/$1.pid")" | tr '\n' ' '; }   # an nginx (proxy or upstream) by its pid file: its workers
 hz=$(getconf CLK_TCK)
 # Nanoseconds on a CPU and runnable-but-waiting, summed over the threads of a set of processes (/proc schedstat).
 sched() { local r=0 w=0 a b; for p in "$@"; do for f in /proc/"$p"/task/*/schedstat; do
   read -r a b _ < "$f" 2>/dev/null || continue; r=$((r + a)); w=$((w + b)); done; done; echo "$r $w"; }
-up_workers() { pgrep -P "$(cat "$dir/upstream.pid")" | tr '\n' ' '; }
 run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request server_run/wait upstream_run/wait wrk_run/wait"
   local name=$1 url=$2; shift 2
   local before; before=$(ticks "$@")
   wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt" &
-  local wrk_pid=$! ups; ups=$(up_workers)
+  local wrk_pid=$! ups; ups=$(workers upstream)
   # The scheduler's counters over the middle of the run (wrk's threads are gone once it ends): from 0.5 s in to 0.5 s
   # before its end, scaled to the run's requests by the window's share of the duration.
   sleep 0.5
@@ -172,7 +171,7 @@ for i in $(seq 1 "$rounds"); do
   read -r a b c d e f g h < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
   l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e"); l_s+=("$f,$g,$h")
   # shellcheck disable=SC2046
-  read -r a b c d e f g h < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(proxy_workers))
+  read -r a b c d e f g h < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(workers proxy))
   n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e"); n_s+=("$f,$g,$h")
   if [ -n "${LEDE_BIN_B:-}" ]; then
     read -r a b c d e f g h < <(run "fanout-lede-b-$i" "http://127.0.0.1:$b_port/notifications/badge" "$b_pid")
