@@ -217,9 +217,9 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// (`exchange(_:gate:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let (req, gate) = unreadRequest(lang, authorization)
-        exchange(req, gate: gate) { [self] result in
-            completion(Result { try unread(in: try Self.actionStatus(try result.get()), of: req) })
-        }
+        // A closure that captures nothing: no context is made for it.
+        exchange(req, gate: gate, reading: { client, response, req in try client.unread(in: try WikimediaClient.actionStatus(response), of: req) },
+                 completion: completion)
     }
 
     /// The badge's call is the same for every user of a language but for the credentials: made ready once.
@@ -499,21 +499,24 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// follow — the rest goes on in a task that prefers the current loop. Either way the same steps, in the same
     /// order, as the async `exchange`.
     private func exchange(_ req: UpstreamRequest, gate: UpstreamGuard.Gate?,
-                          completion: @escaping @Sendable (Result<UpstreamResponse, any Error>) -> Void) {
+                          reading read: @escaping @Sendable (WikimediaClient, UpstreamResponse, UpstreamRequest) throws -> Int,
+                          completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let a: Admitted
         do { a = try admit(req, gate: gate) } catch { completion(.failure(error)); return }
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
+        // `read` is a static function: passing it makes no closure, so an answer reaches `completion` through this
+        // one closure.
         if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
             let response: UpstreamResponse
             do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
-            guard Self.isRedirect(response) else { completion(.success(response)); return }
+            guard Self.isRedirect(response) else { completion(Result { try read(self, response, req) }); return }
             Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
-                do { completion(.success(try await follow(response, of: req).0)) } catch { completion(.failure(error)) }
+                do { completion(.success(try read(self, try await follow(response, of: req).0, req))) } catch { completion(.failure(error)) }
             }
         }) { return }
         Task(executorPreference: EventLoop.current) { [self] in
-            do { completion(.success(try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0)) }
+            do { completion(.success(try read(self, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
             catch { completion(.failure(error)) }
         }
     }
