@@ -214,7 +214,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     }
 
     /// The badge's count through a callback: without a task when the call can start on this loop
-    /// (`exchange(_:gate:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
+    /// (`exchange(_:gate:reading:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let (req, gate) = unreadRequest(lang, authorization)
         // A closure that captures nothing: no context is made for it.
@@ -497,7 +497,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// transport can start it here (the live transport, on a server loop), no task is made and `completion` runs
     /// where the transport answers (that loop); otherwise — queueing for a slot, another transport, a redirect to
     /// follow — the rest goes on in a task that prefers the current loop. Either way the same steps, in the same
-    /// order, as the async `exchange`.
+    /// order, as the async `exchange`. `read` takes the count out of the answer; it captures nothing, so the exchange's
+    /// own closure is the only one made between the transport and `completion`.
     private func exchange(_ req: UpstreamRequest, gate: UpstreamGuard.Gate?,
                           reading read: @escaping @Sendable (WikimediaClient, UpstreamResponse, UpstreamRequest) throws -> Int,
                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
@@ -505,8 +506,6 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         do { a = try admit(req, gate: gate) } catch { completion(.failure(error)); return }
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
-        // `read` is a static function: passing it makes no closure, so an answer reaches `completion` through this
-        // one closure.
         if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
             let response: UpstreamResponse
             do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
