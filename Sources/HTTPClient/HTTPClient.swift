@@ -214,11 +214,14 @@ public final class HTTPClient: Sendable {
         let shared = self.shared
         return server.attachment(ObjectIdentifier(shared)) {
             let loop = ClientLoop(shared: shared, host: server)
-            server.addTicker { [weak loop] now in loop?.tick(now: now) }
-            server.onStop { [weak loop, weak shared] in
-                guard let loop else { return }
+            // Strong captures, not weak ones: a weak reference gives its object a side table for life, and every
+            // retain and release of it then takes the runtime's slow path (the loop and the shared state are retained
+            // on each call). No cycle outlives the server loop: it drops its tickers, stop hooks and attachments (which
+            // hold this loop strongly anyway) when it stops.
+            server.addTicker { now in loop.tick(now: now) }
+            server.onStop {
                 loop.close(.reset)
-                shared?.detach(loop)
+                shared.detach(loop)
             }
             shared.attached(loop)
             return loop
