@@ -75,12 +75,60 @@ final class UpstreamClientTests: XCTestCase {
         XCTAssertEqual(client.cache.snapshot.entries, 0)
     }
 
+    /// The badge asks Echo for the unread count alone (`notprop=count`: Echo then loads and renders no notification),
+    /// through the async call and the callback alike, and reads the count from Echo's count-only answer — including
+    /// one capped for display ("99+") and one whose `rawcount` Echo sent as a string.
+    func testTheBadgeAsksEchoForTheCountAlone() async throws {
+        let client = live()
+        let before = try await client.notifications(lang: en, authorization: "Bearer demo-alice", filter: .unread, limit: 50, continueFrom: nil)
+        XCTAssertGreaterThan(before.rawcount, 0)
+        let count = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice")
+        XCTAssertEqual(count, before.rawcount, "the count-only answer carries the same count as the list's")
+        let viaCallback = await withCheckedContinuation { (c: CheckedContinuation<Result<Int, any Error>, Never>) in
+            client.unreadCount(lang: en, authorization: "Bearer demo-alice") { c.resume(returning: $0) }
+        }
+        XCTAssertEqual(try viaCallback.get(), before.rawcount)
+        let badgeCalls = fake.requests(kind: "notifications").dropFirst()
+        XCTAssertEqual(badgeCalls.count, 2)
+        for r in badgeCalls {
+            XCTAssertEqual(r.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
+            XCTAssertEqual(r.headers["Authorization"], "Bearer demo-alice")
+        }
+
+        // Echo's count-only shape (ApiEchoNotifications::getPropCount): no list, no continue.
+        fake.set("notifications", .body(#"{"batchcomplete":true,"query":{"notifications":{"rawcount":150,"count":"99+"}}}"#))
+        let capped = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice")
+        XCTAssertEqual(capped, 150, "the raw count, not the display string")
+        fake.set("notifications", .body(#"{"batchcomplete":true,"query":{"notifications":{"rawcount":"7","count":"7"}}}"#))
+        let lenient = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice")
+        XCTAssertEqual(lenient, 7)
+        fake.set("notifications", .body(#"{"batchcomplete":true,"query":{}}"#))
+        do { _ = try await client.unreadCount(lang: en, authorization: "Bearer demo-alice"); XCTFail("no query.notifications") }
+        catch UpstreamError.malformed {}
+    }
+
+    /// The embedded Echo answers a count-only call as Echo does: the counts, no list and no continue, whatever the
+    /// filter, limit or continue asked.
+    func testTheEmbeddedEchoAnswersACountOnlyCallWithTheCountsAlone() async throws {
+        let embedded = EmbeddedTransport()
+        var req = WikimediaClient.unreadCountRequest(en, "Bearer demo-alice")
+        req.query += [("notlimit", "5"), ("notcontinue", "not-one-it-issued")]
+        let answer = try await embedded.send(req, deadline: 2)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
+        let n = try XCTUnwrap((json["query"] as? [String: Any])?["notifications"] as? [String: Any])
+        XCTAssertEqual(Set(n.keys), ["rawcount", "count"])
+        let list = try await EmbeddedTransport().send(WikimediaClient.notificationsRequest(en, "Bearer demo-alice", .unread, 50, nil), deadline: 2)
+        let full = try XCTUnwrap(((try JSONSerialization.jsonObject(with: Data(list.body)) as? [String: Any])?["query"] as? [String: Any])?["notifications"] as? [String: Any])
+        XCTAssertEqual(n["rawcount"] as? Int, full["rawcount"] as? Int)
+        XCTAssertEqual(n["count"] as? String, full["count"] as? String)
+    }
+
     /// The badge's call is made ready once per language (URL encoded and parsed, head written): sent prepared, it is
     /// the same exchange as sent as it is — path, query, fields, credentials per call — and any change to what it
     /// asks for drops the prepared form; a form made by another transport is never used.
     func testAPreparedRequestIsTheSameExchangeAndAChangeDropsIt() async throws {
         let transport = try LiveTransport(template: fake.template, contact: "qa@lede.test")
-        var plain = WikimediaClient.notificationsRequest(en, "", .unread, 1, nil)
+        var plain = WikimediaClient.unreadCountRequest(en, "")
         var ready = transport.prepare(plain)
         XCTAssertNotNil(ready.prepared)
         XCTAssertNil(EmbeddedTransport().prepare(plain).prepared, "the embedded transport has nothing to prepare")

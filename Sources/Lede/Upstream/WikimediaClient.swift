@@ -144,6 +144,15 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: "notifications")
     }
 
+    /// The badge's call: Echo's unread count alone (`notprop=count`). Echo then fetches and renders no notification
+    /// (a `list|count` call with `notlimit=1` made it load and format the newest unread one, which the badge threw
+    /// away): it answers `query.notifications{rawcount, count}` from its cached per-user count.
+    static func unreadCountRequest(_ lang: LanguageCode, _ auth: String) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+            ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "notifications"), ("notprop", "count"),
+        ], authorization: auth, kind: "notifications")
+    }
+
     static func tokenRequest(_ lang: LanguageCode, _ auth: String) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "tokens"), ("type", "csrf"),
@@ -250,7 +259,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     func preparedUnread(_ lang: LanguageCode) -> (UpstreamRequest, UpstreamGuard.Gate) {
         if let known = languages.withLock({ $0[lang.code] }), let unread = known.unread { return (unread, known.gate) }
         let gate = originGate(lang: lang.code)
-        let ready = transport.prepare(Self.notificationsRequest(lang, "", .unread, 1, nil))
+        let ready = transport.prepare(Self.unreadCountRequest(lang, ""))
         languages.withLock { $0[lang.code]?.unread = ready }
         return (ready, gate)
     }

@@ -217,6 +217,13 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         // Each notification is encoded once per user and language (read and unread forms): the stand-in for
         // Wikimedia costs a few copies per answer, so what a benchmark measures is Lede's own work.
         let all = EmbeddedNotifications.encoded(for: user, lang: request.lang)
+        let unread = all.count { !read.contains($0.id) }
+        let count = "\"count\":\"\(unread > 99 ? "99+" : String(unread))\""
+        // As Echo: `notprop` without `list` answers the counts alone (no list, no continue; the filter, limit and
+        // continue are not read).
+        if let prop = q["notprop"], !prop.split(separator: "|").contains("list") {
+            return UpstreamResponse(status: 200, body: Array("{\"batchcomplete\":true,\"query\":{\"notifications\":{\"rawcount\":\(unread),\(count)}}}".utf8))
+        }
         let filter = q["notfilter"] ?? "read|!read"
         let filtered = all.filter { n in
             switch filter {
@@ -236,10 +243,9 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         }
         let end = min(start + limit, filtered.count)
         let next = start + limit < filtered.count ? filtered[start + limit] : nil
-        let unread = all.count { !read.contains($0.id) }
         var body = Array("{\"batchcomplete\":true,\"query\":{\"notifications\":{".utf8)
         if let next { body += Array("\"continue\":\"\(next.unix)|\(next.id)\",".utf8) }
-        body += Array("\"count\":\"\(unread > 99 ? "99+" : String(unread))\",\"list\":[".utf8)
+        body += Array("\(count),\"list\":[".utf8)
         for (i, n) in filtered[min(start, filtered.count)..<end].enumerated() {
             if i > 0 { body.append(44) }
             body += read.contains(n.id) ? n.read : n.unread
