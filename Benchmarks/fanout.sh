@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fan-out: one user-bound upstream call per request. Lede's GET /notifications/badge against nginx as a plain
-# reverse proxy (keep-alive upstream), both in front of the same upstream: a second nginx serving a ~570-byte
-# Echo answer on loopback, keep-alive. Same wrk settings, alternating rounds, medians.
+# reverse proxy (keep-alive upstream) making the same call, both in front of the same upstream: a second nginx
+# answering as Echo does on loopback, keep-alive. Same wrk settings, alternating rounds, medians.
+# The call is the badge's: `meta=notifications&notprop=count`, which Echo answers with the counts alone (~75 bytes).
+# UPSTREAM_ANSWER=list makes the upstream send a ~570-byte answer with one notification whatever is asked, as the
+# badge's earlier call (`notprop=list|count&notlimit=1`) got: for comparisons with builds and passes before a04c2db.
 #   Benchmarks/fanout.sh [duration-seconds]   (default 5)
 # Env: ROUNDS (3), WRK_CONNECTIONS (32), TLS=1 (the upstream speaks TLS with a certificate from a CA made here;
 # Lede gets it through --upstream-ca, nginx through proxy_ssl_trusted_certificate). Needs wrk, nginx, openssl,
@@ -15,9 +18,12 @@
 # Where a request waits: each run also reads /proc/<pid>/task/*/schedstat (time on a CPU, time runnable but waiting for
 # one) for the server's threads, the upstream's worker and wrk, over the same window, per request ("run/wait µs").
 # On these 2 cores four busy threads share the CPUs, and time spent runnable-but-waiting is most of a tail.
-# OWN_SESSION=1 starts Lede in a session of its own (setsid), as nginx puts itself when it daemonizes: with the
-# kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled) a session is a scheduling group, so by
-# default Lede shares one with wrk and the script while nginx has its own.
+# SESSIONS: where the two servers sit among the kernel's scheduling groups. With autogroup scheduling
+# (/proc/sys/kernel/sched_autogroup_enabled) each session is a group, and the CPU is shared between groups first.
+#   mixed  (default) Lede in the script's session, with wrk; the proxy nginx daemonizes into a session of its own.
+#   own    Lede too in a session of its own (setsid), as the proxy is, and as a container or a service manager starts it.
+#   shared the proxy nginx in the foreground (daemon off), in the script's session with wrk, as Lede is.
+# OWN_SESSION=1 is SESSIONS=own. The upstream nginx daemonizes in every arrangement (both servers call it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-5}
@@ -46,7 +52,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The upstream's answer: one unread Echo notification, as meta=notifications sends it (~570 bytes).
+# The upstream's answers: to any call but the badge's (and to every call with UPSTREAM_ANSWER=list), one unread Echo
+# notification as meta=notifications&notprop=list|count sends it (~570 bytes); to the badge's, the counts alone.
 python3 - > "$dir/echo.json" <<'PY'
 import json
 n = {"wiki": "enwiki", "id": 31, "type": "edit-user-talk", "category": "edit-user-talk", "section": "alert",
@@ -57,7 +64,14 @@ n = {"wiki": "enwiki", "id": 31, "type": "edit-user-talk", "category": "edit-use
            "links": {"primary": {"url": "https://en.wikipedia.org/wiki/User_talk:Bob#Hello", "label": "View message"}}}}
 print(json.dumps({"batchcomplete": True, "query": {"notifications": {"list": [n], "count": "1", "rawcount": 1, "continue": None}}}, separators=(",", ":")))
 PY
-echo "upstream answer: $(wc -c < "$dir/echo.json") bytes"
+printf '{"batchcomplete":true,"query":{"notifications":{"rawcount":1,"count":"1"}}}' > "$dir/count.json"
+answer=${UPSTREAM_ANSWER:-asked}
+case $answer in
+  asked) answer_map="count count.json; default echo.json;" ;;
+  list) answer_map="default echo.json;" ;;
+  *) echo "UPSTREAM_ANSWER is asked or list" >&2; exit 2 ;;
+esac
+echo "upstream answer ($answer): the badge's call $( [ "$answer" = list ] && wc -c < "$dir/echo.json" || wc -c < "$dir/count.json") bytes"
 
 scheme=http; lede_tls=(); proxy_tls=""; up_listen="listen 127.0.0.1:$up_port;"
 if [ "$tls" = 1 ]; then
@@ -76,9 +90,10 @@ worker_processes 1;
 ${common//PIDFILE/$dir/upstream.pid}
 http {
   access_log off; keepalive_requests 10000000; keepalive_timeout 60s; tcp_nodelay on;
+  map \$arg_notprop \$answer { $answer_map }
   server {
     $up_listen
-    location /en/w/api.php { default_type application/json; alias $dir/echo.json; }
+    location /en/w/api.php { default_type application/json; root $dir; try_files /\$answer =404; }
   }
 }
 CONF
@@ -92,7 +107,7 @@ http {
   server {
     listen 127.0.0.1:$proxy_port reuseport;
     location = /notifications/badge {
-      proxy_pass $scheme://echo/en/w/api.php?action=query&format=json&formatversion=2&meta=notifications&notfilter=!read&notlimit=1;
+      proxy_pass $scheme://echo/en/w/api.php?action=query&format=json&formatversion=2&meta=notifications&notprop=count;
       proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host localhost;
       $proxy_tls
     }
@@ -102,9 +117,16 @@ CONF
 sed -i "s|ERR|proxy.err|" "$dir/proxy.conf"
 chmod -R a+rX "$dir"
 nginx -c "$dir/upstream.conf" -p "$dir"
-nginx -c "$dir/proxy.conf" -p "$dir"
+sessions=${SESSIONS:-mixed}; [ "${OWN_SESSION:-0}" = 1 ] && sessions=own
+own_session=""
+case $sessions in
+  mixed) nginx -c "$dir/proxy.conf" -p "$dir" ;;
+  own) nginx -c "$dir/proxy.conf" -p "$dir"; own_session=setsid ;;
+  shared) nginx -c "$dir/proxy.conf" -p "$dir" -g 'daemon off;' & pids+=("$!")
+    for _ in $(seq 1 50); do [ -s "$dir/proxy.pid" ] && break; sleep 0.1; done ;;
+  *) echo "SESSIONS is mixed, own or shared" >&2; exit 2 ;;
+esac
 lede_flags=${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64}
-own_session=""; [ "${OWN_SESSION:-0}" = 1 ] && own_session=setsid
 start_lede() { # binary port -> pid in $started
   ${own_session} "$1" --host 127.0.0.1 --port "$2" --access-log off --log-level warning \
     --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" $lede_flags &
@@ -161,7 +183,7 @@ PY
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
 
-echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; Lede flags: $lede_flags"
+echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; sessions: $sessions; Lede flags: $lede_flags"
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge" >/dev/null
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" >/dev/null
 [ -n "${LEDE_BIN_B:-}" ] && wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$b_port/notifications/badge" >/dev/null
