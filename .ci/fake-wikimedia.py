@@ -98,6 +98,11 @@ class Handler(BaseHTTPRequestHandler):
         if one("meta") == "tokens":
             return self.answer(200, TOKENS)
         if one("meta") == "notifications":
+            if "list" not in (one("notprop") or "list").split("|"):
+                # Echo's count-only answer (the badge's call): the counts alone, no list and no continue.
+                unread = sum(1 for n in json.loads(NOTIFICATIONS)["query"]["notifications"]["list"] if "read" not in n)
+                counts = {"rawcount": unread, "count": str(unread) if unread < 100 else "99+"}
+                return self.answer(200, json.dumps({"batchcomplete": True, "query": {"notifications": counts}}).encode())
             cont = one("notcontinue")
             if cont and cont != ISSUED_CONTINUE:
                 return self.answer(200, action_error("badcontinue", "Invalid continue param. You should pass the original value returned by the previous query."))
