@@ -48,7 +48,7 @@ let package = Package(
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
-        .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport"]),
+        .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],
     // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.
     swiftLanguageModes: [.v6]
