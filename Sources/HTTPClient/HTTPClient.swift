@@ -258,10 +258,12 @@ public final class HTTPClient: Sendable {
     /// thread, once, after the connection that carried the call is back in its pool (it may make another call at
     /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
     /// (a per-call field that is not valid) is answered before this returns.
-    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double,
+    /// `field`: one more per-call field, written after `headers` with no list made for it (a call's credentials).
+    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], field: (name: String, value: String)? = nil,
+                        body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
         let bytes: [UInt8]
-        do { bytes = try Self.requestBytes(request, headers: headers, body: body) } catch { completion(.failure(error)); return }
+        do { bytes = try Self.requestBytes(request, headers: headers, field: field, body: body) } catch { completion(.failure(error)); return }
         let here = currentServerLoop()
         // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
         let deadline = (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9)
@@ -281,11 +283,14 @@ public final class HTTPClient: Sendable {
 
     /// A prepared request's bytes for one call: its head, the per-call fields (checked), the end and the body.
     @inline(__always)
-    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
+    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], field: (name: String, value: String)? = nil,
+                                     body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + 32 + body.count)
+        let one = field.map { $0.name.utf8.count + $0.value.utf8.count + 4 } ?? 0
+        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + one + 32 + body.count)
         bytes.append(contentsOf: request.head)
         try writeFields(headers, into: &bytes)
+        if let field { try writeField(field.name, field.value, into: &bytes) }
         writeEnd(request.method, body, into: &bytes)
         return bytes
     }
@@ -319,14 +324,17 @@ public final class HTTPClient: Sendable {
 
     /// Field lines, each checked: a token for a name, no CR, LF or other control character in a value.
     static func writeFields(_ fields: [(String, String)], into bytes: inout [UInt8]) throws(HTTPClientError) {
-        for (k, v) in fields {
-            var name = k, value = v
-            guard name.withUTF8({ ByteScan.isToken($0) }), value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
-                throw .invalidURL("a request field is not valid: \(k)")
-            }
-            bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
-            bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
+        for (k, v) in fields { try writeField(k, v, into: &bytes) }
+    }
+
+    /// One field line, checked as `writeFields` checks each.
+    static func writeField(_ k: String, _ v: String, into bytes: inout [UInt8]) throws(HTTPClientError) {
+        var name = k, value = v
+        guard name.withUTF8({ ByteScan.isToken($0) }), value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
+            throw .invalidURL("a request field is not valid: \(k)")
         }
+        bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
+        bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
     }
 
     /// `Content-Length` when there is a body (or the method expects one), the blank line, and the body.

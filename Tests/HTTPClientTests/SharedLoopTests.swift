@@ -173,14 +173,18 @@ final class SharedLoopTests: XCTestCase {
         // A per-call field with a line break is refused before anything is sent, before `execute` returns.
         client.execute(refused, headers: [("Authorization", "Bearer a\r\nX-Smuggled: 1")], timeout: 2) { answers.add($0) }
         XCTAssertEqual(answers.count, 1)
+        // So is the one field given without a list, checked as the list's are.
+        client.execute(refused, field: ("Authorization", "Bearer a\nX-Smuggled: 1"), timeout: 2) { answers.add($0) }
+        client.execute(refused, field: ("Bad Name", "v"), timeout: 2) { answers.add($0) }
+        XCTAssertEqual(answers.count, 3)
         let deadline = Date().addingTimeInterval(5)
-        while answers.count < 2 && Date() < deadline { usleep(5_000) }
+        while answers.count < 4 && Date() < deadline { usleep(5_000) }
         usleep(100_000)   // time for a second answer that must not come
-        XCTAssertEqual(answers.count, 2)
+        XCTAssertEqual(answers.count, 4)
         let errors = answers.errors
-        XCTAssertEqual(errors.count, 2)
-        if case .invalidURL = errors[0] {} else { XCTFail("\(errors[0])") }
-        if case .connect = errors[1] {} else { XCTFail("\(errors[1])") }
+        XCTAssertEqual(errors.count, 4)
+        for e in errors.prefix(3) { if case .invalidURL = e {} else { XCTFail("\(e)") } }
+        if case .connect = errors[3] {} else { XCTFail("\(errors[3])") }
     }
 
     func testACallbackCallOffTheServerLoopsIsAnsweredOnTheClientsOwnLoop() throws {

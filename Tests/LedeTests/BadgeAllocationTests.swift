@@ -10,9 +10,10 @@ import XCTest
 /// loop's thread (AllocationCounter, as `AllocationTests` counts the core's). The fake Wikimedia answers on a loop of
 /// its own, so its allocations are not counted. A ceiling, not a timing: a change that adds allocations to every badge
 /// fails here whatever the machine is doing. These are debug builds: unoptimised code boxes and copies more than the
-/// release build's 13 (Benchmarks/callgrind.sh counts those: BENCHMARKS.md). Measured here: 64.09–64.26 in eleven
-/// processes, alone and in the whole suite (the fraction is the loop's timers); the ceiling is the highest seen plus
-/// one and a half, as in `AllocationTests`.
+/// release build's 12 (Benchmarks/callgrind.sh counts those: BENCHMARKS.md). Measured here: 61.22–61.25 (64.09–64.26,
+/// and 64.20 in CI, before a GET's credentials went out without a field list made for them), alone and in the whole
+/// suite (the fraction is the loop's timers); the ceiling is the highest seen plus one and a half, as in
+/// `AllocationTests`.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
@@ -46,6 +47,6 @@ final class BadgeAllocationTests: XCTestCase {
         }
         print("allocations per request, /notifications/badge through a live upstream: \(per)")
         XCTAssertGreaterThan(per, 1, "the loop's thread was armed")
-        XCTAssertLessThanOrEqual(per, 65.8)
+        XCTAssertLessThanOrEqual(per, 62.8)
     }
 }

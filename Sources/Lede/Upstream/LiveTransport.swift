@@ -65,8 +65,11 @@ public final class LiveTransport: UpstreamTransport {
     public func start(_ request: UpstreamRequest, deadline: Double,
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
         guard !followsRedirects, let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
-        let (fields, body) = Self.perCall(request)
-        client.execute(prepared.request, headers: fields, body: body, timeout: deadline) { result in
+        // A GET's one per-call field, its credentials, goes without a list made for it (the badge's way).
+        let (fields, field, body): ([(String, String)], (name: String, value: String)?, [UInt8])
+        if request.method == .get { (fields, field, body) = ([], request.authorization.map { ("Authorization", $0) }, []) }
+        else { let (f, b) = Self.perCall(request); (fields, field, body) = (f, nil, b) }
+        client.execute(prepared.request, headers: fields, field: field, body: body, timeout: deadline) { result in
             switch result {
             case .success(let response): completion(.success(Self.answer(response)))
             case .failure(let e): completion(.failure(Self.upstreamError(e)))
