@@ -242,12 +242,13 @@ public final class HTTPClient: Sendable {
         return try await send(bytes, origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
     }
 
-    /// Sends a prepared request, with `headers` written after its own fields and `body` after the head (its
+    /// Sends a prepared request, with `headers` (then `field`, one more written with no list made for it: a call's
+    /// credentials) after its own fields and `body` after the head (its
     /// `Content-Length` written here), within `timeout` seconds in all: only these per-call parts are checked
     /// and written; the URL is not parsed, nor the rest of the head written, again.
-    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], body: [UInt8] = [],
-                        timeout: Double) async throws(HTTPClientError) -> ClientResponse {
-        let bytes = try Self.requestBytes(request, headers: headers, body: body)
+    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], field: (name: String, value: String)? = nil,
+                        body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
+        let bytes = try Self.requestBytes(request, headers: headers, field: field, body: body)
         return try await send(bytes, origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
                               here: currentServerLoop())
     }
@@ -258,7 +259,6 @@ public final class HTTPClient: Sendable {
     /// thread, once, after the connection that carried the call is back in its pool (it may make another call at
     /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
     /// (a per-call field that is not valid) is answered before this returns.
-    /// `field`: one more per-call field, written after `headers` with no list made for it (a call's credentials).
     public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], field: (name: String, value: String)? = nil,
                         body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
@@ -283,11 +283,10 @@ public final class HTTPClient: Sendable {
 
     /// A prepared request's bytes for one call: its head, the per-call fields (checked), the end and the body.
     @inline(__always)
-    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], field: (name: String, value: String)? = nil,
+    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], field: (name: String, value: String)?,
                                      body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
         var bytes: [UInt8] = []
-        let one = field.map { $0.name.utf8.count + $0.value.utf8.count + 4 } ?? 0
-        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + one + 32 + body.count)
+        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + (field.map { fieldBytes($0.name, $0.value) } ?? 0) + 32 + body.count)
         bytes.append(contentsOf: request.head)
         try writeFields(headers, into: &bytes)
         if let field { try writeField(field.name, field.value, into: &bytes) }
@@ -311,7 +310,9 @@ public final class HTTPClient: Sendable {
 
     // MARK: - The request head
 
-    static func fieldBytes(_ fields: [(String, String)]) -> Int { fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } }
+    static func fieldBytes(_ fields: [(String, String)]) -> Int { fields.reduce(0) { $0 + fieldBytes($1.0, $1.1) } }
+    /// A field line's bytes: name, `: `, value, CRLF.
+    static func fieldBytes(_ name: String, _ value: String) -> Int { name.utf8.count + value.utf8.count + 4 }
 
     /// `METHOD target HTTP/1.1` and the `Host` field.
     static func writeStart(_ method: String, _ target: String, _ origin: Origin, into bytes: inout [UInt8]) {

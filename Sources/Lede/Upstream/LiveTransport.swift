@@ -47,16 +47,14 @@ public final class LiveTransport: UpstreamTransport {
         return r
     }
 
-    /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request.
-    private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], body: [UInt8]) {
-        var perCall: [(String, String)] = []
-        if let auth = request.authorization { perCall.append(("Authorization", auth)) }
-        var body: [UInt8] = []
-        if request.method == .post {
-            perCall.append(("Content-Type", "application/x-www-form-urlencoded"))
-            body = Array(UpstreamRequest.formEncode(request.form).utf8)
-        }
-        return (perCall, body)
+    /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request. A GET's one field, its
+    /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's come in `fields`.
+    private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], field: (name: String, value: String)?, body: [UInt8]) {
+        guard request.method == .post else { return ([], request.authorization.map { ("Authorization", $0) }, []) }
+        var fields: [(String, String)] = []
+        if let auth = request.authorization { fields.append(("Authorization", auth)) }
+        fields.append(("Content-Type", "application/x-www-form-urlencoded"))
+        return (fields, nil, Array(UpstreamRequest.formEncode(request.form).utf8))
     }
 
     /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call
@@ -65,10 +63,7 @@ public final class LiveTransport: UpstreamTransport {
     public func start(_ request: UpstreamRequest, deadline: Double,
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
         guard !followsRedirects, let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
-        // A GET's one per-call field, its credentials, goes without a list made for it (the badge's way).
-        let (fields, field, body): ([(String, String)], (name: String, value: String)?, [UInt8])
-        if request.method == .get { (fields, field, body) = ([], request.authorization.map { ("Authorization", $0) }, []) }
-        else { let (f, b) = Self.perCall(request); (fields, field, body) = (f, nil, b) }
+        let (fields, field, body) = Self.perCall(request)
         client.execute(prepared.request, headers: fields, field: field, body: body, timeout: deadline) { result in
             switch result {
             case .success(let response): completion(.success(Self.answer(response)))
@@ -88,7 +83,7 @@ public final class LiveTransport: UpstreamTransport {
     }
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
-        let (perCall, body) = Self.perCall(request)
+        let (perCall, field, body) = Self.perCall(request)
         // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
         var ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
         var url = ready?.url ?? request.url(baseParts: templateParts)
@@ -100,9 +95,10 @@ public final class LiveTransport: UpstreamTransport {
             let response: ClientResponse
             do {
                 if let ready {
-                    response = try await client.execute(ready, headers: perCall, body: body, timeout: remaining)
+                    response = try await client.execute(ready, headers: perCall, field: field, body: body, timeout: remaining)
                 } else {
-                    response = try await client.execute(ClientRequest(method: request.method.rawValue, url: url, headers: fixedFields + perCall, body: body),
+                    let fields = fixedFields + perCall + (field.map { [($0.name, $0.value)] } ?? [])
+                    response = try await client.execute(ClientRequest(method: request.method.rawValue, url: url, headers: fields, body: body),
                                                         timeout: remaining)
                 }
             } catch {
