@@ -46,7 +46,7 @@ let package = Package(
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AllocationCounter"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
         .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],

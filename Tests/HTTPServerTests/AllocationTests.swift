@@ -30,16 +30,8 @@ final class AllocationTests: XCTestCase {
         try server.start()
         defer { lede_allocations_disarm(); stop(server) }
         let c = try RawClient(port: server.port)
-        let request = "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)\r\n"
-        for _ in 0..<200 { c.send(request); XCTAssertEqual(c.readResponse()?.status, 200) }   // warm: buffers at size
-        c.send("GET /arm HTTP/1.1\r\nHost: t\r\n\r\n")
-        XCTAssertEqual(c.readResponse()?.status, 200)
-        // The fewest of three runs: how a request's bytes meet the loop (one wake-up or two) varies with the machine's load.
-        var per = Double.infinity
-        for _ in 0..<3 {
-            let before = lede_allocations_counted()
-            for _ in 0..<requests { c.send(request); XCTAssertEqual(c.readResponse()?.status, 200) }
-            per = min(per, Double(lede_allocations_counted() - before) / Double(requests))
+        let per = TestSupport.allocationsPerRequest(c, "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)\r\n", arm: "/arm", requests: requests) {
+            XCTAssertEqual($0, 200)
         }
         print("allocations per request, \(path) \(headers.isEmpty ? "" : headers.trimmingCharacters(in: .whitespacesAndNewlines)): \(per)")
         return per
