@@ -118,7 +118,9 @@ public final class EventLoop: @unchecked Sendable {   // @unchecked: all state i
         if !localJobs.isEmpty { return 0 }
         if tickers.isEmpty { return 1000 }
         var next = UInt64.max
-        for t in tickers where t.next < next { next = t.next }
+        var i = 0
+        // By index: unoptimised, a generic iterator allocates at each step, and this runs at every wake-up.
+        while i < tickers.count { next = min(next, tickers[i].next); i += 1 }
         if next <= now { return 0 }
         return Int32(min(1000, (next - now + 999_999) / 1_000_000))
     }

@@ -63,8 +63,11 @@ public final class ServerMetrics: Sendable {
     /// Route index -1: no route matched; -2: the request was refused by the parser.
     func record(loop: Int, route: Int, status: Int, seconds: Double, bytes: Int) {
         let key = (route + 2) << 10 | (status & 1023)
-        var bucket = ServerMetrics.latencyBuckets.count
-        for (i, bound) in ServerMetrics.latencyBuckets.enumerated() where seconds <= bound { bucket = i; break }
+        // By index, not `enumerated()`: unoptimised, a generic iterator allocates at each step, and the steps here
+        // depend on the latency — the allocation tests' counts followed the machine's load.
+        let bounds = ServerMetrics.latencyBuckets
+        var bucket = 0
+        while bucket < bounds.count && !(seconds <= bounds[bucket]) { bucket += 1 }
         shards[loop].data.withLock { s in
             s.requests.increment(key)
             s.buckets[bucket] += 1

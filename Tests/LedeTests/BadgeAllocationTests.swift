@@ -10,9 +10,9 @@ import XCTest
 /// loop's thread (AllocationCounter, as `AllocationTests` counts the core's). The fake Wikimedia answers on a loop of
 /// its own, so its allocations are not counted. A ceiling, not a timing: a change that adds allocations to every badge
 /// fails here whatever the machine is doing. These are debug builds: unoptimised code boxes and copies more than the
-/// release build's 12 (Benchmarks/callgrind.sh counts those: BENCHMARKS.md). Measured here in 32 processes: 61.1–61.7
-/// in most, 63.5–64.1 in about one in four (the same server and route, another process: the spread `AllocationTests`
-/// describes); 61.1 in CI. The ceiling is the highest seen plus one and a half, as in `AllocationTests`.
+/// release build's 12 (Benchmarks/callgrind.sh counts those: BENCHMARKS.md). 53.02–53.06 in every run here, idle or beside
+/// two busy processes (the hundredths: the client's ticks); it moved from 61 to 70 with the machine's load before the
+/// loops walked their tables by index (see `AllocationTests`). The ceiling is the measure plus one and a half.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
@@ -33,6 +33,6 @@ final class BadgeAllocationTests: XCTestCase {
         XCTAssertEqual(fake.requests(kind: "notifications").last?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
         print("allocations per request, /notifications/badge through a live upstream: \(per)")
         XCTAssertGreaterThan(per, 1, "the loop's thread was armed")
-        XCTAssertLessThanOrEqual(per, 65.6)
+        XCTAssertLessThanOrEqual(per, 54.6)
     }
 }

@@ -3,8 +3,8 @@ import AllocationCounter
 /// Heap allocations per request on a server loop's thread, for allocation ceilings: `request` sent `warm` times on
 /// `client`'s keep-alive connection (buffers, pools and prepared calls at size), then `arm` — a route whose handler
 /// calls `lede_allocations_arm()`, so the loop's own thread is the one counted — and then three runs of `requests`,
-/// one at a time as wrk sends them. The fewest of the three: how a request's bytes meet the loop (one wake-up or two)
-/// varies with the machine's load. `status` is told each answer's status (nil: none came).
+/// one at a time as wrk sends them. The fewest of the three: the loop's once-a-second work (the Date field renewed) may
+/// fall in a run. `status` is told each answer's status (nil: none came).
 public func allocationsPerRequest(_ client: RawClient, _ request: String, arm: String, warm: Int = 200, requests: Int,
                                   status: (Int?) -> Void) -> Double {
     for _ in 0..<warm { client.send(request); status(client.readResponse()?.status) }
