@@ -24,10 +24,12 @@
 #   own    Lede too in a session of its own (setsid), as the proxy is, and as a container or a service manager starts it.
 #   shared the proxy nginx in the foreground (daemon off), in the script's session with wrk, as Lede is.
 # OWN_SESSION=1 is SESSIONS=own. The upstream nginx daemonizes in every arrangement (both servers call it).
+# WORKERS (2): Lede's loops (--loops) and the proxy's worker processes alike; WORKERS=1 compares one of each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-5}
 rounds=${ROUNDS:-3}
+nworkers=${WORKERS:-2}
 conns=${WRK_CONNECTIONS:-32}
 tls=${TLS:-0}
 out=Benchmarks/out
@@ -99,7 +101,7 @@ http {
 CONF
 sed -i "s|ERR|upstream.err|" "$dir/upstream.conf"
 cat > "$dir/proxy.conf" <<CONF
-worker_processes 2;
+worker_processes $nworkers;
 ${common//PIDFILE/$dir/proxy.pid}
 http {
   access_log off; keepalive_requests 10000000; keepalive_timeout 60s; tcp_nodelay on;
@@ -128,7 +130,7 @@ case $sessions in
 esac
 lede_flags=${LEDE_FLAGS---upstream-concurrency 1024 --upstream-connections 64}
 start_lede() { # binary port -> pid in $started
-  ${own_session} "$1" --host 127.0.0.1 --port "$2" --access-log off --log-level warning \
+  ${own_session} "$1" --host 127.0.0.1 --port "$2" --loops "$nworkers" --access-log off --log-level warning \
     --upstream "$scheme://localhost:$up_port/{lang}" "${lede_tls[@]}" $lede_flags &
   started=$!; pids+=("$started")
   for _ in $(seq 1 50); do "$bin" healthcheck --port "$2" && break; sleep 0.1; done
@@ -183,7 +185,7 @@ PY
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
 
-echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; sessions: $sessions; Lede flags: $lede_flags"
+echo "fan-out ($scheme upstream): wrk -t1 -c$conns -d${duration}s, $(nproc) cores, $(date -u +%F); $rounds rounds alternating, medians; sessions: $sessions; workers: $nworkers; Lede flags: $lede_flags"
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge" >/dev/null
 wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" >/dev/null
 [ -n "${LEDE_BIN_B:-}" ] && wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$b_port/notifications/badge" >/dev/null
