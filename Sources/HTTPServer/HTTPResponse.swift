@@ -84,17 +84,28 @@ public final class PreparedBody: Sendable {
             gzip = nil
         }
         self.gzip = gzip
+        (identityHead, gzipHead) = Self.heads(headers, contentType: contentType, identity: bytes, gzip: gzip, etag: etag, gzipETag: gzipETag)
+    }
+
+    /// The same representation (bytes, compression, ETags) under other response fields: no second compression.
+    public init(_ other: PreparedBody, headers: HTTPHeaders) {
+        contentType = other.contentType; identity = other.identity; gzip = other.gzip
+        etag = other.etag; gzipETag = other.gzipETag
+        self.headers = headers
+        (identityHead, gzipHead) = Self.heads(headers, contentType: contentType, identity: identity, gzip: gzip, etag: etag, gzipETag: gzipETag)
+    }
+
+    /// The fields from after `Date` through `Content-Length` of each representation.
+    private static func heads(_ headers: HTTPHeaders, contentType: String, identity: [UInt8], gzip: [UInt8]?, etag: String, gzipETag: String) -> ([UInt8], [UInt8]) {
         let summary = ResponseEncoder.FieldSummary(headers.fields)
-        var head: [UInt8] = []
+        var plain: [UInt8] = [], zipped: [UInt8] = []
         ResponseEncoder.appendFields(headers.fields, summary: summary, status: 200, contentType: contentType, etag: etag, gzipped: false,
-                                     varies: gzip != nil, bodyCount: bytes.count, to: &head)
-        identityHead = head
-        head = []
+                                     varies: gzip != nil, bodyCount: identity.count, to: &plain)
         if let gzip {
             ResponseEncoder.appendFields(headers.fields, summary: summary, status: 200, contentType: contentType, etag: gzipETag, gzipped: true,
-                                         varies: true, bodyCount: gzip.count, to: &head)
+                                         varies: true, bodyCount: gzip.count, to: &zipped)
         }
-        gzipHead = head
+        return (plain, zipped)
     }
 }
 

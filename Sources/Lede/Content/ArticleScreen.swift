@@ -255,15 +255,45 @@ enum ArticleScreen {
         }
     }
 
+    /// An article screen as kept: the answer, the same bytes with a short lifetime for when it is served past its own
+    /// (while its refresh runs), and when it was built.
+    struct Kept: Sendable {
+        var fresh: PreparedBody
+        var stale: PreparedBody
+        var builtAt: Double
+        var complete: Bool
+    }
+
+    /// A complete answer's lifetime; served up to as long again past it while one refresh runs.
+    static let completeTTL = 300
+    /// How old a complete answer may be and still stand in for a refresh that came back with placeholders: ten lifetimes.
+    static let staleBound = Double(completeTTL * 10)
+    /// The lifetime of an answer showing stale data, and of one with a placeholder.
+    static let shortTTL = 5
+
+    static func headers(lang: LanguageCode, maxAge: Int) -> HTTPHeaders {
+        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+    }
+
     /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
-    /// seconds (like the feed), never stale.
+    /// seconds (like the feed), never stale. A refresh (`previous` is the answer it refreshes) that comes back with a
+    /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
     static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
-                        responses: UpstreamCache, key: String) async throws -> PreparedBody {
+                        responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
         let body = try await build(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout)
         let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
-        let ttl = complete ? 300 : 5
-        let headers: HTTPHeaders = ["Cache-Control": "public, max-age=\(ttl)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
-        return Responses.keep(body, headers: headers, in: responses, key: key, ttl: Double(ttl), staleFor: complete ? 300 : 0)
+        let now = Date().timeIntervalSinceReferenceDate
+        if !complete, let previous, previous.complete, now - previous.builtAt <= staleBound {
+            // The last good answer stays, briefly fresh (with the short lifetime), and is refreshed again after that.
+            let kept = Kept(fresh: previous.stale, stale: previous.stale, builtAt: previous.builtAt, complete: true)
+            responses.insert(key, kept, cost: 2 * Responses.cost(of: previous.fresh), ttl: Double(shortTTL), staleFor: Double(completeTTL))
+            return previous.stale
+        }
+        let ttl = complete ? completeTTL : shortTTL
+        let fresh = Responses.preparedBody(body, headers: headers(lang: lang, maxAge: ttl))
+        let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
+        responses.insert(key, kept, cost: 2 * Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
+        return fresh
     }
 
     static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
@@ -280,14 +310,18 @@ enum ArticleScreen {
             }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
-            if let (warm, refresh) = responses.revalidatingValue(key, as: PreparedBody.self) {
+            // A stale answer says so with a short lifetime. The refresh has no reader waiting: it is bound by the upstream
+            // deadline, not the screen's, and keeps the last good answer when it comes back with a placeholder.
+            if let (warm, refresh, stale) = responses.revalidatingValue(key, as: Kept.self) {
                 if refresh {
                     Task {
-                        do { _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key) }
-                        catch { responses.refreshFailed(key) }
+                        do {
+                            _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                                  responses: responses, key: key, previous: warm)
+                        } catch { responses.refreshFailed(key) }
                     }
                 }
-                return .response(.prepared(warm))
+                return .response(.prepared(stale ? warm.stale : warm.fresh))
             }
             return Responses.async {
                 .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key))

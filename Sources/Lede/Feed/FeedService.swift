@@ -28,6 +28,15 @@ public final class FeedService: Sendable {
     /// Lifetime of today's shared sections (`--feed-max-age`); a complete shared part is also served up to this long
     /// past it while one refresh runs (stale-while-revalidate).
     public let feedMaxAge: Double
+    /// The last good data of each shared section, by language and date: what a refresh that times out or fails keeps
+    /// showing instead of a placeholder, while it is younger than `staleBound`.
+    private let lastGood = Mutex<[String: [SectionKind: (fragment: Fragment, at: Double)]]>([:])
+    private let maxLastGood = 256
+    /// How old a shared section's last good data may be and still stand in for a refresh that did not land in time:
+    /// ten lifetimes (`--feed-max-age` × 10). Past it, a placeholder.
+    public var staleBound: Double { feedMaxAge * 10 }
+    /// The lifetime an answer gets while it shows stale data: the time by which the refresh is expected.
+    var staleMaxAge: Int { max(1, Int(upstreamTimeout.rounded(.up))) }
 
     public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
                 random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -76,8 +85,11 @@ public final class FeedService: Sendable {
         var kind: SectionKind
         var body: BodyFragment
         var status: Status
-        /// A placeholder's `retryAfterSeconds`.
+        /// A placeholder's `retryAfterSeconds`; for last good data standing in for a refresh, how long an answer
+        /// showing it may be kept.
         var retryAfter: Int? = nil
+        /// Last good data standing in for a refresh that timed out or failed.
+        var stale = false
     }
 
     /// The sections every user of a language and date shares, with the feed's head (date, generatedAt, lang).
@@ -93,6 +105,8 @@ public final class FeedService: Sendable {
         /// The head and every shared section in screen order, joined, as one fragment: compressed as one stream
         /// (sections repeat each other's keys and URLs), for the usual request that shows every shared section.
         var run: BodyFragment
+        /// A section in it is a placeholder (not last good data standing in for one).
+        var hasPlaceholder: Bool { fragments.values.contains { $0.status != .ok } }
         var cost: Int { fragments.values.reduce(head.bytes.count + run.bytes.count + run.deflated.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
     }
 
@@ -142,8 +156,9 @@ public final class FeedService: Sendable {
         // The build itself never throws: failures become placeholders, cached briefly.
         // A part whose late sections already landed while it was being built is not kept at all.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
-        // A complete part is served stale while one refresh runs; one with placeholders never is.
-        let staleFor: @Sendable (SharedPart) -> Double = { [feedMaxAge] part in part.landed == nil ? feedMaxAge : 0 }
+        // A part without placeholders (last good data standing in included) is served stale while one refresh runs;
+        // one with placeholders never is.
+        let staleFor: @Sendable (SharedPart) -> Double = { [feedMaxAge] part in part.hasPlaceholder ? 0 : feedMaxAge }
         let part: SharedPart? = try? await sharedCache.value(key, ttl: 5, ttlFor: ttlFor, staleWhileRevalidate: staleFor) { [self] () async throws -> (SharedPart, Int) in
             let built = await buildShared(lang: lang, date: date, isToday: isToday)
             return (built, built.cost)
@@ -165,10 +180,36 @@ public final class FeedService: Sendable {
         async let random = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await pool.card(lang: lang).card }
         var fragments = featuredFragments(await featured, lang: lang, isToday: isToday)
         if let f = randomFragment(await random) { fragments[.random] = f }
+        fragments = withLastGood(fragments, key: "shared:\(lang.code):\(date.dayNumber):\(isToday)")
         let earliest = fragments.values.compactMap(\.retryAfter).min()
         var part = Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)))
         if earliest != nil { part.landed = flag }
         return part
+    }
+
+    /// Keeps each real section as its language and date's last good data, and puts the last good data (younger than
+    /// `staleBound`) in place of each placeholder, with the placeholder's retry as its lifetime: a refresh that timed
+    /// out or failed shows what was there a moment ago, never a hole.
+    func withLastGood(_ fragments: [SectionKind: Fragment], key: String) -> [SectionKind: Fragment] {
+        let t = now().timeIntervalSinceReferenceDate, bound = staleBound, maxKeys = maxLastGood, shortest = staleMaxAge
+        return lastGood.withLock { kept in
+            var out = fragments
+            var good = kept[key] ?? [:]
+            for (kind, f) in fragments {
+                if f.status == .ok, !f.stale { good[kind] = (f, t); continue }
+                guard let last = good[kind], t - last.at <= bound else { continue }
+                var standIn = last.fragment
+                standIn.stale = true
+                standIn.retryAfter = min(f.retryAfter ?? shortest, shortest)
+                out[kind] = standIn
+            }
+            if kept[key] == nil, kept.count >= maxKeys,
+               let oldest = kept.min(by: { ($0.value.values.map(\.at).max() ?? 0) < ($1.value.values.map(\.at).max() ?? 0) })?.key {
+                kept[oldest] = nil
+            }
+            if !good.isEmpty { kept[key] = good }
+            return out
+        }
     }
 
     static func succeeded<T>(_ outcome: Outcome<T>) -> Bool { if case .ok = outcome { return true } else { return false } }
@@ -266,7 +307,10 @@ public final class FeedService: Sendable {
         async let sharedPart: SharedPart? = request.wantsShared ? shared(lang: request.lang, date: request.date, isToday: request.isToday) : nil
         async let personal = personalParts(request)
         let part = await sharedPart
-        let response = try assemble(request, shared: part, personal: await personal)
+        // A part past its lifetime, served while its refresh runs: answers showing it are kept only until the refresh
+        // is expected.
+        let stale = part.map { $0.expires < now() } == true
+        let response = try assemble(request, shared: part, personal: await personal, maxAge: stale ? staleMaxAge : nil)
         if !request.isPersonal, case .assembled(let body) = response.body {
             // Kept whole: compressed once as one stream, answered on the loop until the shared part expires.
             let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: response.headers)
@@ -284,11 +328,11 @@ public final class FeedService: Sendable {
 
     /// The feed body: the shared part's head, then each chosen section's fragment (the nearby section with this
     /// user's numbers), joined by commas. A problem when every chosen section is a placeholder.
-    func assemble(_ request: FeedRequest, shared part: SharedPart?, personal: PersonalParts) throws -> HTTPResponse {
+    func assemble(_ request: FeedRequest, shared part: SharedPart?, personal: PersonalParts, maxAge: Int? = nil) throws -> HTTPResponse {
         var body = AssembledBody(capacity: 24)
         var chosen = 0
         var statuses: [Status] = []
-        var earliestRetry: Int?
+        var earliestRetry: Int? = maxAge
         func note(_ f: Fragment) {
             statuses.append(f.status)
             if let r = f.retryAfter { earliestRetry = min(earliestRetry ?? r, r) }

@@ -97,7 +97,8 @@ extension FeedService {
             if !featuredPending.isEmpty {
                 group.addTask { [self] in
                     let outcome = await withDeadline(deadline) { try await api.featuredFeed(lang: r.lang, date: r.date) }
-                    let fragments = featuredFragments(outcome, lang: r.lang, isToday: r.isToday, retry: 1)
+                    // A section that missed the deadline or failed shows its last good data when there is some.
+                    let fragments = withLastGood(featuredFragments(outcome, lang: r.lang, isToday: r.isToday, retry: 1), key: sharedKey(r))
                     var lines: [UInt8] = []
                     for kind in kinds where featuredPending.contains(kind) {
                         if let f = fragments[kind] { Self.appendLine(f.body.bytes, to: &lines) }
@@ -109,9 +110,9 @@ extension FeedService {
             if pending.contains(.random) {
                 group.addTask { [self] in
                     let outcome = await withDeadline(deadline) { try await pool.card(lang: r.lang).card }
-                    let fragment = randomFragment(outcome, retry: 1)
-                    guard let fragment else { return ([], [:]) }
-                    return (Self.line(fragment.body.bytes), fragment.status == .ok ? [.random: fragment] : nil)
+                    guard let made = randomFragment(outcome, retry: 1) else { return ([], [:]) }
+                    let fragment = withLastGood([.random: made], key: sharedKey(r))[.random] ?? made
+                    return (Self.line(fragment.body.bytes), fragment.status == .ok && !fragment.stale ? [.random: fragment] : nil)
                 }
             }
             for kind in kinds where !kind.isShared && pending.contains(kind) {

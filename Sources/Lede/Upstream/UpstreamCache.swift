@@ -109,15 +109,15 @@ public final class UpstreamCache: Sendable {
 
     /// A fresh value, or a stale one within its stale-while-revalidate window (for values kept with `insert`, whose
     /// caller rebuilds them): `refresh` is true for the one caller that should rebuild it now — until its `insert` (or
-    /// `refreshFailed`) no other caller is asked to.
-    public func revalidatingValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> (value: T, refresh: Bool)? {
+    /// `refreshFailed`) no other caller is asked to. `stale` says the value is past its lifetime.
+    public func revalidatingValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> (value: T, refresh: Bool, stale: Bool)? {
         let now = clock()
         return state.withLock { s in
-            if let v = s.freshValue(key, now: now, as: T.self) { return (v, false) }
+            if let v = s.freshValue(key, now: now, as: T.self) { return (v, false, false) }
             guard let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, let v = node.value as? T else { return nil }
             s.counters.revalidated += 1
             s.moveToFront(node)
-            return (v, s.refreshing.insert(key).inserted)
+            return (v, s.refreshing.insert(key).inserted, true)
         }
     }
 
