@@ -101,6 +101,7 @@ class FakeEcho:
     def __init__(self):
         self.lock = threading.Lock()
         self.ids = []
+        self.polls = []   # (Authorization, User-Agent) of each call: the User-Agent names the replica (--contact)
         echo = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,6 +110,7 @@ class FakeEcho:
             def do_GET(self):
                 q = parse_qs(urlparse(self.path).query)
                 limit = int(q.get("notlimit", ["20"])[0])
+                with echo.lock: echo.polls.append((self.headers.get("Authorization"), self.headers.get("User-Agent")))
                 with echo.lock: ids = sorted(echo.ids, reverse=True)
                 items = [{"wiki": "enwiki", "id": i, "type": "edit-user-talk", "category": "edit-user-talk",
                           "timestamp": {"utciso8601": "2026-11-20T10:00:00Z", "utcunix": 1763632800},
@@ -233,6 +235,51 @@ def bells_across_a_restart(work, render_nginx):
     return ok
 
 
+def one_poll_per_user(work, render_nginx):
+    """Part 5: 6 devices of 2 users across 3 replicas: the balancer's consistent hash of Authorization brings each
+    user's devices to one replica, so Echo is polled twice per round (once per user), not once per user per replica."""
+    echo = FakeEcho()
+    replicas = [Replica(free_port(), ["--upstream", f"http://127.0.0.1:{echo.port}/{{lang}}", "--notifications-poll", "0.5",
+                                      "--contact", f"replica-{i}"]) for i in range(3)]
+    lb_port = free_port()
+    d = os.path.join(work, "by-user"); os.makedirs(d)
+    conf = render_nginx.render(f"127.0.0.1:{lb_port}", d, os.path.join(d, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
+    if os.geteuid() == 0: conf = "user root;\n" + conf
+    open(os.path.join(d, "nginx.conf"), "w").write(conf)
+    nginx, bells = None, []
+    try:
+        for r in replicas: r.start()
+        nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf"), "-g", "daemon off;"], stderr=open(os.path.join(d, "nginx.log"), "w"))
+        for _ in range(100):
+            try:
+                if get(lb_port, "/healthz", timeout=1)[0] == 200: break
+            except OSError:
+                time.sleep(0.05)
+        bells = [Bell(lb_port, u) for u in (0, 0, 0, 1, 1, 1)]
+        for b in bells: b.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and not all(b.first_badge is not None for b in bells): time.sleep(0.05)
+        with echo.lock: echo.polls.clear()
+        time.sleep(3)   # about six rounds
+        with echo.lock: polls = list(echo.polls)
+    finally:
+        for b in bells: b.running = False
+        if nginx: nginx.terminate(); nginx.wait(timeout=10)
+        for r in replicas:
+            if r.proc and r.proc.poll() is None: r.stop()
+        echo.server.shutdown()
+    pollers = sorted(set(polls))
+    per_user = {}
+    for auth, agent in pollers: per_user.setdefault(auth, set()).add(agent)
+    rounds = len(polls) / max(1, len(pollers))
+    print(f"one poll per user: {len(bells)} devices of 2 users across 3 replicas -> {len(pollers)} polls per round "
+          f"({len(polls)} Echo calls in 3 s, about {rounds:.1f} rounds)")
+    ok = len(pollers) == 2 and all(len(agents) == 1 for agents in per_user.values()) and all(b.first_badge is not None for b in bells)
+    print(("ok   " if ok else "FAIL ") + "each user's devices meet on one replica: Echo is polled once per user per round"
+          + ("" if ok else f"  (pollers {pollers}, badges {[b.first_badge for b in bells]})"))
+    return ok
+
+
 def main():
     if not shutil.which("nginx"): raise SystemExit("nginx is not installed")
     work = tempfile.mkdtemp(prefix="lede-replicas-")
@@ -350,6 +397,9 @@ def main():
 
         # 4. Live bells across a rolling restart.
         ok &= bells_across_a_restart(work, render_nginx)
+
+        # 5. One poll per user across replicas.
+        ok &= one_poll_per_user(work, render_nginx)
     finally:
         if nginx: nginx.terminate(); nginx.wait(timeout=10)
         if not ok and os.path.exists(os.path.join(work, "nginx.log")):

@@ -47,6 +47,8 @@ public final class LedeApp: Sendable {
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, feedMaxAge: options.feedMaxAge, random: random)
         var hubSettings = NotificationHub.Settings()
         hubSettings.interval = options.notificationsPoll
+        hubSettings.firstPolls = options.upstreamGuard.maxConcurrent
+        hubSettings.firstPollWait = options.firstPollWait
         notifications = NotificationHub(api: api, settings: hubSettings)
         register()
     }

@@ -21,6 +21,8 @@ public struct Options: Sendable {
     public var feedMaxAge: Double = 300
     /// Seconds between Echo polls of one user while that user has live bells open.
     public var notificationsPoll: Double = 30
+    /// How long a new user's first Echo poll may wait for its turn in a reconnect storm before the stream gets a 503.
+    public var firstPollWait: Double = 10
     public var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
     public var upstreamCA: String?
@@ -73,6 +75,7 @@ public struct Options: Sendable {
         Flag(name: "section-timeout", placeholder: "SECONDS", help: "Deadline for each /feed section; a slower section is sent as a placeholder (default 0.8)."),
         Flag(name: "feed-max-age", placeholder: "SECONDS", help: "Lifetime of today's shared /feed sections; past it they are served while one background refresh runs, for up to as long again (default 300)."),
         Flag(name: "notifications-poll", placeholder: "SECONDS", help: "How often Lede asks Echo for a user's notifications while that user has /notifications/stream open: one poll per user however many streams, spread ±10% (default 30)."),
+        Flag(name: "first-poll-wait", placeholder: "SECONDS", help: "How long a user's first Echo poll (a bell opening) may wait for its turn when many open at once; past it the stream is refused with 503 and a Retry-After spread over 2-12 s (default 10)."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
@@ -177,6 +180,7 @@ public struct Options: Sendable {
         case "section-timeout": sectionTimeout = try seconds()
         case "feed-max-age": feedMaxAge = try seconds()
         case "notifications-poll": notificationsPoll = try seconds()
+        case "first-poll-wait": firstPollWait = try seconds()
         case "upstream-connections": upstreamConnections = try int(1...1_024)
         case "upstream-ca":
             guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }

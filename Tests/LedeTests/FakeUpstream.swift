@@ -16,6 +16,8 @@ final class FakeUpstream: @unchecked Sendable {
         /// A status with response fields (`Retry-After`, `Location`).
         case answer(Int, [String: String], String)
         case delay(Double)
+        /// This body, after this many seconds.
+        case slowBody(Double, String)
         case body(String)
         case oversized(Int)
         case hang
@@ -101,6 +103,9 @@ final class FakeUpstream: @unchecked Sendable {
             try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
             return await fromEmbedded(r, body: body, kind: kind)
         case .body(let text): return .json(Array(text.utf8))
+        case .slowBody(let seconds, let text):
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            return .json(Array(text.utf8))
         case .oversized(let n): return .json(Array(("{\"pad\":\"" + String(repeating: "x", count: n) + "\"}").utf8))
         case .hang:
             try? await Task.sleep(nanoseconds: 3_000_000_000)

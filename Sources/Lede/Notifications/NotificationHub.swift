@@ -15,7 +15,23 @@ public final class NotificationHub: Sendable {
         public var maxStreamsPerUser = 8
         /// Unread notifications read per round (Echo's page).
         public var pageSize = 50
+        /// First polls (one per user opening a bell) run at once: the upstream's concurrency bound.
+        public var firstPolls = 16
+        /// Seconds a user's first poll may wait for its turn before the stream is refused with a spread 503. Default 10.
+        public var firstPollWait: Double = 10
+        /// The range a refused stream's `Retry-After` is drawn from, per stream (seconds).
+        public var busyRetry: ClosedRange<Int> = 2...12
         public init() {}
+    }
+
+    /// A first poll that could not start within `firstPollWait`.
+    struct Busy: Error {}
+
+    /// The problem a stream refused in a storm gets: 503 with its own `Retry-After`, drawn from `busyRetry`.
+    func busy() -> Problem {
+        let wait = Int.random(in: settings.busyRetry)
+        return Problem(status: 503, slug: "streams-busy",
+                       detail: "Too many bells are opening on this server at once; retry after \(wait) s.", headers: ["Retry-After": "\(wait)"])
     }
 
     /// What one poll round saw: the unread count and the unread notifications, newest first.
@@ -40,10 +56,13 @@ public final class NotificationHub: Sendable {
     public let settings: Settings
     private let users = Mutex<[Int: UserPoll]>([:])
     private let nextID = Atomic<Int>(0)
+    /// Where new users' first polls wait their turn.
+    let admission: FirstPollAdmission
 
     public init(api: WikimediaAPI, settings: Settings = Settings()) {
         self.api = api
         self.settings = settings
+        admission = FirstPollAdmission(capacity: settings.firstPolls, maxWait: settings.firstPollWait)
     }
 
     /// Users being polled now (metrics, tests).
@@ -107,7 +126,7 @@ public final class NotificationHub: Sendable {
                 }
                 s.subscribers[id] = inbox
                 if let latest = s.latest { return (poll, nil, latest, key) }
-                if s.round == nil { s.round = startRound(poll, key: key, token: token) }
+                if s.round == nil { s.round = startRound(poll, key: key, token: token, first: true) }
                 return (poll, s.round, nil, key)
             }
         }
@@ -118,6 +137,7 @@ public final class NotificationHub: Sendable {
             return (id, snapshot, updates, key)
         } catch {
             unsubscribe(key: key, id: id)
+            if error is Busy { throw busy() }   // each refused stream its own Retry-After
             throw error
         }
     }
@@ -155,10 +175,15 @@ public final class NotificationHub: Sendable {
 
     // MARK: - Polling
 
-    /// One poll round, shared by whoever asks while it runs; its result is compared with the last and told.
-    private func startRound(_ poll: UserPoll, key: Int, token: String) -> Task<Snapshot, Error> {
-        let api = self.api, pageSize = settings.pageSize
+    /// One poll round, shared by whoever asks while it runs; its result is compared with the last and told. A user's
+    /// first round waits for its turn among the other new users' first rounds.
+    private func startRound(_ poll: UserPoll, key: Int, token: String, first: Bool = false) -> Task<Snapshot, Error> {
+        let api = self.api, pageSize = settings.pageSize, admission = self.admission
         return Task { [self] in
+            if first {
+                guard await admission.enter() else { failed(poll, key: key, Busy()); throw Busy() }
+            }
+            defer { if first { admission.leave() } }
             do {
                 let page = try await api.notifications(lang: poll.lang, authorization: token, filter: .unread, limit: pageSize, continueFrom: nil)
                 let items = page.list.map(NotificationItem.init).filter { !$0.read }.sorted { $0.id > $1.id }
