@@ -8,12 +8,16 @@ public final class BodyFragment: Sendable {
     public let bytes: [UInt8]
     public let deflated: [UInt8]
     public let crc: UInt32
+    /// zlib's operator for appending this fragment's CRC to another (`crc32_combine_gen` of its length), made once:
+    /// combining is then one multiplication, where `crc32_combine` rebuilt it per request (log2 of the length steps).
+    let combineOp: UInt
     public let identity: UInt64
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
         self.deflated = Deflate.flushed(bytes) ?? Deflate.stored(bytes)
         self.crc = Deflate.crc(bytes)
+        self.combineOp = UInt(crc32_combine_gen(off_t(bytes.count)))
         self.identity = FNV1a.value(bytes)
     }
 
@@ -124,11 +128,11 @@ public struct AssembledBody: Sendable {
             switch p {
             case .fragment(let f):
                 out.append(contentsOf: f.deflated)
-                crc = Deflate.combine(crc, f.crc, f.bytes.count)
+                crc = UInt32(truncatingIfNeeded: crc32_combine_op(UInt(crc), UInt(f.crc), f.combineOp))
             case .literal(let r):
                 let l = literals[r]
                 Deflate.appendStored(l, to: &out)
-                crc = Deflate.combine(crc, Deflate.crc(l), l.count)
+                crc = Deflate.crc(l, continuing: crc)   // the running CRC goes on over the literal's bytes
             }
         }
         out.append(contentsOf: Deflate.finalBlock)
@@ -175,11 +179,7 @@ enum Deflate {
 
     static func crc(_ bytes: [UInt8]) -> UInt32 { crc(bytes[...]) }
 
-    static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, UInt32($0.count))) }
-    }
-
-    static func combine(_ a: UInt32, _ b: UInt32, _ lengthOfB: Int) -> UInt32 {
-        UInt32(truncatingIfNeeded: crc32_combine(UInt(a), UInt(b), off_t(lengthOfB)))
+    static func crc(_ bytes: ArraySlice<UInt8>, continuing start: UInt32 = 0) -> UInt32 {
+        bytes.withUnsafeBufferPointer { UInt32(crc32(UInt(start), $0.baseAddress, UInt32($0.count))) }
     }
 }

@@ -450,7 +450,7 @@ final class Connection: LoopDescriptorHandler {
     /// heartbeats and hints, as stored blocks), then framed.
     private func appendBody(_ bytes: [UInt8], _ s: OpenStream, compress: Bool = true) {
         guard s.gzip else { appendFramed(bytes, s); return }
-        s.crc = Deflate.combine(s.crc, Deflate.crc(bytes), bytes.count)
+        s.crc = Deflate.crc(bytes[...], continuing: s.crc)
         s.size &+= bytes.count
         appendFramed(compress ? server.deflater.flushed(bytes) : Deflate.stored(bytes), s)
     }

@@ -181,6 +181,27 @@ public struct HTTPRequest: Sendable {
         return items
     }
 
+    /// The first value of each of `names` (as `queryItems` would give them: `+` as space, percent-decoded, a pair that
+    /// fails to decode left out), `values[i]` for `names[i]`, in one pass: a pair's name is compared as bytes where it
+    /// holds no escape, and only the values of names asked for are decoded. A route that reads many parameters (the
+    /// feed reads eight) makes no string per name.
+    public func firstQueryValues(_ names: QueryNames) -> [String?] {
+        var values = [String?](repeating: nil, count: names.names.count)
+        forEachQueryPair { raw, rawValue in
+            let index: Int?
+            if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+                guard let decoded = PercentDecoding.decode(bytes: raw, plusAsSpace: true) else { return false }
+                index = names.strings.firstIndex(of: decoded)
+            } else {
+                index = names.names.firstIndex { $0.count == raw.count && $0.withUnsafeBufferPointer { memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 } }
+            }
+            guard let index, values[index] == nil else { return false }
+            if let rawValue { values[index] = PercentDecoding.decode(bytes: rawValue, plusAsSpace: true) } else { values[index] = "" }
+            return false
+        }
+        return values
+    }
+
     /// The first item so named, as `queryItems.first { $0.name == name }?.value` finds it, without making the list:
     /// each pair's name is compared where it lies (as bytes when both are ASCII with no escape), and only the value
     /// asked for is decoded. A route reads several parameters; rebuilding every item for each cost the list ~31k
@@ -241,5 +262,16 @@ public enum PercentDecoding {
         case 97...102: return b - 87
         default: return nil
         }
+    }
+}
+
+/// Parameter names a route reads with `firstQueryValues`, as bytes once.
+public struct QueryNames: Sendable {
+    let names: [[UInt8]]
+    let strings: [String]
+    public init(_ names: [String]) {
+        precondition(names.allSatisfy { !$0.isEmpty }, "query names are not empty")
+        self.strings = names
+        self.names = names.map { Array($0.utf8) }
     }
 }

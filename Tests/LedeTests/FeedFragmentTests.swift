@@ -125,6 +125,12 @@ final class FeedFragmentTests: XCTestCase {
             let encoded = String(decoding: try JSONEncoder().encode(N(v: v)), as: UTF8.self)
             XCTAssertEqual(encoded, "{\"v\":\(JSONNumber.text(v))}", "\(v)")
         }
+        // Written into a body digit by digit: the same text.
+        for v in values + [0, -0.0, 52.3547498, 1e21, -4.8339215, 0.05] {
+            var body = AssembledBody()
+            JSONNumber.append(v, to: &body)
+            XCTAssertEqual(String(decoding: body.identityBytes(), as: UTF8.self), JSONNumber.text(v), "\(v)")
+        }
     }
 
     func testGeoCellsAreValidAtTheEdgesOfTheMap() {

@@ -15,6 +15,24 @@ enum JSONNumber {
         if s.hasSuffix(".0") { s.removeLast(2) }
         return s
     }
+
+    /// `text(v)` appended to a body as a literal; a value rounded to 0.1 (every distance and bearing) is written digit
+    /// by digit with no string made.
+    static func append(_ v: Double, to body: inout AssembledBody) {
+        if v.sign == .plus, v < 1e12 {
+            let n = Int((v * 10).rounded())
+            if Double(n) / 10 == v {
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+                    var end = 24, rest = n / 10
+                    if n % 10 != 0 { end -= 1; buffer[end] = UInt8(48 + n % 10); end -= 1; buffer[end] = 46 }
+                    repeat { end -= 1; buffer[end] = UInt8(48 + rest % 10); rest /= 10 } while rest > 0
+                    body.append(literal: UnsafeBufferPointer(rebasing: buffer[end..<24]))
+                }
+                return
+            }
+        }
+        body.append(literal: text(v))
+    }
 }
 
 /// The geosearch cell a nearby section is fetched and encoded for: 0.01° of latitude and longitude (about 1.1 km
@@ -105,14 +123,21 @@ struct NearbyCell: Sendable {
             let item = items[c.index]
             let first = item.bearingFirst ? c.bearing : c.distance, second = item.bearingFirst ? c.distance : c.bearing
             body.append(item.pieces[0])
-            body.append(literal: JSONNumber.text(first))
+            JSONNumber.append(first, to: &body)
             body.append(item.pieces[1])
-            body.append(literal: JSONNumber.text(second))
+            JSONNumber.append(second, to: &body)
             body.append(item.pieces[2])
         }
-        body.append(literal: "],\"kind\":\"nearby\",\"latitude\":\(JSONNumber.text(user.latitude)),\"longitude\":\(JSONNumber.text(user.longitude)),\"status\":\"ok\"}")
+        body.append(literal: Self.latitude)
+        JSONNumber.append(user.latitude, to: &body)
+        body.append(literal: Self.longitude)
+        JSONNumber.append(user.longitude, to: &body)
+        body.append(literal: Self.close)
     }
 
     static let open = Array("{\"items\":[".utf8)
+    static let latitude = Array("],\"kind\":\"nearby\",\"latitude\":".utf8)
+    static let longitude = Array(",\"longitude\":".utf8)
+    static let close = Array(",\"status\":\"ok\"}".utf8)
     static let comma: [UInt8] = [44]
 }

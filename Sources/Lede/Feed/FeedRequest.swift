@@ -63,8 +63,7 @@ public struct FeedRequest: Sendable, Equatable {
 
     public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
         // Query parameters read once (the first value of each name wins).
-        var q = FirstValues()
-        for item in request.queryItems { q.set(item.name, item.value) }
+        let q = FirstValues(request.firstQueryValues(FirstValues.names))
         let lang = try LanguageCode.resolve(lang: q.lang, acceptLanguage: request.headers["Accept-Language"])
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
@@ -122,20 +121,11 @@ public struct FeedRequest: Sendable, Equatable {
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
     struct FirstValues {
-        var lang, date, sections, lat, lon, because, `continue`, backgroundedAt: String?
-        mutating func set(_ name: String, _ value: String) {
-            func first(_ slot: inout String?) { if slot == nil { slot = value } }
-            switch name {
-            case "lang": first(&lang)
-            case "date": first(&date)
-            case "sections": first(&sections)
-            case "lat": first(&lat)
-            case "lon": first(&lon)
-            case "because": first(&because)
-            case "continue": first(&`continue`)
-            case "backgroundedAt": first(&backgroundedAt)
-            default: break
-            }
+        static let names = QueryNames(["lang", "date", "sections", "lat", "lon", "because", "continue", "backgroundedAt"])
+        let lang, date, sections, lat, lon, because, `continue`, backgroundedAt: String?
+        init(_ v: [String?]) {
+            (lang, date, sections, lat, lon) = (v[0], v[1], v[2], v[3], v[4])
+            (because, `continue`, backgroundedAt) = (v[5], v[6], v[7])
         }
     }
 }
