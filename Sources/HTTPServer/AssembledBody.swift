@@ -22,6 +22,19 @@ public final class BodyFragment: Sendable {
     }
 
     public convenience init(_ string: String) { self.init(Array(string.utf8)) }
+
+    /// An assembled body kept as one fragment, with nothing compressed again: its deflate stream is the pieces'
+    /// streams and stored literals as assembled, its CRC the combined one. A body assembled per request that is asked
+    /// for again (a user's nearby section for the same point) is then one piece, not one per fragment and number.
+    public init(assembled body: AssembledBody) {
+        bytes = body.identityBytes()
+        var deflated: [UInt8] = []
+        deflated.reserveCapacity(body.gzipCount)
+        crc = body.appendDeflated(to: &deflated)
+        self.deflated = deflated
+        combineOp = UInt(crc32_combine_gen(off_t(bytes.count)))
+        identity = FNV1a.mix(body.identity, 0x6173_7365_6d62_6c65)   // not the same word as the pieces' marks
+    }
 }
 
 /// A body assembled per request from fragments encoded once and the few bytes that differ per request
@@ -123,6 +136,17 @@ public struct AssembledBody: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(gzipCount)
         out.append(contentsOf: Deflate.gzipHeader)
+        let crc = appendDeflated(to: &out)
+        out.append(contentsOf: Deflate.finalBlock)
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
+        let size = UInt32(truncatingIfNeeded: count)
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: size >> UInt32(shift))) }
+        return out
+    }
+
+    /// The body as raw deflate blocks (the fragments' streams, literals as stored blocks; no final block) appended to
+    /// `out`; returns the CRC-32 of the identity bytes.
+    func appendDeflated(to out: inout [UInt8]) -> UInt32 {
         var crc: UInt32 = 0
         for p in pieces {
             switch p {
@@ -135,12 +159,11 @@ public struct AssembledBody: Sendable {
                 crc = Deflate.crc(l, continuing: crc)   // the running CRC goes on over the literal's bytes
             }
         }
-        out.append(contentsOf: Deflate.finalBlock)
-        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
-        let size = UInt32(truncatingIfNeeded: count)
-        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: size >> UInt32(shift))) }
-        return out
+        return crc
     }
+
+    /// The identity of the body (what its ETag is made of).
+    var identity: UInt64 { hash }
 }
 
 /// Raw deflate pieces that concatenate (RFC 1951 blocks ending on a byte boundary, none of them final).

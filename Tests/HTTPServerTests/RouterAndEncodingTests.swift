@@ -138,6 +138,14 @@ final class RouterAndEncodingTests: XCTestCase {
             let gz = body.gzipBytes()
             XCTAssertEqual(gz.count, body.gzipCount)
             XCTAssertEqual(Inflater.decompress(gz), expected, "round \(round)")
+            // Kept as one fragment and assembled again between literals: the same bytes, a valid stream, the right CRC.
+            let kept = BodyFragment(assembled: body)
+            XCTAssertEqual(kept.bytes, expected)
+            var again = AssembledBody()
+            again.append(literal: "[")
+            again.append(kept)
+            again.append(literal: "]")
+            XCTAssertEqual(Inflater.decompress(again.gzipBytes()), Array("[".utf8) + expected + Array("]".utf8), "round \(round), kept")
         }
     }
 

@@ -133,6 +133,25 @@ final class FeedFragmentTests: XCTestCase {
         }
     }
 
+    func testANearbySectionForTheSamePointIsKeptAsOneFragmentOfTheSameBytes() throws {
+        let page = QueryPage(pageid: 1, ns: 0, title: "Rijksmuseum", coordinates: [.init(lat: 52.36, lon: 4.885)])
+        let cell = NearbyCell(QueryResult(pages: [page], redirects: []), lang: LanguageCode("en")!)
+        let memo = NearbyMemo(limit: 2)
+        let user = Coordinate(latitude: 52.3547498, longitude: 4.8339215)!
+        var direct = AssembledBody()
+        cell.append(to: &direct, user: user, radius: 10_000)
+        let first = memo.section(cell, user: user, radius: 10_000)
+        XCTAssertEqual(first.bytes, direct.identityBytes())
+        XCTAssertTrue(memo.section(cell, user: user, radius: 10_000) === first, "asked again: the kept fragment")
+        let elsewhere = memo.section(cell, user: Coordinate(latitude: 52.37, longitude: 4.89)!, radius: 10_000)
+        XCTAssertFalse(elsewhere === first)
+        XCTAssertNotEqual(elsewhere.bytes, first.bytes)
+        // A refreshed cell is another cell: never the old section.
+        let refreshed = NearbyCell(QueryResult(pages: [page], redirects: []), lang: LanguageCode("en")!)
+        XCTAssertFalse(memo.section(refreshed, user: user, radius: 10_000) === first)
+        XCTAssertLessThanOrEqual(memo.count, 4, "two generations of two")
+    }
+
     func testGeoCellsAreValidAtTheEdgesOfTheMap() {
         for (lat, lon) in [(90.0, 180.0), (-90.0, -180.0), (0.0, 0.0), (-0.001, -0.001), (89.999, 179.999)] {
             let cell = GeoCell(Coordinate(latitude: lat, longitude: lon)!)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 
 /// Numbers written per request exactly as `JSONEncoder` writes them (its shortest round-trip form, an integral
 /// value without `.0`), so an assembled body equals a fully encoded one byte for byte.
@@ -67,6 +68,9 @@ struct NearbyCell: Sendable {
     }
 
     let items: [Item]
+    /// This cell's answer among all built (a refreshed cell is another): what a memo of its sections is keyed by.
+    let id: Int
+    private static let ids = Atomic<Int>(0)
     var cost: Int { items.reduce(0) { $0 + $1.pieces.reduce(0) { $0 + $1.bytes.count + $1.deflated.count } + 64 } }
 
     /// The readable pages of a geosearch answer that have coordinates (the same rules as `ContentRules.nearby`).
@@ -87,6 +91,7 @@ struct NearbyCell: Sendable {
                               bearingFirst: b.lowerBound < d.lowerBound))
         }
         self.items = items
+        id = Self.ids.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// Where the number of a top-level `"key":` member lies (JSONEncoder output: no spaces; a key inside a string
@@ -140,4 +145,46 @@ struct NearbyCell: Sendable {
     static let longitude = Array(",\"longitude\":".utf8)
     static let close = Array(",\"status\":\"ok\"}".utf8)
     static let comma: [UInt8] = [44]
+}
+
+/// Nearby sections already assembled for a user's exact point, each kept as one fragment: the same user asking again
+/// from the same place (the app's refresh, a return to the Explore tab) gets the section as one piece, with no
+/// distance, bearing, number or CRC computed again. Two generations of at most `limit` entries each: a point not asked
+/// for during a whole generation is forgotten (an LRU's effect without a list to keep per hit).
+final class NearbyMemo: Sendable {
+    struct Key: Hashable {
+        let cell: Int
+        let lat: UInt64
+        let lon: UInt64
+    }
+    private struct Generations {
+        var current: [Key: BodyFragment] = [:]
+        var previous: [Key: BodyFragment] = [:]
+    }
+    private let state = Mutex(Generations())
+    let limit: Int
+
+    init(limit: Int = 4_096) { self.limit = limit }
+
+    /// The section of `cell` for a user at `user`, from the memo or made now (and kept).
+    func section(_ cell: NearbyCell, user: Coordinate, radius: Double) -> BodyFragment {
+        let key = Key(cell: cell.id, lat: user.latitude.bitPattern, lon: user.longitude.bitPattern)
+        let limit = self.limit
+        if let kept = state.withLock({ g -> BodyFragment? in
+            if let f = g.current[key] { return f }
+            guard let f = g.previous.removeValue(forKey: key) else { return nil }
+            g.current[key] = f   // asked for again: into the current generation
+            return f
+        }) { return kept }
+        var body = AssembledBody(capacity: 4 + 5 * cell.items.count)
+        cell.append(to: &body, user: user, radius: radius)
+        let fragment = BodyFragment(assembled: body)
+        state.withLock { g in
+            if g.current.count >= limit { g.previous = g.current; g.current = [:] }
+            g.current[key] = fragment
+        }
+        return fragment
+    }
+
+    var count: Int { state.withLock { $0.current.count + $0.previous.count } }
 }

@@ -24,6 +24,8 @@ public final class FeedService: Sendable {
     /// Personal sections' fragments: "Because you read" and "Continue reading" by language and normalised title,
     /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
     let fragments: UpstreamCache
+    /// Each user's nearby section for an exact point, as one fragment.
+    let nearbyMemo = NearbyMemo()
 
     /// Lifetime of today's shared sections (`--feed-max-age`); a complete shared part is also served up to this long
     /// past it while one refresh runs (stale-while-revalidate).
@@ -362,7 +364,7 @@ public final class FeedService: Sendable {
                 case .nearby(let cell)?:
                     guard let point = request.nearby else { continue }
                     if chosen > 0 { body.append(literal: NearbyCell.comma) }
-                    cell.append(to: &body, user: point, radius: Double(Self.nearbyRadius)); statuses.append(.ok); chosen += 1
+                    body.append(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius))); statuses.append(.ok); chosen += 1
                 case .absent?, nil:
                     if kind == .nearby, request.incompleteLocation {
                         // Not counted as a failed section: nothing upstream failed, the request lacked half a point.

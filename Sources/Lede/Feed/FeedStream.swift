@@ -138,9 +138,7 @@ extension FeedService {
         case .section(let f): return Self.line(f.body.bytes)
         case .nearby(let cell):
             guard let point = r.nearby else { return [] }
-            var body = AssembledBody(capacity: 4)
-            cell.append(to: &body, user: point, radius: Double(Self.nearbyRadius))
-            return Self.line(body.identityBytes())
+            return Self.line(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius)).bytes)
         case .absent: return []
         }
     }
