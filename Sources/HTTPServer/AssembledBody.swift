@@ -50,6 +50,8 @@ public struct AssembledBody: Sendable {
     }
 
     public let contentType: String
+    /// The response fields this body always travels with, rendered once (then the response itself carries none).
+    public var fields: AssembledFields?
     public private(set) var pieces: [Piece] = []
     /// Every per-request byte, in order; literal pieces are ranges of it (one buffer, not one array per piece).
     public private(set) var literals: [UInt8] = []
@@ -164,6 +166,39 @@ public struct AssembledBody: Sendable {
 
     /// The identity of the body (what its ETag is made of).
     var identity: UInt64 { hash }
+
+    /// `ETag: "…"` (with `-gz` for the gzip representation) and its line end, written as bytes.
+    func appendETagField(gzipped: Bool, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { b in
+            let p = b.baseAddress!
+            for (i, c) in "ETag: \"".utf8.enumerated() { p[i] = c }
+            FNV1a.writeHex(hash, p + 7)
+            var n = 23
+            if gzipped { p[n] = 45; p[n + 1] = 103; p[n + 2] = 122; n += 3 }   // -gz
+            p[n] = 34; p[n + 1] = 13; p[n + 2] = 10
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[..<(n + 3)]))
+        }
+    }
+}
+
+/// The fields an assembled body is always answered with (a handler's fixed set: `Cache-Control`, `Vary`,
+/// `Content-Language`…, then `Content-Type`), rendered once: a response with them copies their bytes and adds only
+/// its ETag, encoding and length. Safe to share between event loops.
+public final class AssembledFields: Sendable {
+    let rendered: [UInt8]
+    /// The handler's `Vary` already names Accept-Encoding.
+    let namesAcceptEncoding: Bool
+    public let headers: HTTPHeaders
+
+    public init(contentType: String, headers: HTTPHeaders) {
+        self.headers = headers
+        let summary = ResponseEncoder.FieldSummary(headers.fields)
+        var out: [UInt8] = []
+        ResponseEncoder.appendFields(headers.fields, summary: summary, status: 200, contentType: contentType, etag: nil, gzipped: false,
+                                     varies: false, bodyCount: nil, to: &out)
+        rendered = out
+        namesAcceptEncoding = ResponseEncoder.mentionsAcceptEncoding(summary.vary)
+    }
 }
 
 /// Raw deflate pieces that concatenate (RFC 1951 blocks ending on a byte boundary, none of them final).

@@ -143,7 +143,7 @@ public enum FNV1a {
         }
     }
 
-    private static func writeHex(_ h: UInt64, _ p: UnsafeMutablePointer<UInt8>) {
+    static func writeHex(_ h: UInt64, _ p: UnsafeMutablePointer<UInt8>) {
         for i in 0..<16 {
             let d = UInt8(truncatingIfNeeded: h >> UInt64(60 - 4 * i)) & 15
             p[i] = d < 10 ? 48 + d : 87 + d

@@ -78,6 +78,23 @@ enum ResponseEncoder {
     private static func encodeAssembled(_ a: AssembledBody, status: Int, fields: [(name: String, value: String)], summary: FieldSummary,
                                         into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
         var status = status
+        if let f = a.fields, fields.isEmpty, status == 200, request.ifNoneMatch == nil {
+            // Its fields rendered once: the status line, their bytes, then what differs per body.
+            let varies = a.offersGzip, gzipped = varies && request.acceptsGzip
+            appendStatusLine(200, date: date, to: &out)
+            out.append(contentsOf: f.rendered)
+            a.appendETagField(gzipped: gzipped, to: &out)
+            if gzipped { out.append(contentsOf: contentEncodingGzip) }
+            if varies && !f.namesAcceptEncoding { out.append(contentsOf: varyAcceptEncoding) }
+            out.append(contentsOf: contentLength)
+            JSONText.appendInt(gzipped ? a.gzipCount : a.count, to: &out)
+            out.append(contentsOf: crlf)
+            appendTail(request, keepAlive: keepAlive, to: &out)
+            if request.method == "HEAD" { return (0, nil) }
+            return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
+        }
+        let fields = a.fields.map { $0.headers.fields + fields } ?? fields
+        let summary = a.fields == nil ? summary : FieldSummary(fields)
         let varies = a.offersGzip && summary.contentEncoding == nil
         let gzipped = varies && request.acceptsGzip
         let etag = summary.etag ?? (gzipped ? a.gzipETag : a.etag)

@@ -89,6 +89,35 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertEqual(FNV1a.hex(.max), "ffffffffffffffff")
     }
 
+    /// An assembled body's fields rendered once (`AssembledFields`) encode exactly as the general path writes the same
+    /// body with the same fields: both representations, GET and HEAD, with and without If-None-Match.
+    func testAssembledFieldsRenderedOnceEncodeLikeTheGeneralPath() {
+        for vary in ["Accept, Accept-Encoding, Accept-Language", "Accept-Language"] {
+            let fields: HTTPHeaders = ["Cache-Control": "private, max-age=60", "Vary": vary, "Content-Language": "en"]
+            var plain = AssembledBody()
+            plain.append(BodyFragment(Array(String(repeating: "{\"a\":1}", count: 400).utf8)))
+            plain.append(literal: ",42]")
+            var rendered = plain
+            rendered.fields = AssembledFields(contentType: "application/json", headers: fields)
+            for gzip in [false, true] {
+                for method in ["GET", "HEAD"] {
+                    for inm in [nil, "\"nope\"", gzip ? plain.gzipETag : plain.etag] {
+                        var headers: HTTPHeaders = gzip ? ["Host": "h", "Accept-Encoding": "gzip"] : ["Host": "h"]
+                        if let inm { headers.set("If-None-Match", inm) }
+                        var pending = Connection.Pending()
+                        pending.request = HTTPRequest(method: method, target: "/", path: "/", query: nil, headers: headers)
+                        pending.requestID = RequestID(client: "r1")
+                        var fast: [UInt8] = [], general: [UInt8] = []
+                        let a = ResponseEncoder.encode(.assembled(rendered), into: &fast, request: &pending, keepAlive: true, date: Array("D".utf8))
+                        let b = ResponseEncoder.encode(.assembled(plain, headers: fields), into: &general, request: &pending, keepAlive: true, date: Array("D".utf8))
+                        XCTAssertEqual(String(decoding: fast, as: UTF8.self), String(decoding: general, as: UTF8.self), "gzip \(gzip) \(method) \(inm ?? "-")")
+                        XCTAssertEqual(a.0, b.0); XCTAssertEqual(a.1, b.1)
+                    }
+                }
+            }
+        }
+    }
+
     /// A prepared body's fields are rendered once at creation; the bytes must be exactly those the general
     /// path writes for the same body and fields, for both representations, GET and HEAD.
     func testPreparedBodyRenderedOnceEncodesLikeTheGeneralPath() {

@@ -107,6 +107,8 @@ public final class FeedService: Sendable {
         /// The head and every shared section in screen order, joined, as one fragment: compressed as one stream
         /// (sections repeat each other's keys and URLs), for the usual request that shows every shared section.
         var run: BodyFragment
+        /// The status and retry of each section of `run`, in screen order (what an answer showing the run notes).
+        var runNotes: [(status: Status, retryAfter: Int?)] = []
         /// A section in it is a placeholder (not last good data standing in for one).
         var hasPlaceholder: Bool { fragments.values.contains { $0.status != .ok } }
         var cost: Int { fragments.values.reduce(head.bytes.count + run.bytes.count + run.deflated.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
@@ -270,8 +272,10 @@ public final class FeedService: Sendable {
             if i > 0 { run.append(44) }
             run.append(contentsOf: f.body.bytes)
         }
-        return SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
-                          head: BodyFragment(head), run: BodyFragment(run))
+        var part = SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
+                              head: BodyFragment(head), run: BodyFragment(run))
+        part.runNotes = SectionKind.ordered.compactMap { fragments[$0] }.map { ($0.status, $0.retryAfter) }
+        return part
     }
 
     // MARK: - The feed
@@ -315,7 +319,7 @@ public final class FeedService: Sendable {
         let response = try assemble(request, shared: part, personal: await personal, maxAge: stale ? staleMaxAge : nil)
         if !request.isPersonal, case .assembled(let body) = response.body {
             // Kept whole: compressed once as one stream, answered on the loop until the shared part expires.
-            let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: response.headers)
+            let prepared = PreparedBody(contentType: "application/json", bytes: body.identityBytes(), headers: body.fields?.headers ?? response.headers)
             let expires = (part?.expires ?? now().addingTimeInterval(5)).timeIntervalSinceReferenceDate
             let t = now().timeIntervalSinceReferenceDate
             let key = PreparedKey(request), maxPrepared = self.maxPrepared
@@ -335,15 +339,16 @@ public final class FeedService: Sendable {
         var chosen = 0
         var statuses: [Status] = []
         var earliestRetry: Int? = maxAge
-        func note(_ f: Fragment) {
-            statuses.append(f.status)
-            if let r = f.retryAfter { earliestRetry = min(earliestRetry ?? r, r) }
+        func note(_ status: Status, _ retry: Int?) {
+            statuses.append(status)
+            if let r = retry { earliestRetry = min(earliestRetry ?? r, r) }
         }
+        func note(_ f: Fragment) { note(f.status, f.retryAfter) }
         let wholeRun = request.showsEverySharedSection
         if let part, part.date == request.date, part.lang == request.lang.code {
             if wholeRun {
                 body.append(part.run)
-                for kind in SectionKind.ordered { if let f = part.fragments[kind] { note(f); chosen += 1 } }
+                for n in part.runNotes { note(n.status, n.retryAfter); chosen += 1 }
             } else {
                 body.append(part.head)
             }
@@ -377,6 +382,11 @@ public final class FeedService: Sendable {
         }
         if let problem = allPlaceholders(statuses) { throw problem }
         body.append(literal: Self.tail)
+        if earliestRetry.map({ $0 >= 60 }) ?? true, request.lang.code == "en" {
+            // The usual answer's fields, rendered once.
+            body.fields = request.isPersonal ? Self.englishPersonalFields : Self.englishSharedFields
+            return .assembled(body)
+        }
         return .assembled(body, headers: headers(request, earliestRetry: earliestRetry))
     }
 
@@ -547,4 +557,6 @@ public final class FeedService: Sendable {
     }
     static let englishPersonal = headers(personal: true, lang: "en")
     static let englishShared = headers(personal: false, lang: "en")
+    static let englishPersonalFields = AssembledFields(contentType: "application/json", headers: englishPersonal)
+    static let englishSharedFields = AssembledFields(contentType: "application/json", headers: englishShared)
 }
