@@ -238,6 +238,8 @@ public enum PercentDecoding {
     /// The same over bytes (the text they spell, when it needs no decoding).
     public static func decode(bytes s: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool = false) -> String? {
         if !s.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            // ASCII needs no validation (and `String(validating:)` instantiates generic metadata on every call).
+            if !s.contains(where: { $0 >= 0x80 }) { return String(decoding: s, as: UTF8.self) }
             return String(validating: s, as: UTF8.self)
         }
         var out = [UInt8](); out.reserveCapacity(s.count)

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import HTTPServer
 @testable import Lede
 
@@ -28,6 +29,16 @@ final class GeoTests: XCTestCase {
 
     func testStrictCoordinateParsing() {
         for ok in ["0", "-0", "52.3547498", "-90", "180", "4.8", "-179.9999999"] { XCTAssertNotNil(Coordinate.parseDecimal(ok), ok) }
+        // The exact fast path gives the very double strtod gives (bit for bit), long inputs included.
+        var rng = SeededGenerator(state: 31)
+        var samples = ["0.1", "0.3", "-0", "89.99999999999999", "52.35474980000000001", "1234567890123456789.5", "0.0000000000000000000001"]
+        for _ in 0..<20_000 {
+            let whole = Int.random(in: 0...180, using: &rng), places = Int.random(in: 0...17, using: &rng)
+            var text = (Bool.random(using: &rng) ? "-" : "") + String(whole)
+            if places > 0 { text += "." + String((0..<places).map { _ in Character(String(Int.random(in: 0...9, using: &rng))) }) }
+            samples.append(text)
+        }
+        for text in samples { XCTAssertEqual(Coordinate.parseDecimal(text)?.bitPattern, Double(text)?.bitPattern, text) }
         for bad in ["", "+1", "1e3", "0x10", "52,35", " 52", "52 ", "NaN", "inf", "1.", ".5", "--1", "1.2.3", String(repeating: "1", count: 41)] {
             XCTAssertNil(Coordinate.parseDecimal(bad), bad)
         }
@@ -105,7 +116,10 @@ final class ArticleTitleTests: XCTestCase {
                       "iPhone", "1984 (novel)", "\tTab\tinside", "x  _ y", "Talk:Foo bar", "ABC", "zebra crossing"]
         for t in titles {
             XCTAssertEqual(ArticleTitle.normaliseASCII(t), ArticleTitle.normaliseUnicode(t), "'\(t)'")
+            // A cache key made in one string: the prefix, then the same normalised title.
+            XCTAssertEqual(ArticleTitle.key("because:en:", t), "because:en:" + ArticleTitle.normaliseUnicode(t), "'\(t)'")
         }
+        XCTAssertEqual(ArticleTitle.key("k:", "café au lait"), "k:Café_au_lait")
         XCTAssertNil(ArticleTitle.normaliseASCII("Café"))
         XCTAssertEqual(ArticleTitle.normalise("éclair au chocolat"), "Éclair_au_chocolat")
         XCTAssertEqual(ArticleTitle.normalise("São Paulo"), "São_Paulo")

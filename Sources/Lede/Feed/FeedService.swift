@@ -149,14 +149,14 @@ public final class FeedService: Sendable {
     /// Forgets a shared part that holds placeholders once the data they stood for has landed: the next request
     /// builds it anew from the (now warm) upstream cache.
     func dropShared(lang: LanguageCode, date: FeedDate, isToday: Bool) {
-        sharedCache.remove("shared:\(lang.code):\(date.dayNumber):\(isToday)")
+        sharedCache.remove(Self.sharedKey(lang.code, date.dayNumber, isToday))
         prepared.withLock { kept in
             kept = kept.filter { !($0.key.lang == lang.code && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
         }
     }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
-        let key = "shared:\(lang.code):\(date.dayNumber):\(isToday)"   // = sharedKey(request)
+        let key = Self.sharedKey(lang.code, date.dayNumber, isToday)
         // The build itself never throws: failures become placeholders, cached briefly.
         // A part whose late sections already landed while it was being built is not kept at all.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
@@ -184,7 +184,7 @@ public final class FeedService: Sendable {
         async let random = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await pool.card(lang: lang).card }
         var fragments = featuredFragments(await featured, lang: lang, isToday: isToday)
         if let f = randomFragment(await random) { fragments[.random] = f }
-        fragments = withLastGood(fragments, key: "shared:\(lang.code):\(date.dayNumber):\(isToday)")
+        fragments = withLastGood(fragments, key: Self.sharedKey(lang.code, date.dayNumber, isToday))
         let earliest = fragments.values.compactMap(\.retryAfter).min()
         var part = Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)))
         if earliest != nil { part.landed = flag }
@@ -337,7 +337,7 @@ public final class FeedService: Sendable {
     func assemble(_ request: FeedRequest, shared part: SharedPart?, personal: PersonalParts, maxAge: Int? = nil) throws -> HTTPResponse {
         var body = AssembledBody(capacity: 24)
         var chosen = 0
-        var statuses: [Status] = []
+        var statuses = Statuses()
         var earliestRetry: Int? = maxAge
         func note(_ status: Status, _ retry: Int?) {
             statuses.append(status)
@@ -390,12 +390,22 @@ public final class FeedService: Sendable {
         return .assembled(body, headers: headers(request, earliestRetry: earliestRetry))
     }
 
+    /// What the sections of one answer came out as, counted (no list per request).
+    struct Statuses {
+        var count = 0, failed = 0, backingOff = 0
+        var longestWait: Int?
+        mutating func append(_ s: Status) {
+            count += 1
+            if s != .ok && s != .timeout { failed += 1 }
+            if case .backingOff(let w) = s { backingOff += 1; longestWait = max(longestWait ?? w, w) }
+        }
+    }
+
     /// Every chosen section failed: one problem instead of a feed of placeholders. Sections merely slow (still on their
     /// way at the section deadline) are not failures: that feed is answered, placeholders and all.
-    func allPlaceholders(_ statuses: [Status]) -> Problem? {
-        guard !statuses.isEmpty, statuses.allSatisfy({ $0 != .ok && $0 != .timeout }) else { return nil }
-        let waits = statuses.compactMap { s -> Int? in if case .backingOff(let w) = s { return w }; return nil }
-        if waits.count == statuses.count, let wait = waits.max() {
+    func allPlaceholders(_ statuses: Statuses) -> Problem? {
+        guard statuses.count > 0, statuses.failed == statuses.count else { return nil }
+        if statuses.backingOff == statuses.count, let wait = statuses.longestWait {
             return Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
                            headers: ["Retry-After": "\(wait)"])
         }
@@ -460,13 +470,13 @@ public final class FeedService: Sendable {
         switch kind {
         case .becauseYouRead:
             guard let title = r.because else { return nil }
-            return "because:\(r.lang.code):\(ArticleTitle.normalise(title))"
+            return ArticleTitle.key(r.lang.code == "en" ? "because:en:" : "because:" + r.lang.code + ":", title)
         case .continueReading:
             guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: now()) else { return nil }
-            return "continue:\(r.lang.code):\(ArticleTitle.normalise(title))"
+            return ArticleTitle.key(r.lang.code == "en" ? "continue:en:" : "continue:" + r.lang.code + ":", title)
         case .nearby:
             guard let point = r.nearby else { return nil }
-            return "nearby:\(r.lang.code):\(GeoCell(point).key)"
+            return (r.lang.code == "en" ? "nearby:en:" : "nearby:" + r.lang.code + ":") + GeoCell(point).key
         default:
             return nil
         }
@@ -539,7 +549,13 @@ public final class FeedService: Sendable {
         }
     }
 
-    func sharedKey(_ r: FeedRequest) -> String { "shared:\(r.lang.code):\(r.date.dayNumber):\(r.isToday)" }
+    func sharedKey(_ r: FeedRequest) -> String { Self.sharedKey(r.lang.code, r.date.dayNumber, r.isToday) }
+
+    /// The shared part's key for a language and day (`shared:en:20419:true`), made without interpolation: every
+    /// warm personal feed looks it up.
+    static func sharedKey(_ lang: String, _ day: Int, _ isToday: Bool) -> String {
+        (lang == "en" ? "shared:en:" : "shared:" + lang + ":") + String(day) + (isToday ? ":true" : ":false")
+    }
 
     /// An answer with placeholders may be kept only until the earliest of their retries.
     func headers(_ r: FeedRequest, earliestRetry: Int? = nil) -> HTTPHeaders {

@@ -17,22 +17,37 @@ public enum ArticleTitle {
 
     /// The same rules over bytes for an ASCII title (nearly every title in a URL, and every request for a cached
     /// answer computes this key): nil when the title holds anything else.
-    static func normaliseASCII(_ title: String) -> String? {
-        var title = title
+    static func normaliseASCII(_ title: String) -> String? { normaliseASCII(title, after: "") }
+
+    /// `prefix` then the normalised ASCII title, made as one string (a cache key: `because:en:Albert_Einstein`);
+    /// nil when the title holds anything but ASCII.
+    static func normaliseASCII(_ title: String, after prefix: String) -> String? {
+        var title = title, prefix = prefix
         return title.withUTF8 { u -> String? in
-            var start = 0, end = u.count
             if u.contains(where: { $0 >= 128 }) { return nil }
+            var start = 0, end = u.count
             while start < end, u[start] == 32 || u[start] == 9 { start += 1 }
             while end > start, u[end - 1] == 32 || u[end - 1] == 9 { end -= 1 }
-            var out = [UInt8](); out.reserveCapacity(end - start)
-            for i in start..<end {
-                let b = u[i] == 32 ? 95 : u[i]
-                if b == 95, out.last == 95 { continue }
-                out.append(b)
+            return prefix.withUTF8 { p in
+                String(unsafeUninitializedCapacity: p.count + end - start) { out in
+                    var n = 0
+                    for b in p { out[n] = b; n += 1 }
+                    let first = n
+                    for i in start..<end {
+                        let b = u[i] == 32 ? 95 : u[i]
+                        if b == 95, n > first, out[n - 1] == 95 { continue }
+                        out[n] = b; n += 1
+                    }
+                    if n > first, out[first] >= 97, out[first] <= 122 { out[first] -= 32 }
+                    return n
+                }
             }
-            if let first = out.first, first >= 97, first <= 122 { out[0] = first - 32 }
-            return String(decoding: out, as: UTF8.self)
         }
+    }
+
+    /// `prefix` then the normalised title: a cache key made with one string for an ASCII title.
+    public static func key(_ prefix: String, _ title: String) -> String {
+        normaliseASCII(title, after: prefix) ?? prefix + normaliseUnicode(title)
     }
 
     /// Drops leading and trailing spaces and tabs, Unicode space separators included (Foundation's

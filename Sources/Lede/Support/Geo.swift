@@ -14,22 +14,35 @@ public struct Coordinate: Sendable, Equatable {
     /// Strict decimal text: optional minus, digits, optional `.digits`. No `+`, exponents, hex, commas, spaces,
     /// `nan` or `inf`; at most 40 characters.
     public static func parseDecimal(_ text: String) -> Double? {
-        let u = Array(text.utf8)
-        guard !u.isEmpty, u.count <= 40 else { return nil }
-        var i = 0
-        if u[0] == UInt8(ascii: "-") { i = 1 }
-        let intStart = i
-        while i < u.count, (48...57).contains(u[i]) { i += 1 }
-        guard i > intStart else { return nil }
-        if i < u.count {
-            guard u[i] == UInt8(ascii: "."), i + 1 < u.count else { return nil }
-            i += 1
-            let fracStart = i
-            while i < u.count, (48...57).contains(u[i]) { i += 1 }
-            guard i > fracStart, i == u.count else { return nil }
+        var text = text
+        return text.withUTF8 { u -> Double? in
+            guard !u.isEmpty, u.count <= 40 else { return nil }
+            var i = 0
+            if u[0] == UInt8(ascii: "-") { i = 1 }
+            let intStart = i
+            var mantissa = 0, digits = 0, fractionDigits = 0
+            func digit(_ b: UInt8) { if digits < 18 { mantissa = mantissa * 10 + Int(b - 48) }; digits += 1 }
+            while i < u.count, (48...57).contains(u[i]) { digit(u[i]); i += 1 }
+            guard i > intStart else { return nil }
+            if i < u.count {
+                guard u[i] == UInt8(ascii: "."), i + 1 < u.count else { return nil }
+                i += 1
+                let fracStart = i
+                while i < u.count, (48...57).contains(u[i]) { digit(u[i]); i += 1 }
+                fractionDigits = i - fracStart
+                guard fractionDigits > 0, i == u.count else { return nil }
+            }
+            // Exact fast path (Clinger): a mantissa below 2^53 and a power of ten up to 10^22 are exact doubles, and one
+            // division of exact values is correctly rounded: the same double strtod gives, without a string.
+            if digits <= 15, fractionDigits <= 22 {
+                let v = Double(mantissa) / powersOfTen[fractionDigits]
+                return u[0] == UInt8(ascii: "-") ? -v : v
+            }
+            return Double(String(decoding: u, as: UTF8.self))
         }
-        return Double(text)
     }
+
+    private static let powersOfTen: [Double] = (0...22).reduce(into: [1.0]) { p, _ in p.append(p.last! * 10) }
 
     /// Parses `lat` and `lon` query values; nil with a reason when they are not a valid point.
     public static func parse(lat: String?, lon: String?) -> Result<Coordinate, Problem> {
