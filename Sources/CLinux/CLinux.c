@@ -63,6 +63,13 @@ ssize_t lede_send2(int fd, const void *a, size_t a_count, const void *b, size_t 
     return syscall(SYS_sendmsg, fd, &msg, MSG_NOSIGNAL);
 }
 
+ssize_t lede_sendv(int fd, const struct iovec *iov, int count) {
+    struct msghdr msg = {0};
+    msg.msg_iov = (struct iovec *)iov;
+    msg.msg_iovlen = (size_t)count;
+    return syscall(SYS_sendmsg, fd, &msg, MSG_NOSIGNAL);
+}
+
 uint64_t lede_monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

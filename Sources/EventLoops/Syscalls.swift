@@ -27,8 +27,14 @@ public enum Syscall {
 
     @inline(never)
     public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> IOResult {
+        sent { lede_send(fd, buffer, count) }
+    }
+
+    /// A send call's outcome: errno read right after it, EINTR retried, EAGAIN as `wouldBlock`.
+    @inline(__always)
+    private static func sent(_ call: () -> Int) -> IOResult {
         while true {
-            let n = lede_send(fd, buffer, count)
+            let n = call()
             if n >= 0 { return .bytes(n) }
             let e = errno
             if e == EINTR { continue }
@@ -40,14 +46,13 @@ public enum Syscall {
     /// Two buffers in one `sendmsg` (gathered like writev, but with MSG_NOSIGNAL).
     @inline(never)
     public static func send2(_ fd: Int32, _ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> IOResult {
-        while true {
-            let n = lede_send2(fd, a, aCount, b, bCount)
-            if n >= 0 { return .bytes(n) }
-            let e = errno
-            if e == EINTR { continue }
-            if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock }
-            return .failed(e)
-        }
+        sent { lede_send2(fd, a, aCount, b, bCount) }
+    }
+
+    /// `count` buffers in one `sendmsg` (gathered like writev, with MSG_NOSIGNAL).
+    @inline(never)
+    public static func sendv(_ fd: Int32, _ iov: UnsafePointer<iovec>, _ count: Int) -> IOResult {
+        sent { lede_sendv(fd, iov, Int32(count)) }
     }
 
     public struct BindError: Error, CustomStringConvertible {

@@ -252,9 +252,13 @@ final class Connection: LoopDescriptorHandler {
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
-        let (bodyBytes, largeBody) = ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes)
-        let total = out.count - start + (largeBody?.count ?? 0)
+        let bodiesBefore = bodies.count
+        let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
+            ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
+        }
         if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
+        var total = out.count - start
+        for i in bodiesBefore..<bodies.count { total += bodies[i].bytes.count }
         let now = Syscall.monotonicNanos()
         let started = current.started, route = current.route
         core.metrics.record(loop: server.id, route: route, status: response.status, seconds: Double(now &- started) / 1e9, bytes: total)
@@ -274,7 +278,9 @@ final class Connection: LoopDescriptorHandler {
         var sent = false
         while !bodies.isEmpty || outStart < out.count {
             let r: Syscall.IOResult
-            if let body = bodies.first {
+            if bodies.count > 1 {
+                r = gatherSend()
+            } else if let body = bodies.first {
                 let headEnd = body.at
                 r = out.withUnsafeBytes { o in
                     body.bytes.withUnsafeBytes { b in
@@ -316,6 +322,35 @@ final class Connection: LoopDescriptorHandler {
         if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
         outStart = 0
         if closeAfterFlush && stream == nil { beginLinger() } else { updateInterest() }
+    }
+
+    /// The pending head bytes and bodies in order, as many as `maxGathered` iovecs take, in one `sendmsg`.
+    private func gatherSend() -> Syscall.IOResult {
+        let maxGathered = 16
+        return out.withUnsafeBytes { o in
+            withUnsafeTemporaryAllocation(of: iovec.self, capacity: maxGathered) { iov in
+                var count = 0, pos = outStart
+                /// `out` up to `end`; false when no iovec is left for it.
+                func addOut(upTo end: Int) -> Bool {
+                    guard pos < end else { return true }
+                    guard count < maxGathered else { return false }
+                    iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: o.baseAddress! + pos), iov_len: end - pos)
+                    count += 1; pos = end
+                    return true
+                }
+                func visit(_ i: Int) -> Syscall.IOResult {
+                    if i == bodies.count { _ = addOut(upTo: o.count); return Syscall.sendv(fd, iov.baseAddress!, count) }
+                    guard addOut(upTo: bodies[i].at), count < maxGathered else { return Syscall.sendv(fd, iov.baseAddress!, count) }
+                    return bodies[i].bytes.withUnsafeBytes { b in
+                        let skip = i == 0 ? bodySent : 0
+                        iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress! + skip), iov_len: b.count - skip)
+                        count += 1
+                        return visit(i + 1)
+                    }
+                }
+                return visit(0)
+            }
+        }
     }
 
     /// Half-close and keep reading (discarding) briefly, so the client sees the final response instead of

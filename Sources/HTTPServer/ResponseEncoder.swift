@@ -7,7 +7,10 @@ enum ResponseEncoder {
     /// Appends the response head (and a small body) to `out`. Returns the body size, and the body itself when it
     /// is large enough to be sent separately (it is then not appended).
     /// `request` is inout only to be read in place (the connection's own; a copy would retain its fields).
-    static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
+    /// `bodies`, when given, takes an assembled identity body's large fragments as they are (each sent from its own
+    /// storage after `out[..<at]`), with the bytes between them appended to `out`: the body is never copied whole.
+    static func encode(_ response: HTTPResponse, into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8],
+                       bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>? = nil) -> (Int, [UInt8]?) {
         if case .prepared(let p) = response.body, response.headers.isEmpty {
             // Fast path: a prepared body's fields were rendered once, per representation.
             let status = response.status
@@ -58,7 +61,8 @@ enum ResponseEncoder {
             varies = p.gzip != nil
             if let z = p.gzip, request.acceptsGzip { body = z; gzipped = true; etag = p.gzipETag } else { body = p.identity; etag = p.etag }
         case .assembled(let a):
-            return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: &request, keepAlive: keepAlive, date: date)
+            return encodeAssembled(a, status: status, fields: fields, summary: summary, into: &out, request: &request, keepAlive: keepAlive, date: date,
+                                   bodies: bodies)
         case .stream(let s):
             // Streams are started by the connection (`encodeStreamHead`); here only their fields, as a GET's (HEAD).
             let gzipped = streamMayGzip(s, summary) && request.acceptsGzip
@@ -76,7 +80,8 @@ enum ResponseEncoder {
 
     /// An assembled body: the representation's bytes are put together only when they are sent (not for HEAD or 304).
     private static func encodeAssembled(_ a: AssembledBody, status: Int, fields: [(name: String, value: String)], summary: FieldSummary,
-                                        into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8]) -> (Int, [UInt8]?) {
+                                        into out: inout [UInt8], request: inout Connection.Pending, keepAlive: Bool, date: [UInt8],
+                                        bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>?) -> (Int, [UInt8]?) {
         var status = status
         if let f = a.fields, fields.isEmpty, status == 200, request.ifNoneMatch == nil {
             // Its fields rendered once: the status line, their bytes, then what differs per body.
@@ -91,6 +96,7 @@ enum ResponseEncoder {
             out.append(contentsOf: crlf)
             appendTail(request, keepAlive: keepAlive, to: &out)
             if request.method == "HEAD" { return (0, nil) }
+            if !gzipped, let bodies { return gather(a, into: &out, bodies: bodies) }
             return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
         }
         let fields = a.fields.map { $0.headers.fields + fields } ?? fields
@@ -104,7 +110,25 @@ enum ResponseEncoder {
                      varies: varies, bodyCount: gzipped ? a.gzipCount : a.count, to: &out)
         appendTail(request, keepAlive: keepAlive, to: &out)
         if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
+        if !gzipped, let bodies { return gather(a, into: &out, bodies: bodies) }
         return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
+    }
+
+    /// Fragments at least this large are sent from their own storage when an assembled body is gathered.
+    static let gatheredFragment = 1024
+
+    /// An assembled identity body without copying it whole: each large fragment's bytes as a body of their own, the
+    /// literals and small fragments between them appended to `out`.
+    private static func gather(_ a: AssembledBody, into out: inout [UInt8], bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>) -> (Int, [UInt8]?) {
+        for piece in a.pieces {
+            switch piece {
+            case .fragment(let f):
+                if f.bytes.count >= gatheredFragment { bodies.pointee.append((at: out.count, bytes: f.bytes)) } else { out.append(contentsOf: f.bytes) }
+            case .literal(let r):
+                out.append(contentsOf: a.literals[r])
+            }
+        }
+        return (a.count, nil)
     }
 
     /// The head of a streamed response: no Content-Length; `Transfer-Encoding: chunked` when `chunked`, else the body

@@ -4,6 +4,7 @@
 // packed `struct epoll_event` directly.
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 int lede_epoll_create(void);
 /// op: 1 add, 2 modify, 3 delete. events: bit 0 readable, bit 1 writable. Level-triggered.
@@ -21,6 +22,8 @@ int lede_errno(void);
 ssize_t lede_read(int fd, void *buffer, size_t count);
 ssize_t lede_send(int fd, const void *buffer, size_t count);
 ssize_t lede_send2(int fd, const void *a, size_t a_count, const void *b, size_t b_count);
+/// `count` buffers in one sendmsg (with MSG_NOSIGNAL), as a plain system call.
+ssize_t lede_sendv(int fd, const struct iovec *iov, int count);
 /// Monotonic clock in nanoseconds.
 uint64_t lede_monotonic_ns(void);
 
