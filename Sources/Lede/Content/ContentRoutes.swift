@@ -80,6 +80,7 @@ enum ContentRoutes {
     }
 
     static func articleTitle(_ raw: String?) throws -> String {
+        if var ascii = raw, let t = ascii.withUTF8({ asciiTitle($0) }), !t.isEmpty { return t }
         let t = ArticleTitle.trimmingSpaces(raw ?? "")
         func forbidden(_ c: Unicode.Scalar) -> Bool {
             switch c.value {
@@ -92,6 +93,22 @@ enum ContentRoutes {
             throw Problem(status: 400, slug: "invalid-title", detail: "The title is empty, too long, or holds characters Wikipedia titles cannot (# < > [ ] { } |).")
         }
         return t
+    }
+
+    /// `articleTitle` over the bytes of an ASCII title (nearly every one in a URL): the title trimmed of spaces and tabs,
+    /// "" when nothing else is left, nil when it is not ASCII (the general rules then decide). Throws nothing itself: a
+    /// forbidden byte or a title over 255 characters answers nil too, and the general path gives the problem.
+    private static func asciiTitle(_ u: UnsafeBufferPointer<UInt8>) -> String? {
+        guard u.count <= 255 else { return nil }
+        var start = 0, end = u.count
+        for b in u {
+            if b >= 128 || b < 32 { return nil }
+            switch b { case 35, 60, 62, 91, 93, 123, 124, 125: return nil; default: break }
+        }
+        while start < end, u[start] == 32 { start += 1 }
+        while end > start, u[end - 1] == 32 { end -= 1 }
+        if start == 0 && end == u.count { return String(decoding: u, as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(rebasing: u[start..<end]), as: UTF8.self)
     }
 
     /// The space a search query is trimmed of: Unicode White_Space and the four separator controls (U+001C–U+001F),

@@ -42,6 +42,8 @@ public final class UpstreamCache: Sendable {
         var expires: Double
         /// Seconds past `expires` the value may be served while it is refreshed (0: not at all).
         var staleFor: Double
+        /// When a hit last moved it to the front.
+        var touched = -Double.infinity
         var prev: Node?
         var next: Node?
         init(key: String, value: any Sendable, cost: Int, expires: Double, staleFor: Double) {
@@ -233,7 +235,9 @@ public final class UpstreamCache: Sendable {
         mutating func freshValue<T>(_ key: String, now: Double, as type: T.Type) -> T? {
             guard let node = map[key], node.expires > now, let value = node.value as? T else { return nil }
             counters.hits += 1
-            moveToFront(node)
+            // Recency at a second's grain: a hot entry is relinked once a second, not on every hit (its place among
+            // the least recently used is what counts, and a second is nothing against their lifetimes).
+            if now - node.touched >= 1 { node.touched = now; moveToFront(node) }
             return value
         }
 
