@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fake Wikimedia for CI's second schemathesis run: Wikimedia's real answers (shared/fixtures/wikimedia) where they
+"""A fake Wikimedia for CI's second schemathesis run: Wikimedia's real answers (Tests/Fixtures/wikimedia) where they
 were recorded, realistic ones elsewhere, and the Action API's manners — errors as {"error": {...}} with HTTP 200, a
 notifications `continue` it did not issue refused as badcontinue, a token it does not know refused as
 mwoauth-invalid-authorization (the demo tokens are the known ones), a REST 404 for a page that does not exist.

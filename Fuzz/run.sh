@@ -31,7 +31,7 @@ targets="request response json text inflate decoders deeplink sse jsonl"
 corpora() {
   local t=$1 dirs="Fuzz/corpus/$t"
   [ -d "Fuzz/findings/$t" ] && dirs="$dirs Fuzz/findings/$t"
-  case $t in json|decoders) [ -d ../shared/fixtures/wikimedia ] && dirs="$dirs ../shared/fixtures/wikimedia" ;; esac
+  case $t in json|decoders) dirs="$dirs Tests/Fixtures/wikimedia" ;; esac
   echo "$dirs"
 }
 

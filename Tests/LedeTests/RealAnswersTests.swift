@@ -3,11 +3,12 @@ import HTTPServer
 import XCTest
 @testable import Lede
 
-/// Answers Wikimedia really sent (recorded by the Wikipedia apps, in ../shared/fixtures/wikimedia) and the
+/// Answers Wikimedia really sent (recorded by the Wikipedia apps, in Tests/Fixtures/wikimedia) and the
 /// shapes Echo is known to send, through the decoders and through the real routes.
 final class RealAnswersTests: XCTestCase {
+    /// Tests/Fixtures/wikimedia, beside this target's folder (where they came from: the README there).
     static let fixtures: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/wikimedia")
+        .appendingPathComponent("Fixtures/wikimedia")
 
     static func fixtureFiles() throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: fixtures, includingPropertiesForKeys: nil)

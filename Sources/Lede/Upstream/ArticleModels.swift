@@ -1,6 +1,6 @@
 import Foundation
 
-// The article screen's upstream answers (../shared/UPSTREAM.md: article contents, languages, media, file credits),
+// The article screen's upstream answers (docs/UPSTREAM.md: article contents, languages, media, file credits),
 // read leniently like the others: one unreadable item is skipped, optional fields of another type are absent.
 
 /// `action=parse&prop=sections|displaytitle`: the table of contents.

@@ -1,5 +1,5 @@
 import EventLoops
-/// Every call Lede makes to Wikimedia (../shared/UPSTREAM.md), typed. Features depend on this protocol only;
+/// Every call Lede makes to Wikimedia (docs/UPSTREAM.md), typed. Features depend on this protocol only;
 /// whether answers come from production, a fake on loopback, or the embedded default is not their concern.
 public protocol WikimediaAPI: Sendable {
     func featuredFeed(lang: LanguageCode, date: FeedDate) async throws -> FeaturedFeed

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import HTTPServer
 
-/// The one implementation of `WikimediaAPI`: builds each request exactly as ../shared/UPSTREAM.md says,
+/// The one implementation of `WikimediaAPI`: builds each request exactly as docs/UPSTREAM.md says,
 /// sends it through a transport (live network or embedded data), maps statuses and Action API errors to
 /// `UpstreamError`, decodes the JSON, and caches public calls.
 public final class WikimediaClient: WikimediaAPI, Sendable {
