@@ -72,6 +72,8 @@ final class Connection: LoopDescriptorHandler {
         var request = HTTPRequest.none
         var keepAlive = true
         var requestID = RequestID.unset
+        /// Its trace (W3C Trace Context): kept from `traceparent` or fresh.
+        var trace: TraceContext?
         var route = -1
         var started: UInt64 = 0
         var method: String { request.method }
@@ -161,6 +163,7 @@ final class Connection: LoopDescriptorHandler {
                 current = Pending()
                 current.started = loop.now   // as `dispatch` stamps a request
                 current.requestID = server.nextRequestID()
+                current.trace = server.trace(for: nil)
                 current.route = -2
                 current.keepAlive = false
                 let problem = Problem(status: e.status, slug: e.status == 400 ? "malformed-request" : nil, detail: e.detail)
@@ -181,6 +184,13 @@ final class Connection: LoopDescriptorHandler {
         current.keepAlive = request.keepAlive
         if let requestID = request.requestIDField, Connection.isValidRequestID(requestID) { current.requestID = RequestID(client: requestID) }
         else { current.requestID = server.nextRequestID() }
+        let trace = server.trace(for: request)
+        current.trace = trace
+        // The handler sees the request's trace (upstream calls carry a child of it); its `.async` work carries it in its task.
+        TraceContext.whileDispatching(trace) { route(request) }
+    }
+
+    private func route(_ request: HTTPRequest) {
 
         if request.method != "GET" && !Router.knownMethods.contains(request.method) {
             // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405.
@@ -191,7 +201,7 @@ final class Connection: LoopDescriptorHandler {
         switch core.router.match(request) {
         case .found(let route, let params):
             current.route = route.index
-            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern)
+            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace)
             switch route.handler(context) {
             case .response(let response):
                 respond(response)
@@ -200,8 +210,9 @@ final class Connection: LoopDescriptorHandler {
                 let loop = server.loop
                 // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
                 let connection = LoopBound(self, on: loop)
+                let trace = current.trace
                 Task(executorPreference: loop) {
-                    let response = await work()
+                    let response = await TraceContext.$task.withValue(trace) { await work() }
                     if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
             case .callback(let start):
@@ -253,6 +264,7 @@ final class Connection: LoopDescriptorHandler {
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
         let bodiesBefore = bodies.count
+        let response = Connection.withTraceID(response, current.trace)
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
@@ -265,12 +277,27 @@ final class Connection: LoopDescriptorHandler {
         if core.configuration.accessLog {
             let p = current
             AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : core.router.routes[p.route].pattern,
-                             path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string)
+                             path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string,
+                             trace: p.trace)
         }
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
             closeAfterFlush = true
         }
+    }
+
+    /// A problem (`application/problem+json`) names the request's trace: `"traceId"` added as its last member unless its
+    /// maker wrote one.
+    static func withTraceID(_ response: HTTPResponse, _ trace: TraceContext?) -> HTTPResponse {
+        guard response.status >= 400, let trace, case .bytes(var body) = response.body, body.last == 125,
+              response.headers["Content-Type"] == "application/problem+json", !Problem.namesTrace(body) else { return response }
+        body.removeLast()
+        body.append(contentsOf: Problem.traceKey)
+        trace.appendTraceID(to: &body)
+        body.append(contentsOf: [34, 125])
+        var r = response
+        r.body = .bytes(body)
+        return r
     }
 
     private func flush() {
@@ -454,9 +481,11 @@ final class Connection: LoopDescriptorHandler {
         if isClosed { return }
         let connection = LoopBound(self, on: server.loop)
         let loop = server.loop
+        // The producer sees the request's trace, as its handler did.
+        let trace = current.trace
         s.task = Task(executorPreference: loop) {
             var failure: (any Error)?
-            do { try await body.produce(writer) } catch { failure = error }
+            do { try await TraceContext.$task.withValue(trace) { try await body.produce(writer) } } catch { failure = error }
             let outcome = failure
             if loop.inLoop { connection.value.producerFinished(writer, outcome) } else { loop.execute { connection.value.producerFinished(writer, outcome) } }
         }
@@ -550,7 +579,8 @@ final class Connection: LoopDescriptorHandler {
         let now = Syscall.monotonicNanos()
         if core.configuration.accessLog {
             AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? "unmatched" : core.router.routes[p.route].pattern,
-                             path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string)
+                             path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string,
+                             trace: p.trace)
         }
         let keepAlive = !closeAfterFlush && !(machine.draining && parser.bufferedByteCount == 0)
         if !keepAlive { closeAfterFlush = true }

@@ -71,8 +71,22 @@ public struct Problem: Error, Sendable {
         for (k, v) in extensions {
             out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: Array(v.utf8))
         }
+        // The trace of the request it answers, when made while one is handled (an event stream's error event too).
+        if let trace = TraceContext.current, !extensions.contains(where: { $0.0 == "traceId" }) {
+            out.append(contentsOf: Problem.traceKey); trace.appendTraceID(to: &out); out.append(34)
+        }
         out.append(125)
         return out
+    }
+
+    static let traceKey = Array(",\"traceId\":\"".utf8)
+
+    /// Whether an encoded problem already names its trace.
+    static func namesTrace(_ body: [UInt8]) -> Bool {
+        let key = traceKey
+        guard body.count >= key.count + 34 else { return false }
+        let start = body.count - key.count - 34
+        return Array(body[start..<(start + key.count)]) == key
     }
 
     public var response: HTTPResponse {

@@ -9,13 +9,15 @@ public struct RequestContext: Sendable {
     public var requestID: String { id.string }
     let id: RequestID
     public let route: String
+    /// The request's trace (W3C Trace Context), as kept from `traceparent` or made fresh.
+    public let trace: TraceContext?
 
-    public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "") {
-        self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route)
+    public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "", trace: TraceContext? = nil) {
+        self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route, trace: trace)
     }
 
-    init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String) {
-        self.request = request; self.parameters = parameters; self.id = id; self.route = route
+    init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String, trace: TraceContext?) {
+        self.request = request; self.parameters = parameters; self.id = id; self.route = route; self.trace = trace
     }
 
     public func parameter(_ name: String) -> String? { parameters[name] }

@@ -186,6 +186,16 @@ final class ServerLoop: LoopObserver {
         }
     }
 
+    /// Trace and span ids of this loop's requests (touched only on the loop).
+    var random = SplitMix64()
+
+    /// The trace of a request: the one its `traceparent` names when well-formed, else a fresh one; a new span either way.
+    func trace(for request: HTTPRequest?) -> TraceContext {
+        let headers = request?.headers
+        return TraceContext.make(traceparent: headers?["traceparent"], tracestate: headers?["tracestate"], span: random.next(),
+                                 fresh: { (random.next(), random.next()) })
+    }
+
     func nextRequestID() -> RequestID {
         requestCounter &+= 1
         return RequestID(prefix: requestIDPrefix, counter: UInt32(truncatingIfNeeded: requestCounter))

@@ -12,7 +12,9 @@ import XCTest
 /// fails here whatever the machine is doing. These are debug builds: unoptimised code boxes and copies more than the
 /// release build's 12 (Benchmarks/callgrind.sh counts those: BENCHMARKS.md). 53.02–53.06 in every run here, idle or beside
 /// two busy processes (the hundredths: the client's ticks); it moved from 61 to 70 with the machine's load before the
-/// loops walked their tables by index (see `AllocationTests`). The ceiling is the measure plus one and a half.
+/// loops walked their tables by index (see `AllocationTests`). W3C trace context added four (57.04 here): the upstream
+/// call's child `traceparent` (one string) and the per-call field list it goes in, and what the debug build boxes
+/// around them. The ceiling is the measure plus one and a half.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
@@ -33,6 +35,6 @@ final class BadgeAllocationTests: XCTestCase {
         XCTAssertEqual(fake.requests(kind: "notifications").last?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
         print("allocations per request, /notifications/badge through a live upstream: \(per)")
         XCTAssertGreaterThan(per, 1, "the loop's thread was armed")
-        XCTAssertLessThanOrEqual(per, 54.6)
+        XCTAssertLessThanOrEqual(per, 58.6)
     }
 }

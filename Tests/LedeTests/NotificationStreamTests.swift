@@ -120,6 +120,17 @@ final class NotificationStreamTests: FakeUpstreamTestCase {
         XCTAssertEqual(events.next().map { [$0.event ?? "", $0.id ?? ""] }, ["badge", "204"])
     }
 
+    func testAMalformedLastEventIDIsA400ProblemNotAStream() throws {
+        for bad in ["]z", "-1", "1.5", "12345678901234567890", "abc"] {
+            let (head, _) = try open(lastEventID: bad)
+            XCTAssertEqual(head.status, 400, bad)
+            XCTAssertEqual(head.header("Content-Type"), "application/problem+json", bad)
+        }
+        let (ok, events) = try open(lastEventID: " 0 ")
+        XCTAssertEqual(ok.status, 200)
+        XCTAssertNotNil(events.next())
+    }
+
     func testAMissingOrRefusedTokenIsA401ProblemNotAStream() throws {
         let c = try RawClient(port: server.port)
         c.send("GET /notifications/stream HTTP/1.1\r\nHost: t\r\n\r\n")

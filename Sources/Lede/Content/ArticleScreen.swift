@@ -314,11 +314,14 @@ enum ArticleScreen {
             // deadline, not the screen's, and keeps the last good answer when it comes back with a placeholder.
             if let (warm, refresh, stale) = responses.revalidatingValue(key, as: Kept.self) {
                 if refresh {
+                    let trace = ctx.trace   // the refresh's calls belong to the request that set it off
                     Task {
-                        do {
-                            _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
-                                                  responses: responses, key: key, previous: warm)
-                        } catch { responses.refreshFailed(key) }
+                        await TraceContext.$task.withValue(trace) {
+                            do {
+                                _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                                      responses: responses, key: key, previous: warm)
+                            } catch { responses.refreshFailed(key) }
+                        }
                     }
                 }
                 return .response(.prepared(stale ? warm.stale : warm.fresh))

@@ -54,6 +54,17 @@ enum NotificationRoutes {
         }
     }
 
+    /// `Last-Event-ID` as this stream's ids are written (1-19 digits); nil when absent. Anything else is refused: the
+    /// header only ever carries back an id the stream sent.
+    static func lastEventID(_ raw: String?) throws -> Int? {
+        guard let raw else { return nil }
+        let t = raw.trimmingCharacters(in: .whitespaces)
+        guard (1...19).contains(t.utf8.count), t.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(t) else {
+            throw bad("Last-Event-ID must be the id of an event this stream sent (1-19 digits), not '\(raw.prefix(40))'.")
+        }
+        return id
+    }
+
     /// The reconnection delay a stream hints at its start (ms).
     static let streamRetry = 3000
 
@@ -61,10 +72,12 @@ enum NotificationRoutes {
         let badges = BadgeAnswers()
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
         router.get("/notifications/stream") { ctx in
-            let auth: String, lang: LanguageCode, feedOn: Bool
-            do { (auth, lang, feedOn) = try userRequest(ctx.request) } catch { return .response(Responses.problem(error)) }
-            // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
-            let resumeAfter = ctx.request.headers["Last-Event-ID"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let auth: String, lang: LanguageCode, feedOn: Bool, resumeAfter: Int?
+            do {
+                (auth, lang, feedOn) = try userRequest(ctx.request)
+                // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
+                resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
+            } catch { return .response(Responses.problem(error)) }
             return Responses.async {
                 // The token is checked with Wikimedia before the stream starts: a refused one is the usual 401 problem.
                 let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang)

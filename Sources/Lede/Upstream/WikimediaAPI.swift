@@ -1,4 +1,5 @@
 import EventLoops
+import HTTPServer
 /// Every call Lede makes to Wikimedia (docs/UPSTREAM.md), typed. Features depend on this protocol only;
 /// whether answers come from production, a fake on loopback, or the embedded default is not their concern.
 public protocol WikimediaAPI: Sendable {
@@ -44,8 +45,11 @@ extension WikimediaAPI {
 
     /// The async count in a task that prefers the calling loop.
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        let trace = TraceContext.current
         Task(executorPreference: EventLoop.current) {
-            do { completion(.success(try await unreadCount(lang: lang, authorization: authorization))) } catch { completion(.failure(error)) }
+            await TraceContext.$task.withValue(trace) {
+                do { completion(.success(try await unreadCount(lang: lang, authorization: authorization))) } catch { completion(.failure(error)) }
+            }
         }
     }
 }

@@ -513,6 +513,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let a: Admitted
         do { a = try admit(req, gate: gate) } catch { completion(.failure(error)); return }
+        let trace = TraceContext.current   // the request's, for the steps that go on in a task
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
         if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
@@ -520,12 +521,16 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
             guard Self.isRedirect(response) else { completion(Result { try read(self, response, req) }); return }
             Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
-                do { completion(.success(try read(self, try await follow(response, of: req).0, req))) } catch { completion(.failure(error)) }
+                await TraceContext.$task.withValue(trace) {
+                    do { completion(.success(try read(self, try await follow(response, of: req).0, req))) } catch { completion(.failure(error)) }
+                }
             }
         }) { return }
         Task(executorPreference: EventLoop.current) { [self] in
-            do { completion(.success(try read(self, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
-            catch { completion(.failure(error)) }
+            await TraceContext.$task.withValue(trace) {
+                do { completion(.success(try read(self, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
+                catch { completion(.failure(error)) }
+            }
         }
     }
 

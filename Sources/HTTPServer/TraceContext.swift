@@ -1,0 +1,172 @@
+import Glibc
+
+/// W3C Trace Context (https://www.w3.org/TR/trace-context/) for one request: the trace it belongs to, this server's span
+/// for it, and what the caller said. A `traceparent` that comes in well-formed is kept (its trace id, its flags, and
+/// `tracestate` with it); one that is malformed — another version than `00` not readable as one, an all-zero trace or
+/// parent id, a wrong length, anything not lowercase hex — is replaced by a fresh trace, never passed on, and its
+/// `tracestate` is dropped. Each call the request makes upstream carries a child `traceparent` (the same trace, a new
+/// span id whose parent is this request's span). Nothing is sampled or exported here: the access log line and every
+/// problem carry the trace id, and an operator's collector reads the logs.
+public struct TraceContext: Sendable, Equatable {
+    /// The trace id, as two 64-bit halves (never both zero).
+    public let traceHigh: UInt64, traceLow: UInt64
+    /// This server's span for the request (never zero).
+    public let spanID: UInt64
+    /// The caller's span, when a valid `traceparent` came.
+    public let parentID: UInt64?
+    /// The trace flags (bit 0: sampled), as they came or 0 for a fresh trace.
+    public let flags: UInt8
+    /// `tracestate`, kept as it came (bounded, printable) along with a valid `traceparent`.
+    public let state: String?
+
+    /// The trace of the request being handled: the task's (an `.async` handler's work, a stream's producer and the tasks
+    /// they start), else the one the event loop is dispatching on this thread (a handler's synchronous part, a
+    /// `.callback` handler's start). Nil elsewhere (background refreshes and polls belong to no request).
+    public static var current: TraceContext? { task ?? ThreadSlot.mine.trace }
+
+    /// The trace a task and its children carry.
+    @TaskLocal public static var task: TraceContext?
+
+    /// Runs `body` with `trace` as the thread's current one (an event loop's dispatch: no task, and no allocation, which
+    /// binding a task-local outside a task costs twice per request).
+    public static func whileDispatching<T>(_ trace: TraceContext?, _ body: () throws -> T) rethrows -> T {
+        let slot = ThreadSlot.mine
+        let outer = slot.trace
+        slot.trace = trace
+        defer { slot.trace = outer }
+        return try body()
+    }
+
+    /// A thread's current trace outside any task.
+    final class ThreadSlot: @unchecked Sendable {   // @unchecked: each slot is read and written only by the thread it belongs to.
+        var trace: TraceContext?
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            pthread_key_create(&key) { if let p = $0 { Unmanaged<ThreadSlot>.fromOpaque(p).release() } }
+            return key
+        }()
+        static var mine: ThreadSlot {
+            if let p = pthread_getspecific(key) { return Unmanaged<ThreadSlot>.fromOpaque(p).takeUnretainedValue() }
+            let slot = ThreadSlot()
+            pthread_setspecific(key, Unmanaged.passRetained(slot).toOpaque())
+            return slot
+        }
+    }
+
+    public init(traceHigh: UInt64, traceLow: UInt64, spanID: UInt64, parentID: UInt64?, flags: UInt8, state: String?) {
+        self.traceHigh = traceHigh; self.traceLow = traceLow; self.spanID = spanID
+        self.parentID = parentID; self.flags = flags; self.state = state
+    }
+
+    /// The most of `tracestate` kept (the specification's 32 members of at most 256 bytes fit well under it).
+    static let maxState = 512
+
+    /// The context for a request that sent `traceparent` / `tracestate` (or did not), with `span` as this server's
+    /// span id and `fresh` to make a trace id when none is kept.
+    public static func make(traceparent: String?, tracestate: String?, span: UInt64, fresh: () -> (UInt64, UInt64)) -> TraceContext {
+        let span = span == 0 ? 1 : span
+        if let raw = traceparent, let parsed = parse(raw) {
+            return TraceContext(traceHigh: parsed.high, traceLow: parsed.low, spanID: span, parentID: parsed.parent, flags: parsed.flags,
+                                state: tracestate.flatMap(validState))
+        }
+        var (high, low) = fresh()
+        if high == 0 && low == 0 { low = 1 }
+        return TraceContext(traceHigh: high, traceLow: low, spanID: span, parentID: nil, flags: 0, state: nil)
+    }
+
+    /// `version-traceid-parentid-flags` read by the specification's rules: version `00` is exactly 55 characters; a
+    /// later version (`01`–`fe`) is read by its first four fields and must be 55 characters or go on with `-`;
+    /// `ff` is invalid; ids are lowercase hex and not all zero.
+    static func parse(_ raw: String) -> (high: UInt64, low: UInt64, parent: UInt64, flags: UInt8)? {
+        var raw = raw
+        return raw.withUTF8 { u -> (UInt64, UInt64, UInt64, UInt8)? in
+            var start = 0, end = u.count
+            while start < end, u[start] == 32 || u[start] == 9 { start += 1 }
+            while end > start, u[end - 1] == 32 || u[end - 1] == 9 { end -= 1 }
+            let t = UnsafeBufferPointer(rebasing: u[start..<end])
+            guard t.count >= 55, t[2] == 45, t[35] == 45, t[52] == 45,
+                  let version = hex(t, 0, 2), version != 0xff else { return nil }
+            if version == 0 { guard t.count == 55 else { return nil } } else if t.count > 55 { guard t[55] == 45 else { return nil } }
+            guard let high = hex(t, 3, 16), let low = hex(t, 19, 16), high != 0 || low != 0,
+                  let parent = hex(t, 36, 16), parent != 0, let flags = hex(t, 53, 2) else { return nil }
+            return (high, low, parent, UInt8(flags))
+        }
+    }
+
+    /// `count` lowercase hex digits at `at` (at most 16).
+    private static func hex(_ t: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> UInt64? {
+        var v: UInt64 = 0
+        for i in at..<(at + count) {
+            let c = t[i]
+            let d: UInt8
+            switch c {
+            case 48...57: d = c - 48
+            case 97...102: d = c - 87
+            default: return nil
+            }
+            v = v << 4 | UInt64(d)
+        }
+        return v
+    }
+
+    /// `tracestate` kept when it is printable ASCII within `maxState`; otherwise dropped (never passed on).
+    private static func validState(_ s: String) -> String? {
+        let u = s.utf8
+        guard !u.isEmpty, u.count <= maxState, u.allSatisfy({ $0 >= 32 && $0 < 127 }) else { return nil }
+        return s
+    }
+
+    /// The trace id as 32 lowercase hex digits.
+    public var traceID: String { Self.hexString([traceHigh, traceLow]) }
+
+    /// The `traceparent` of a call this request makes: the same trace and flags, `span` as the call's span id.
+    public func child(span: UInt64) -> String {
+        // Written in place: one string, 55 characters.
+        String(unsafeUninitializedCapacity: 55) { b in
+            let p = b.baseAddress!
+            p[0] = 48; p[1] = 48; p[2] = 45
+            FNV1a.writeHex(traceHigh, p + 3); FNV1a.writeHex(traceLow, p + 19)
+            p[35] = 45
+            FNV1a.writeHex(span == 0 ? 1 : span, p + 36)
+            p[52] = 45
+            func digit(_ d: UInt8) -> UInt8 { d < 10 ? 48 + d : 87 + d }
+            p[53] = digit(flags >> 4); p[54] = digit(flags & 15)
+            return 55
+        }
+    }
+
+    static func hexString(_ words: [UInt64]) -> String {
+        String(unsafeUninitializedCapacity: 16 * words.count) { b in
+            for (k, w) in words.enumerated() { FNV1a.writeHex(w, b.baseAddress! + 16 * k) }
+            return 16 * words.count
+        }
+    }
+
+    /// Writes the trace id's 32 hex digits into `out`.
+    func appendTraceID(to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { b in
+            FNV1a.writeHex(traceHigh, b.baseAddress!)
+            FNV1a.writeHex(traceLow, b.baseAddress! + 16)
+            out.append(contentsOf: UnsafeBufferPointer(b))
+        }
+    }
+}
+
+/// SplitMix64: a fast generator for ids that need to be unique, not secret (trace and span ids). One per event loop,
+/// seeded from the system's generator.
+public struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public init() { var system = SystemRandomNumberGenerator(); state = system.next() }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return Self.scramble(state)
+    }
+
+    /// The generator's output function: a bijection of 64-bit words that spreads every input bit.
+    public static func scramble(_ x: UInt64) -> UInt64 {
+        var z = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
