@@ -7,6 +7,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import LedeClient
 import OpenAPIRuntime
@@ -81,6 +86,40 @@ func roundTrip<T: Encodable>(_ name: String, _ value: T, _ recorder: Recorder) t
     guard diff.isEmpty else { throw Failure(description: "\(name): decoding lost or changed members:\n  " + diff.prefix(10).joined(separator: "\n  ")) }
     checked += 1
     print("ok  \(name)")
+}
+
+/// The body of a stream's first events, up to the event block that holds `until`, read over a plain TCP socket with an
+/// HTTP/1.0 request (the answer is then close-delimited: no chunks to take apart); 10 s at most.
+func firstEvents(_ path: String, token: String, lastEventID: String?, until marker: String) throws -> [UInt8] {
+    guard let host = serverURL.host, let port = serverURL.port else { throw Failure(description: "the server URL names no host and port") }
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw Failure(description: "socket failed") }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = UInt16(port).bigEndian
+    addr.sin_addr.s_addr = inet_addr(host == "localhost" ? "127.0.0.1" : host)
+    let connected = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard connected == 0 else { throw Failure(description: "could not connect to \(host):\(port)") }
+    var tv = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    let request = "GET \(path) HTTP/1.0\r\nHost: \(host)\r\nAuthorization: Bearer \(token)\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "") + "\r\n"
+    _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { break }
+        received += chunk[0..<n]
+        let text = String(decoding: received, as: UTF8.self)
+        if let at = text.range(of: marker), text[at.upperBound...].contains("\n\n") { break }
+    }
+    let text = String(decoding: received, as: UTF8.self)
+    guard text.hasPrefix("HTTP/1.1 200") || text.hasPrefix("HTTP/1.0 200"), let head = text.range(of: "\r\n\r\n"),
+          let at = text.range(of: marker, range: head.upperBound..<text.endIndex), let end = text.range(of: "\n\n", range: at.upperBound..<text.endIndex) else {
+        throw Failure(description: "GET \(path): no \(marker) in the first events: \(text.prefix(300))")
+    }
+    return Array(text[head.upperBound..<end.upperBound].utf8)
 }
 
 /// A streamed (JSON Lines) answer read as an app reads it (`asDecodedJSONLines`): every line decodes into `Line` and
@@ -158,6 +197,18 @@ func run() async throws {
     let (revoked, revokedRec) = client("not-a-demo-token")
     let refusedStream = try await revoked.streamNotifications()
     try roundTrip("GET /notifications/stream refused 401", try expect("stream refused") { try refusedStream.unauthorized.body.application_problem_plus_json }, revokedRec)
+    // The bell as an app reads it (`bellUpdates`: the events by `asDecodedServerSentEvents`, each one's data decoded as
+    // the schema its name says). A stream that is accepted does not end, and URLSession on Linux reads whole bodies
+    // only: its first events are read over a plain socket (HTTP/1.0, so close-delimited) and decoded the same way.
+    let bell = try firstEvents("/notifications/stream", token: "demo-alice", lastEventID: "0", until: "event: badge")
+    var updates: [BellUpdate] = []
+    for try await update in HTTPBody(bell).bellUpdates() { updates.append(update) }
+    guard case .badge(let first, _)? = updates.last, first.unreadCount > 0,
+          updates.dropLast().allSatisfy({ if case .notification = $0 { return true } else { return false } }), updates.count > 1 else {
+        throw Failure(description: "GET /notifications/stream: not the missed notifications then a badge: \(updates)")
+    }
+    checked += 1
+    print("ok  GET /notifications/stream (bellUpdates: \(updates.count - 1) notifications, then the badge)")
     let page = try await alice.listNotifications(query: .init(filter: .unread, limit: 10))
     let pageBody = try expect("GET /notifications") { try page.ok.body.json }
     try roundTrip("GET /notifications 200", pageBody, aliceRec)
