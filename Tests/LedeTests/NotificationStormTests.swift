@@ -14,7 +14,9 @@ final class NotificationStormTests: FakeUpstreamTestCase {
         options.upstreamTimeout = 2
         options.notificationsPoll = 600   // one round per user in the test's time
         options.upstreamGuard.maxConcurrent = 16
-        options.firstPollWait = 1.5
+        // Short enough that some of the storm is refused and retried; STORM_FIRST_POLL_WAIT runs the same storm at
+        // another wait (the default, 10, for BENCHMARKS.md: then nobody is refused).
+        options.firstPollWait = ProcessInfo.processInfo.environment["STORM_FIRST_POLL_WAIT"].flatMap(Double.init) ?? 1.5
         options.server.streams.heartbeat = 30
     }
 
@@ -80,9 +82,11 @@ final class NotificationStormTests: FakeUpstreamTestCase {
         }
         let admitted = first.filter { $0 == .badge }.count
         XCTAssertGreaterThan(admitted, 0)
-        XCTAssertGreaterThan(refused.count, 0, "the test's first-poll wait is short enough to refuse some")
         let waits = Set(refused.map(\.after))
-        XCTAssertGreaterThan(waits.count, 3, "Retry-After is spread, not one second for all")
+        if app.notifications.settings.firstPollWait < 2 {
+            XCTAssertGreaterThan(refused.count, 0, "the test's first-poll wait is short enough to refuse some")
+            XCTAssertGreaterThan(waits.count, 3, "Retry-After is spread, not one second for all")
+        }
         XCTAssertTrue(waits.allSatisfy { (2...12).contains($0) })
 
         // The refused come back when told, each at its own second.
