@@ -9,13 +9,16 @@
      clients through the balancer while notifications are created; each replica drains its streams with a retry hint,
      every client reconnects with Last-Event-ID and receives every notification created meanwhile exactly once.
 Usage: deploy/replicas-test.py path/to/lede   (needs nginx on PATH)."""
-import http.client, json, os, shutil, signal, subprocess, sys, tempfile, threading, time
+import http.client, importlib.util, json, os, shutil, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 LEDE = sys.argv[1] if len(sys.argv) > 1 else ".build/release/lede"
 ALLOWED_KILL_FAILURES = 0   # proxy_next_upstream retries a refused connection on another replica
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The one nginx configuration (deploy/nginx.conf.template), rendered as compose.yaml's is.
+_spec = importlib.util.spec_from_file_location("render_nginx", os.path.join(HERE, "render-nginx.py"))
+render_nginx = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(render_nginx)
 
 
 def free_port():
@@ -176,30 +179,49 @@ class Bell(threading.Thread):
             time.sleep(0.05)
 
 
-def bells_across_a_restart(work, render_nginx):
+class BellCluster:
+    """Three replicas polling one fake Echo behind nginx (rendered from the template), and the app's bells through it;
+    `with` starts them all once every bell has its first badge, and stops them all, whatever happened."""
+    def __init__(self, work, name, replica_args, users):
+        self.echo = FakeEcho()
+        self.replicas = [Replica(free_port(), ["--upstream", f"http://127.0.0.1:{self.echo.port}/{{lang}}"] + replica_args(i)) for i in range(3)]
+        self.lb_port = free_port()
+        self.dir = os.path.join(work, name); os.makedirs(self.dir)
+        conf = render_nginx.render(f"127.0.0.1:{self.lb_port}", self.dir, os.path.join(self.dir, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in self.replicas])
+        if os.geteuid() == 0: conf = "user root;\n" + conf
+        self.conf_path = os.path.join(self.dir, "nginx.conf")
+        open(self.conf_path, "w").write(conf)
+        self.users, self.nginx, self.bells = users, None, []
+
+    def __enter__(self):
+        try:
+            for r in self.replicas: r.start()
+            self.nginx = subprocess.Popen(["nginx", "-p", self.dir, "-c", self.conf_path, "-g", "daemon off;"], stderr=open(os.path.join(self.dir, "nginx.log"), "w"))
+            for _ in range(100):
+                try:
+                    if get(self.lb_port, "/healthz", timeout=1)[0] == 200: break
+                except OSError:
+                    time.sleep(0.05)
+            self.bells = [Bell(self.lb_port, u) for u in self.users]
+            for b in self.bells: b.start()
+            deadline = time.time() + 10
+            while time.time() < deadline and not all(b.first_badge is not None for b in self.bells): time.sleep(0.05)
+        except BaseException:
+            self.__exit__(); raise
+        return self
+
+    def __exit__(self, *exc):
+        for b in self.bells: b.running = False
+        if self.nginx: self.nginx.terminate(); self.nginx.wait(timeout=10)
+        for r in self.replicas:
+            if r.proc and r.proc.poll() is None: r.stop()
+        self.echo.server.shutdown()
+
+
+def bells_across_a_restart(work):
     """Part 4: live bells held across a rolling restart of replicas that poll a shared fake Echo."""
-    echo = FakeEcho()
-    replicas = [Replica(free_port(), ["--upstream", f"http://127.0.0.1:{echo.port}/{{lang}}", "--notifications-poll", "0.3"]) for _ in range(3)]
-    lb_port = free_port()
-    bells_dir = os.path.join(work, "bells"); os.makedirs(bells_dir)
-    conf = render_nginx.render(f"127.0.0.1:{lb_port}", bells_dir, os.path.join(bells_dir, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
-    if os.geteuid() == 0: conf = "user root;\n" + conf
-    conf_path = os.path.join(bells_dir, "nginx.conf")
-    open(conf_path, "w").write(conf)
-    nginx = None
-    bells = []
-    try:
-        for r in replicas: r.start()
-        nginx = subprocess.Popen(["nginx", "-p", bells_dir, "-c", conf_path, "-g", "daemon off;"], stderr=open(os.path.join(bells_dir, "nginx.log"), "w"))
-        for _ in range(100):
-            try:
-                if get(lb_port, "/healthz", timeout=1)[0] == 200: break
-            except OSError:
-                time.sleep(0.05)
-        bells = [Bell(lb_port, u) for u in range(6)]
-        for b in bells: b.start()
-        deadline = time.time() + 10
-        while time.time() < deadline and not all(b.first_badge is not None for b in bells): time.sleep(0.05)
+    with BellCluster(work, "bells", lambda i: ["--notifications-poll", "0.3"], range(6)) as cluster:
+        echo, replicas, bells = cluster.echo, cluster.replicas, cluster.bells
         created = []
         stop = threading.Event()
         def create():
@@ -214,12 +236,6 @@ def bells_across_a_restart(work, render_nginx):
             time.sleep(2.5)
         stop.set(); creator.join()
         time.sleep(2.5)   # the last notifications reach every bell within a few polls
-    finally:
-        for b in bells: b.running = False
-        if nginx: nginx.terminate(); nginx.wait(timeout=10)
-        for r in replicas:
-            if r.proc and r.proc.poll() is None: r.stop()
-        echo.server.shutdown()
     ok = True
     reconnects = sum(b.connects for b in bells) - len(bells)
     for b in bells:
@@ -235,39 +251,14 @@ def bells_across_a_restart(work, render_nginx):
     return ok
 
 
-def one_poll_per_user(work, render_nginx):
+def one_poll_per_user(work):
     """Part 5: 6 devices of 2 users across 3 replicas: the balancer's consistent hash of Authorization brings each
     user's devices to one replica, so Echo is polled twice per round (once per user), not once per user per replica."""
-    echo = FakeEcho()
-    replicas = [Replica(free_port(), ["--upstream", f"http://127.0.0.1:{echo.port}/{{lang}}", "--notifications-poll", "0.5",
-                                      "--contact", f"replica-{i}"]) for i in range(3)]
-    lb_port = free_port()
-    d = os.path.join(work, "by-user"); os.makedirs(d)
-    conf = render_nginx.render(f"127.0.0.1:{lb_port}", d, os.path.join(d, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
-    if os.geteuid() == 0: conf = "user root;\n" + conf
-    open(os.path.join(d, "nginx.conf"), "w").write(conf)
-    nginx, bells = None, []
-    try:
-        for r in replicas: r.start()
-        nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf"), "-g", "daemon off;"], stderr=open(os.path.join(d, "nginx.log"), "w"))
-        for _ in range(100):
-            try:
-                if get(lb_port, "/healthz", timeout=1)[0] == 200: break
-            except OSError:
-                time.sleep(0.05)
-        bells = [Bell(lb_port, u) for u in (0, 0, 0, 1, 1, 1)]
-        for b in bells: b.start()
-        deadline = time.time() + 10
-        while time.time() < deadline and not all(b.first_badge is not None for b in bells): time.sleep(0.05)
+    with BellCluster(work, "by-user", lambda i: ["--notifications-poll", "0.5", "--contact", f"replica-{i}"], (0, 0, 0, 1, 1, 1)) as cluster:
+        echo, bells = cluster.echo, cluster.bells
         with echo.lock: echo.polls.clear()
         time.sleep(3)   # about six rounds
         with echo.lock: polls = list(echo.polls)
-    finally:
-        for b in bells: b.running = False
-        if nginx: nginx.terminate(); nginx.wait(timeout=10)
-        for r in replicas:
-            if r.proc and r.proc.poll() is None: r.stop()
-        echo.server.shutdown()
     pollers = sorted(set(polls))
     per_user = {}
     for auth, agent in pollers: per_user.setdefault(auth, set()).add(agent)
@@ -285,9 +276,6 @@ def main():
     work = tempfile.mkdtemp(prefix="lede-replicas-")
     replicas = [Replica(free_port()) for _ in range(3)]
     lb_port = free_port()
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("render_nginx", os.path.join(HERE, "render-nginx.py"))
-    render_nginx = importlib.util.module_from_spec(spec); spec.loader.exec_module(render_nginx)
     conf = render_nginx.render(f"127.0.0.1:{lb_port}", work, os.path.join(work, "nginx.pid"), [f"127.0.0.1:{r.port}" for r in replicas])
     # The test reads which replica answered; production configurations leave this header out.
     conf = conf.replace("add_header X-Cache-Status", "add_header X-Upstream-Addr $upstream_addr always;\n            add_header X-Cache-Status")
@@ -396,10 +384,10 @@ def main():
         victim.start()
 
         # 4. Live bells across a rolling restart.
-        ok &= bells_across_a_restart(work, render_nginx)
+        ok &= bells_across_a_restart(work)
 
         # 5. One poll per user across replicas.
-        ok &= one_poll_per_user(work, render_nginx)
+        ok &= one_poll_per_user(work)
     finally:
         if nginx: nginx.terminate(); nginx.wait(timeout=10)
         if not ok and os.path.exists(os.path.join(work, "nginx.log")):

@@ -292,9 +292,8 @@ final class Connection: LoopDescriptorHandler {
         guard response.status >= 400, let trace, case .bytes(var body) = response.body, body.last == 125,
               response.headers["Content-Type"] == "application/problem+json", !Problem.namesTrace(body) else { return response }
         body.removeLast()
-        body.append(contentsOf: Problem.traceKey)
-        trace.appendTraceID(to: &body)
-        body.append(contentsOf: [34, 125])
+        Problem.appendTraceMember(trace, to: &body)
+        body.append(125)
         var r = response
         r.body = .bytes(body)
         return r

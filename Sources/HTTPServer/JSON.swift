@@ -72,14 +72,17 @@ public struct Problem: Error, Sendable {
             out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: Array(v.utf8))
         }
         // The trace of the request it answers, when made while one is handled (an event stream's error event too).
-        if let trace = TraceContext.current, !extensions.contains(where: { $0.0 == "traceId" }) {
-            out.append(contentsOf: Problem.traceKey); trace.appendTraceID(to: &out); out.append(34)
-        }
+        if let trace = TraceContext.current { Problem.appendTraceMember(trace, to: &out) }
         out.append(125)
         return out
     }
 
     static let traceKey = Array(",\"traceId\":\"".utf8)
+
+    /// `,"traceId":"<32 hex digits>"`, the last member of a problem.
+    static func appendTraceMember(_ trace: TraceContext, to out: inout [UInt8]) {
+        out.append(contentsOf: traceKey); trace.appendTraceID(to: &out); out.append(34)
+    }
 
     /// Whether an encoded problem already names its trace.
     static func namesTrace(_ body: [UInt8]) -> Bool {

@@ -96,8 +96,7 @@ enum ResponseEncoder {
             out.append(contentsOf: crlf)
             appendTail(request, keepAlive: keepAlive, to: &out)
             if request.method == "HEAD" { return (0, nil) }
-            if !gzipped, let bodies { return gather(a, into: &out, bodies: bodies) }
-            return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
+            return assembledBytes(a, gzipped: gzipped, into: &out, bodies: bodies)
         }
         let fields = a.fields.map { $0.headers.fields + fields } ?? fields
         let summary = a.fields == nil ? summary : FieldSummary(fields)
@@ -110,6 +109,13 @@ enum ResponseEncoder {
                      varies: varies, bodyCount: gzipped ? a.gzipCount : a.count, to: &out)
         appendTail(request, keepAlive: keepAlive, to: &out)
         if request.method == "HEAD" || status == 304 || status == 204 || status < 200 { return (0, nil) }
+        return assembledBytes(a, gzipped: gzipped, into: &out, bodies: bodies)
+    }
+
+    /// The representation's bytes: gathered from the fragments when the caller takes bodies and it is the identity one,
+    /// else put together whole.
+    private static func assembledBytes(_ a: AssembledBody, gzipped: Bool, into out: inout [UInt8],
+                                       bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>?) -> (Int, [UInt8]?) {
         if !gzipped, let bodies { return gather(a, into: &out, bodies: bodies) }
         return finish(gzipped ? a.gzipBytes() : a.identityBytes(), into: &out)
     }
@@ -400,9 +406,9 @@ enum AccessLog {
         out.append(contentsOf: idKey); JSONText.appendQuoted(requestID, to: &out)
         if let trace {
             out.append(contentsOf: traceKey); out.append(34); trace.appendTraceID(to: &out); out.append(34)
-            out.append(contentsOf: spanKey); out.append(34); out.append(contentsOf: Array(TraceContext.hexString([trace.spanID]).utf8)); out.append(34)
+            out.append(contentsOf: spanKey); out.append(34); TraceContext.appendHex(trace.spanID, to: &out); out.append(34)
             if let parent = trace.parentID {
-                out.append(contentsOf: parentKey); out.append(34); out.append(contentsOf: Array(TraceContext.hexString([parent]).utf8)); out.append(34)
+                out.append(contentsOf: parentKey); out.append(34); TraceContext.appendHex(parent, to: &out); out.append(34)
             }
         }
         out.append(contentsOf: [125, 10])

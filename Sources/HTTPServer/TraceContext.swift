@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// W3C Trace Context (https://www.w3.org/TR/trace-context/) for one request: the trace it belongs to, this server's span
 /// for it, and what the caller said. A `traceparent` that comes in well-formed is kept (its trace id, its flags, and
@@ -117,7 +118,12 @@ public struct TraceContext: Sendable, Equatable {
     }
 
     /// The trace id as 32 lowercase hex digits.
-    public var traceID: String { Self.hexString([traceHigh, traceLow]) }
+    public var traceID: String {
+        String(unsafeUninitializedCapacity: 32) { b in
+            FNV1a.writeHex(traceHigh, b.baseAddress!); FNV1a.writeHex(traceLow, b.baseAddress! + 16)
+            return 32
+        }
+    }
 
     /// The `traceparent` of a call this request makes: the same trace and flags, `span` as the call's span id.
     public func child(span: UInt64) -> String {
@@ -135,20 +141,29 @@ public struct TraceContext: Sendable, Equatable {
         }
     }
 
-    static func hexString(_ words: [UInt64]) -> String {
-        String(unsafeUninitializedCapacity: 16 * words.count) { b in
-            for (k, w) in words.enumerated() { FNV1a.writeHex(w, b.baseAddress! + 16 * k) }
-            return 16 * words.count
+    /// Writes the trace id's 32 hex digits into `out`.
+    func appendTraceID(to out: inout [UInt8]) {
+        Self.appendHex(traceHigh, to: &out)
+        Self.appendHex(traceLow, to: &out)
+    }
+
+    /// Writes `word` as 16 lowercase hex digits into `out`.
+    static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { b in
+            FNV1a.writeHex(word, b.baseAddress!)
+            out.append(contentsOf: UnsafeBufferPointer(b))
         }
     }
 
-    /// Writes the trace id's 32 hex digits into `out`.
-    func appendTraceID(to out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { b in
-            FNV1a.writeHex(traceHigh, b.baseAddress!)
-            FNV1a.writeHex(traceLow, b.baseAddress! + 16)
-            out.append(contentsOf: UnsafeBufferPointer(b))
-        }
+    /// The `traceparent` of the next call this request makes: a child with a span id of its own (`childSpan`).
+    public func child() -> String { child(span: Self.childSpan(of: spanID)) }
+
+    /// Span ids of outgoing calls: the request's span mixed with a process-wide counter (SplitMix64's output function),
+    /// so each call of a request, and of every request, gets its own without a system call.
+    private static let calls = Atomic<UInt64>(0)
+    static func childSpan(of span: UInt64) -> UInt64 {
+        let z = SplitMix64.scramble(span &+ calls.wrappingAdd(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15)
+        return z == 0 ? 1 : z
     }
 }
 

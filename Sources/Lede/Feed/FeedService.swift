@@ -470,13 +470,13 @@ public final class FeedService: Sendable {
         switch kind {
         case .becauseYouRead:
             guard let title = r.because else { return nil }
-            return ArticleTitle.key(r.lang.code == "en" ? "because:en:" : "because:" + r.lang.code + ":", title)
+            return ArticleTitle.key(Self.keyPrefix(.because, r.lang.code), title)
         case .continueReading:
             guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: now()) else { return nil }
-            return ArticleTitle.key(r.lang.code == "en" ? "continue:en:" : "continue:" + r.lang.code + ":", title)
+            return ArticleTitle.key(Self.keyPrefix(.continue, r.lang.code), title)
         case .nearby:
             guard let point = r.nearby else { return nil }
-            return (r.lang.code == "en" ? "nearby:en:" : "nearby:" + r.lang.code + ":") + GeoCell(point).key
+            return Self.keyPrefix(.nearby, r.lang.code) + GeoCell(point).key
         default:
             return nil
         }
@@ -554,13 +554,31 @@ public final class FeedService: Sendable {
     /// The shared part's key for a language and day (`shared:en:20419:true`), made without interpolation: every
     /// warm personal feed looks it up.
     static func sharedKey(_ lang: String, _ day: Int, _ isToday: Bool) -> String {
-        (lang == "en" ? "shared:en:" : "shared:" + lang + ":") + String(day) + (isToday ? ":true" : ":false")
+        keyPrefix(.shared, lang) + String(day) + (isToday ? ":true" : ":false")
     }
 
-    /// An answer with placeholders may be kept only until the earliest of their retries.
+    /// What a cache key of the feed names first.
+    enum KeyKind: String { case shared, because, `continue`, nearby
+        /// `kind:en:` as a literal: no string made for nearly every key.
+        var english: String {
+            switch self {
+            case .shared: return "shared:en:"
+            case .because: return "because:en:"
+            case .continue: return "continue:en:"
+            case .nearby: return "nearby:en:"
+            }
+        }
+    }
+
+    /// `kind:lang:`, the start of a cache key.
+    static func keyPrefix(_ kind: KeyKind, _ lang: String) -> String {
+        lang == "en" ? kind.english : kind.rawValue + ":" + lang + ":"
+    }
+
+    /// An answer with placeholders may be kept only until the earliest of their retries. (The usual English answers
+    /// carry `englishPersonalFields` / `englishSharedFields` instead: `assemble`.)
     func headers(_ r: FeedRequest, earliestRetry: Int? = nil) -> HTTPHeaders {
         if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.code, maxAge: earliestRetry) }
-        if r.lang.code == "en" { return r.isPersonal ? Self.englishPersonal : Self.englishShared }
         return Self.headers(personal: r.isPersonal, lang: r.lang.code)
     }
 

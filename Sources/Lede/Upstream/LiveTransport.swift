@@ -1,5 +1,4 @@
 import EventLoops
-import Synchronization
 import HTTPClient
 import HTTPServer
 
@@ -55,21 +54,13 @@ public final class LiveTransport: UpstreamTransport {
     private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], field: (name: String, value: String)?, body: [UInt8]) {
         var fields: [(String, String)] = []
         if let trace = TraceContext.current {
-            fields.append(("traceparent", trace.child(span: childSpan(of: trace))))
+            fields.append(("traceparent", trace.child()))
             if let state = trace.state { fields.append(("tracestate", state)) }
         }
         guard request.method == .post else { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
         if let auth = request.authorization { fields.append(("Authorization", auth)) }
         fields.append(("Content-Type", "application/x-www-form-urlencoded"))
         return (fields, nil, Array(UpstreamRequest.formEncode(request.form).utf8))
-    }
-
-    /// Span ids of upstream calls: the request's span mixed with a process-wide counter (SplitMix64's finaliser), so each
-    /// call of a request, and of every request, gets its own without a system call.
-    private static let calls = Atomic<UInt64>(0)
-    static func childSpan(of trace: TraceContext) -> UInt64 {
-        let z = SplitMix64.scramble(trace.spanID &+ calls.wrappingAdd(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15)
-        return z == 0 ? 1 : z
     }
 
     /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call
