@@ -256,7 +256,7 @@ enum ArticleScreen {
     }
 
     /// An article screen as kept: the answer, the same bytes with a short lifetime for when it is served past its own
-    /// (while its refresh runs), and when it was built.
+    /// (while its refresh runs; it shares the answer's bytes, so the cache counts them once), and when it was built.
     struct Kept: Sendable {
         var fresh: PreparedBody
         var stale: PreparedBody
@@ -286,13 +286,13 @@ enum ArticleScreen {
         if !complete, let previous, previous.complete, now - previous.builtAt <= staleBound {
             // The last good answer stays, briefly fresh (with the short lifetime), and is refreshed again after that.
             let kept = Kept(fresh: previous.stale, stale: previous.stale, builtAt: previous.builtAt, complete: true)
-            responses.insert(key, kept, cost: 2 * Responses.cost(of: previous.fresh), ttl: Double(shortTTL), staleFor: Double(completeTTL))
+            responses.insert(key, kept, cost: Responses.cost(of: previous.fresh), ttl: Double(shortTTL), staleFor: Double(completeTTL))
             return previous.stale
         }
         let ttl = complete ? completeTTL : shortTTL
         let fresh = Responses.preparedBody(body, headers: headers(lang: lang, maxAge: ttl))
         let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
-        responses.insert(key, kept, cost: 2 * Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
+        responses.insert(key, kept, cost: Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
         return fresh
     }
 
