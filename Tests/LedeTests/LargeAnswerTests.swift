@@ -55,7 +55,9 @@ final class LargeAnswerTests: FakeUpstreamTestCase {
         XCTAssertLessThanOrEqual(card.extractHtml.utf8.count, Card.previewLimit + 16)
     }
 
-    /// Two 2 MB hostile summaries read at once: `/healthz` still answers in well under 100 ms.
+    /// Two 2 MB hostile summaries read at once: `/healthz` still answers promptly. The bound is loose on purpose (a debug
+    /// build on a loaded 2-core CI machine): holding a loop with the text rules took 1.77 s in a release build; the
+    /// figures belong to BENCHMARKS.md, this test only tells a held loop from a free one.
     func testHealthStaysQuickWhileTwoHugeHostileSummariesAreRead() throws {
         fake.set("summary", .body(Self.hostileSummary(title: "Hostile", bytes: 2 << 20)))
         let port = server.port
@@ -76,7 +78,7 @@ final class LargeAnswerTests: FakeUpstreamTestCase {
             usleep(5_000)
         }
         print("healthz while two 2 MB hostile summaries are read: \(probes) probes, slowest \(String(format: "%.1f", slowest * 1000)) ms")
-        XCTAssertLessThan(slowest, 0.1)
+        XCTAssertLessThan(slowest, 0.5, "a loop was held while the summaries were read")
         for r in readers { while !r.isFinished { usleep(10_000) } }
         XCTAssertGreaterThanOrEqual(fake.requests(kind: "summary").count, 2)
     }
