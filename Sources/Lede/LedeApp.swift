@@ -12,6 +12,8 @@ public final class LedeApp: Sendable {
     public let reddit: RedditClient
     /// One Echo poll per user for the live bells (`/notifications/stream`).
     public let notifications: NotificationHub
+    /// The Saved tab over the user's reading lists.
+    public let saved: SavedService
     /// Encoded answers of the public content routes (compressed once, not per request).
     public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
@@ -50,6 +52,9 @@ public final class LedeApp: Sendable {
         hubSettings.firstPolls = options.upstreamGuard.maxConcurrent
         hubSettings.firstPollWait = options.firstPollWait
         notifications = NotificationHub(api: api, settings: hubSettings)
+        var savedSettings = SavedService.Settings()
+        savedSettings.edition = options.readingListsEdition
+        saved = SavedService(api: api, responses: responses, settings: savedSettings, logger: Logger(level: options.logLevel))
         register()
     }
 
@@ -69,6 +74,7 @@ public final class LedeApp: Sendable {
         FeedRoutes.register(on: router, service: feed)
         ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
+        SavedRoutes.register(on: router, service: saved)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)

@@ -31,6 +31,12 @@ final class UpstreamContractTests: XCTestCase {
             ("unread count", C.unreadCountRequest(en, "Bearer a"), C.unreadCountRequest(de, "Bearer b")),
             ("token", C.tokenRequest(en, "Bearer a"), C.tokenRequest(de, "Bearer b")),
             ("mark read", C.markReadRequest(en, "Bearer a", [1, 2], "t1"), C.markReadRequest(de, "Bearer b", nil, "t2")),
+            ("reading lists", C.readingListsRequest(en, "Bearer a", next: nil), C.readingListsRequest(de, "Bearer b", next: nil)),
+            ("reading lists setup", C.readingListsSetupRequest(en, "Bearer a"), C.readingListsSetupRequest(de, "Bearer b")),
+            ("reading list entries", C.readingListEntriesRequest(en, "Bearer a", list: 1, next: nil), C.readingListEntriesRequest(de, "Bearer b", list: 2, next: nil)),
+            ("reading list add", C.readingListAddRequest(en, "Bearer a", list: 1, project: "https://en.wikipedia.org", title: "A"),
+             C.readingListAddRequest(de, "Bearer b", list: 2, project: "https://de.wikipedia.org", title: "B")),
+            ("reading list delete", C.readingListDeleteRequest(en, "Bearer a", list: 1, entry: 5), C.readingListDeleteRequest(de, "Bearer b", list: 2, entry: 6)),
             ("reddit", RedditClient.request("cats"), RedditClient.request("EarthPorn")),
         ]
     }
@@ -41,7 +47,7 @@ final class UpstreamContractTests: XCTestCase {
         let common = zip(a.path, b.path).prefix { $0 == $1 }.map { $0.0 }
         var path = String(common)
         if path != a.path || path != b.path { path = String(path[..<(path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.endIndex)]) }
-        var wanted = [path, a.method == .post ? "POST" : "GET"]
+        var wanted = [path, a.method.rawValue]
         let pa = a.query + a.form, pb = b.query + b.form
         var names: [String] = []
         for (name, _) in pa + pb where !names.contains(name) { names.append(name) }

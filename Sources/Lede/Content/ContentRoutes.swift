@@ -17,8 +17,7 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
-            let key = "summary:\(lang.code):\(ArticleTitle.normalise(title))"
-            return Responses.prepared(responses, key: key, ttl: 300, headers: ["Content-Language": lang.code]) {
+            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.code]) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
@@ -76,6 +75,22 @@ enum ContentRoutes {
                 let items = ContentRules.search(prefix: prefix, fullText: fullText, lang: lang)
                 return SearchBody(query: q, lang: lang.code, items: items, match: ContentRules.match(q, in: items))
             }
+        }
+    }
+
+    /// Seconds a `/summary` answer (a card) is kept and may be kept by caches.
+    static let summaryTTL = 300
+
+    /// Where a `/summary` answer is kept in the responses cache.
+    static func summaryKey(_ lang: LanguageCode, _ title: String) -> String { "summary:\(lang.code):\(ArticleTitle.normalise(title))" }
+
+    /// The card `/summary` answers, as its prepared body (the very entry that route keeps: a card made here serves
+    /// `/summary` too, and the other way round).
+    static func summaryCard(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
+        let key = summaryKey(lang, title)
+        if let warm = responses.cachedValue(key, as: PreparedBody.self) { return warm }
+        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.code]) {
+            Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         }
     }
 

@@ -35,15 +35,18 @@ public enum Responses {
     public static func prepared<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
                                               make: @escaping @Sendable () async throws -> T) -> HandlerResult {
         if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
+        return async { .prepared(try await preparedValue(cache, key: key, ttl: ttl, headers: headers, make: make)) }
+    }
+
+    /// What `prepared` answers, made (or joined, when another request is making it) off the loop.
+    public static func preparedValue<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
+                                                     make: @escaping @Sendable () async throws -> T) async throws -> PreparedBody {
         var fields = headers
         fields.set("Cache-Control", "public, max-age=\(ttl)")
         let kept = fields
-        return async {
-            let body: PreparedBody = try await cache.value(key, ttl: Double(ttl)) {
-                let prepared = preparedBody(try await make(), headers: kept)   // upstream errors propagate
-                return (prepared, cost(of: prepared))
-            }
-            return .prepared(body)
+        return try await cache.value(key, ttl: Double(ttl)) {
+            let prepared = preparedBody(try await make(), headers: kept)   // upstream errors propagate
+            return (prepared, cost(of: prepared))
         }
     }
 
@@ -66,6 +69,7 @@ public enum Responses {
     public static func problem(_ error: Error) -> HTTPResponse {
         if let p = error as? Problem { return p.response }
         if let u = error as? UpstreamError { return Problem(upstream: u).response }
+        if let r = error as? ReadingListsFailure { return Problem(readingLists: r).response }
         return Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.").response
     }
 

@@ -195,6 +195,22 @@ extension FileInfo: Decodable {
 
 /// `meta=siteinfo&siprop=general`: the edition's main page, among much else left unread.
 struct SiteInfoQuery: Decodable {
-    struct General: Decodable { var mainpage: String? }
+    struct General: Decodable, Sendable {
+        var mainpage: String?
+        /// `readinglists-config.maxEntriesPerList`, on wikis with the ReadingLists extension.
+        var maxEntriesPerList: Int?
+        enum CodingKeys: String, CodingKey { case mainpage, readinglists = "readinglists-config" }
+        struct ReadingListsConfig: Decodable {
+            var maxEntriesPerList: Int?
+            enum CodingKeys: String, CodingKey { case maxEntriesPerList }
+            init(from decoder: Decoder) throws { maxEntriesPerList = try decoder.container(keyedBy: CodingKeys.self).lenientInt(.maxEntriesPerList) }
+        }
+        init(mainpage: String?, maxEntriesPerList: Int? = nil) { self.mainpage = mainpage; self.maxEntriesPerList = maxEntriesPerList }
+        init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            mainpage = c.lenientString(.mainpage)
+            maxEntriesPerList = c.lenient(ReadingListsConfig.self, .readinglists)?.maxEntriesPerList
+        }
+    }
     var general: General?
 }

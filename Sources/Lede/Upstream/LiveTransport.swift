@@ -48,7 +48,7 @@ public final class LiveTransport: UpstreamTransport {
     }
 
     /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request. A GET's one field, its
-    /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's come in `fields`.
+    /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's or DELETE's come in `fields`.
     /// With a request's trace current, its `traceparent` (a child: a new span id whose parent is the request's span) and
     /// `tracestate` go along.
     private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], field: (name: String, value: String)?, body: [UInt8]) {
@@ -57,10 +57,18 @@ public final class LiveTransport: UpstreamTransport {
             fields.append(("traceparent", trace.child()))
             if let state = trace.state { fields.append(("tracestate", state)) }
         }
-        guard request.method == .post else { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
+        if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
         if let auth = request.authorization { fields.append(("Authorization", auth)) }
-        fields.append(("Content-Type", "application/x-www-form-urlencoded"))
-        return (fields, nil, Array(UpstreamRequest.formEncode(request.form).utf8))
+        switch request.method {
+        case .post where !request.json.isEmpty:
+            fields.append(("Content-Type", "application/json"))
+            return (fields, nil, request.json)
+        case .post:
+            fields.append(("Content-Type", "application/x-www-form-urlencoded"))
+            return (fields, nil, Array(UpstreamRequest.formEncode(request.form).utf8))
+        default:
+            return (fields, nil, [])   // DELETE: no body
+        }
     }
 
     /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call

@@ -3,17 +3,17 @@ import HTTPClient
 /// it on the network; the embedded transport answers it from bundled data. Both return the raw bytes, so
 /// every answer goes through the same decoders in `WikimediaClient`.
 public struct UpstreamRequest: Sendable, Equatable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public enum Method: String, Sendable { case get = "GET", post = "POST", delete = "DELETE" }
 
     /// What the request asks for, in one shared box: a request is copied into every async frame on its way out (six
     /// of them for the badge), and a copy is then one reference and the credentials, not seven strings and arrays.
     /// Copy-on-write: changed only where uniquely referenced.
     private final class Storage: @unchecked Sendable {   // @unchecked: never mutated once shared (every setter copies unless unique).
-        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], kind: String
+        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: String
         var prepared: PreparedUpstreamRequest?
-        init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], kind: String,
+        init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: String,
              prepared: PreparedUpstreamRequest?) {
-            self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form; self.kind = kind
+            self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form; self.json = json; self.kind = kind
             self.prepared = prepared
         }
     }
@@ -22,7 +22,7 @@ public struct UpstreamRequest: Sendable, Equatable {
     private mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&storage) {
             let s = storage
-            storage = Storage(method: s.method, lang: s.lang, path: s.path, query: s.query, form: s.form, kind: s.kind, prepared: s.prepared)
+            storage = Storage(method: s.method, lang: s.lang, path: s.path, query: s.query, form: s.form, json: s.json, kind: s.kind, prepared: s.prepared)
         }
         return storage
     }
@@ -50,6 +50,12 @@ public struct UpstreamRequest: Sendable, Equatable {
         get { storage.form }
         set { let s = unique(); s.form = newValue; s.prepared = nil }
     }
+    /// A JSON body (`application/json`) for a POST to a REST interface (the reading lists'); a POST without one sends
+    /// `form`.
+    public var json: [UInt8] {
+        get { storage.json }
+        set { let s = unique(); s.json = newValue; s.prepared = nil }
+    }
     /// The ready-made form a transport gave this request (`UpstreamTransport.prepare`) for a call repeated many
     /// times: its URL encoded and parsed, its request head written. Dropped when the method, language, path,
     /// query or form change; `authorization` is sent per call. Not part of equality.
@@ -67,14 +73,14 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var authorization: String?
 
     public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
-                authorization: String? = nil, kind: String) {
-        storage = Storage(method: method, lang: lang, path: path, query: query, form: form, kind: kind, prepared: nil)
+                json: [UInt8] = [], authorization: String? = nil, kind: String) {
+        storage = Storage(method: method, lang: lang, path: path, query: query, form: form, json: json, kind: kind, prepared: nil)
         self.authorization = authorization
     }
 
     public static func == (a: UpstreamRequest, b: UpstreamRequest) -> Bool {
         a.method == b.method && a.lang == b.lang && a.path == b.path && a.authorization == b.authorization && a.kind == b.kind
-            && a.query.elementsEqual(b.query, by: ==) && a.form.elementsEqual(b.form, by: ==)
+            && a.query.elementsEqual(b.query, by: ==) && a.form.elementsEqual(b.form, by: ==) && a.json == b.json
     }
 
     /// `path?query`, percent-encoded the way Wikimedia expects (`|` as `%7C`, space as `%20`).

@@ -33,6 +33,19 @@ public protocol WikimediaAPI: Sendable {
     func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo]
     /// The edition's main page (`meta=siteinfo`, `general.mainpage`): `Main Page` on en, `Wikipedia:Hauptseite` on de.
     func mainPage(lang: LanguageCode) async throws -> String
+
+    // The user's reading lists (ReadingLists.swift), on one edition's interface: user-bound, never cached.
+    /// Every list of the user; throws `ReadingListsFailure.notSetUp` when sync was never set up.
+    func readingLists(edition: LanguageCode, authorization: String) async throws -> [ReadingList]
+    /// Sets up sync (creates the default list); a user set up already counts as done.
+    func setUpReadingLists(edition: LanguageCode, authorization: String) async throws
+    /// Every entry of a list, most recently updated first.
+    func readingListEntries(edition: LanguageCode, authorization: String, list: Int) async throws -> [ReadingListEntry]
+    /// Adds a page; a page the list holds already comes back with `duplicate`.
+    func addReadingListEntry(edition: LanguageCode, authorization: String, list: Int, project: String, title: String) async throws -> (entry: ReadingListEntry?, duplicate: Bool)
+    func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws
+    /// The most entries a list may hold, when the wiki publishes it.
+    func readingListEntryLimit(edition: LanguageCode) async throws -> Int?
 }
 
 extension WikimediaAPI {

@@ -311,11 +311,17 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// Asked once per edition a day (an edition's main page changes about never).
     public func mainPage(lang: LanguageCode) async throws -> String {
+        guard let main = try await siteGeneral(lang: lang).mainpage, !main.isEmpty else { throw UpstreamError.malformed("siteinfo: no general.mainpage") }
+        return main
+    }
+
+    /// The edition's `meta=siteinfo` general facts, kept a day.
+    func siteGeneral(lang: LanguageCode) async throws -> SiteInfoQuery.General {
         let req = Self.siteInfoRequest(lang)
         return try await cache.value("siteinfo:\(lang.code)", ttl: 86_400) { [self] in
             let (q, size) = try await action(req, as: SiteInfoQuery.self)
-            guard let main = q.general?.mainpage, !main.isEmpty else { throw UpstreamError.malformed("siteinfo: no general.mainpage") }
-            return (main, size)
+            guard let general = q.general else { throw UpstreamError.malformed("siteinfo: no general") }
+            return (general, size)
         }
     }
 
@@ -362,6 +368,10 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         var unread: UpstreamRequest?
     }
     private let languages = Mutex<[String: Language]>([:])
+
+    /// One REST exchange whatever its status (redirects followed): for interfaces whose error bodies say more than
+    /// their status (the reading lists').
+    func restAnswer(_ req: UpstreamRequest) async throws -> UpstreamResponse { try await exchange(req).0 }
 
     /// One call with its redirects followed (GET only, same origin and base path, at most `maxRedirects`).
     /// Returns the final answer and whether a redirect was followed.

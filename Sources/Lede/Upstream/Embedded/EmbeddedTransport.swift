@@ -8,7 +8,8 @@ import HTTPServer
 /// Coverage: languages en, de, it. Featured feeds for the 7 days up to `referenceDate` (2026-11-20); any other
 /// date gets the snapshot of the reference date (documented in the README). Demo users for notifications:
 /// `Bearer demo-alice` (more than 99 unread) and `Bearer demo-bob`; any other token is refused like upstream
-/// refuses an invalid OAuth token. Marking read changes this process's copy only.
+/// refuses an invalid OAuth token. Marking read changes this process's copy only. Reading lists: see
+/// `EmbeddedReadingLists` (the same demo users; saves and removals change this process's copy only).
 public final class EmbeddedTransport: UpstreamTransport, Sendable {
     public static let referenceDate = FeedDate(year: 2026, month: 11, day: 20)!
     public static let languages = ["en", "de", "it"]
@@ -21,11 +22,16 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         return e
     }()
 
-    public init() {
+    /// The reading lists' interface (the Saved tab).
+    public let readingLists: EmbeddedReadingLists
+
+    public init(readingLists: EmbeddedReadingLists = .demo()) {
         readState = Mutex(EmbeddedNotifications.initiallyRead)
+        self.readingLists = readingLists
     }
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        if EmbeddedReadingLists.handles(request.path) { return readingLists.answer(request) }
         guard EmbeddedTransport.languages.contains(request.lang) else {
             return notFound("The embedded data does not cover language '\(request.lang)' (it has en, de and it); run with --upstream 'https://{lang}.wikipedia.org' for live data.")
         }
@@ -59,7 +65,7 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         }
         if q["meta"] == "siteinfo" {
             let main = EmbeddedArticles.mainPages[request.lang] ?? "Main Page"
-            return raw("{\"batchcomplete\":true,\"query\":{\"general\":{\"mainpage\":\"\(main)\",\"sitename\":\"Wikipedia\",\"lang\":\"\(request.lang)\"}}}")
+            return raw("{\"batchcomplete\":true,\"query\":{\"general\":{\"mainpage\":\"\(main)\",\"sitename\":\"Wikipedia\",\"lang\":\"\(request.lang)\",\"readinglists-config\":{\"maxListsPerUser\":100,\"maxEntriesPerList\":\(readingLists.settings.maxEntries),\"deletedRetentionDays\":30}}}}")
         }
         if q["action"] == "parse" {
             let page = resolved(q["page"])

@@ -1,0 +1,100 @@
+import Foundation
+import HTTPServer
+
+/// The Saved tab's rules, without sockets: which edition an entry belongs to, which entries are one article (spellings
+/// merged under MediaWiki's title rules), the tab's order, its entity tag and its pages.
+public enum SavedRules {
+    /// One saved article as the tab shows it: every entry that names it (one per spelling the apps saved).
+    public struct Item: Sendable, Equatable {
+        public var lang: LanguageCode
+        /// The display form (`Albert Einstein`).
+        public var title: String
+        /// When it was saved (the newest spelling's `created`).
+        public var savedAt: String?
+        public var updated: String?
+        public var entryIDs: [Int]
+    }
+
+    /// The wiki origin an article of `lang` is saved under (`https://de.wikipedia.org`).
+    public static func project(_ lang: LanguageCode) -> String { "https://\(lang.code).wikipedia.org" }
+
+    /// The edition of a wiki origin (`https://de.wikipedia.org`, also `http:`, protocol-relative, the mobile host or a
+    /// trailing `/`); nil for anything but a Wikipedia edition Lede knows (a Wiktionary entry has no card here).
+    public static func edition(ofProject project: String) -> LanguageCode? {
+        var host = Substring(project)
+        for scheme in ["https://", "http://", "//"] where host.lowercased().hasPrefix(scheme) { host = host.dropFirst(scheme.count); break }
+        while host.hasSuffix("/") { host = host.dropLast() }
+        let lower = host.lowercased()
+        guard lower.hasSuffix(".wikipedia.org") else { return nil }
+        var code = lower.dropLast(".wikipedia.org".count)
+        if code.hasSuffix(".m") { code = code.dropLast(2) }
+        guard !code.isEmpty, !code.contains(".") else { return nil }
+        return LanguageCode(String(code))
+    }
+
+    /// A title under MediaWiki's rules, in the display form every write and comparison uses: underscores as spaces,
+    /// runs of spaces as one, no space around it, the first letter upper-case (`albert_Einstein` → `Albert Einstein`).
+    public static func canonicalTitle(_ title: String) -> String { ArticleTitle.display(title) }
+
+    /// The tab: entries of known editions merged by (edition, canonical title), most recently updated first (the
+    /// order upstream sends, kept stable; a merged article sits where its newest spelling does).
+    public static func merge(_ entries: [ReadingListEntry]) -> (items: [Item], skipped: Int) {
+        var items: [Item] = []
+        var index: [String: Int] = [:]
+        var skipped = 0
+        // Stable by `updated`, newest first: ISO 8601 timestamps of one form compare as strings.
+        let ordered = entries.enumerated().sorted { a, b in
+            let ua = a.element.updated ?? "", ub = b.element.updated ?? ""
+            return ua != ub ? ua > ub : a.offset < b.offset
+        }.map(\.element)
+        for e in ordered {
+            guard let lang = edition(ofProject: e.project) else { skipped += 1; continue }
+            let title = canonicalTitle(e.title)
+            let key = lang.code + "\u{0}" + title
+            if let i = index[key] { items[i].entryIDs.append(e.id); continue }
+            index[key] = items.count
+            items.append(Item(lang: lang, title: title, savedAt: e.created, updated: e.updated, entryIDs: [e.id]))
+        }
+        return (items, skipped)
+    }
+
+    /// The items naming this article (at most one after `merge`).
+    public static func find(_ items: [Item], lang: LanguageCode, title: String) -> Item? {
+        let wanted = canonicalTitle(title)
+        return items.first { $0.lang == lang && $0.title == wanted }
+    }
+
+    /// The list's state as an entity tag (weak: a card inside may change while the list does not): the entries, their
+    /// order and times, and the page asked for.
+    public static func entityTag(_ items: [Item], syncEnabled: Bool, offset: Int, limit: Int) -> String {
+        var h = FNV1a.value(Array("saved:\(syncEnabled):\(offset):\(limit)".utf8))
+        for item in items {
+            h = FNV1a.mix(h, UInt64(truncatingIfNeeded: FNV1a.value(Array((item.lang.code + "|" + item.title + "|" + (item.savedAt ?? "") + "|" + (item.updated ?? "")).utf8))))
+            for id in item.entryIDs { h = FNV1a.mix(h, UInt64(bitPattern: Int64(id))) }
+        }
+        return "W/\"" + FNV1a.hex(h) + "\""
+    }
+
+    /// Whether an `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2).
+    public static func matches(ifNoneMatch: String?, tag: String) -> Bool {
+        guard let inm = ifNoneMatch else { return false }
+        let opaque = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+        for candidate in inm.split(separator: ",") {
+            var c = candidate.trimmingCharacters(in: .whitespaces)
+            if c == "*" { return true }
+            if c.hasPrefix("W/") { c = String(c.dropFirst(2)) }
+            if c == opaque { return true }
+        }
+        return false
+    }
+
+    /// The opaque `continue` of a page that starts at `offset` (`o50`).
+    public static func continueToken(_ offset: Int) -> String { "o\(offset)" }
+
+    /// The offset a `continue` names; nil when it is not one this route wrote.
+    public static func offset(ofContinue raw: String) -> Int? {
+        let u = Array(raw.utf8)
+        guard u.count >= 2, u.count <= 7, u[0] == UInt8(ascii: "o"), u.dropFirst().allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int(raw.dropFirst())
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import HTTPServer
+
+/// The Saved tab over the user's default reading list (docs/UPSTREAM.md, "Reading lists"): Lede keeps nothing of the
+/// user's; every answer is read from the extension when it is asked for, and cards come from the summary cache.
+public final class SavedService: Sendable {
+    public struct Settings: Sendable {
+        /// The edition whose interface holds the lists (`--reading-lists-edition`).
+        public var edition = LanguageCode.english
+        /// Cards fetched at once for one answer (each also under the per-origin bound of the upstream guard).
+        public var cardConcurrency = 64
+        /// Deletes sent at once by a delete-all.
+        public var deleteConcurrency = 4
+        public init() {}
+    }
+
+    let api: WikimediaAPI
+    let responses: UpstreamCache
+    let settings: Settings
+    let logger: Logger
+
+    public init(api: WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
+        self.api = api; self.responses = responses; self.settings = settings; self.logger = logger
+    }
+
+    var edition: LanguageCode { settings.edition }
+
+    /// The user's default list as the tab shows it. A user who never set up sync has none: nothing is created by a read.
+    public struct Tab: Sendable {
+        public var syncEnabled: Bool
+        public var list: Int?
+        public var items: [SavedRules.Item]
+        /// Every entry id of the list, those of other projects too (what a delete-all removes).
+        public var allEntryIDs: [Int]
+    }
+
+    public func tab(authorization: String) async throws -> Tab {
+        let lists: [ReadingList]
+        do { lists = try await api.readingLists(edition: edition, authorization: authorization) }
+        catch ReadingListsFailure.notSetUp { return Tab(syncEnabled: false, list: nil, items: [], allEntryIDs: []) }
+        guard let list = lists.first(where: \.isDefault) else { return Tab(syncEnabled: true, list: nil, items: [], allEntryIDs: []) }
+        let entries = try await api.readingListEntries(edition: edition, authorization: authorization, list: list.id)
+        let (items, skipped) = SavedRules.merge(entries)
+        if skipped > 0 { logger.info("saved entries of other projects left out of the tab", [("count", "\(skipped)")]) }
+        return Tab(syncEnabled: true, list: list.id, items: items, allEntryIDs: entries.map(\.id))
+    }
+
+    /// The default list's id for a write: sync set up first when the user never did (once), then the lists read again.
+    func defaultList(authorization: String) async throws -> Int {
+        var lists: [ReadingList]
+        do { lists = try await api.readingLists(edition: edition, authorization: authorization) }
+        catch ReadingListsFailure.notSetUp {
+            try await api.setUpReadingLists(edition: edition, authorization: authorization)
+            lists = try await api.readingLists(edition: edition, authorization: authorization)
+        }
+        guard let list = lists.first(where: \.isDefault) else { throw UpstreamError.malformed("reading lists: no default list") }
+        return list.id
+    }
+
+    /// The card of an item: the summary cache's, or fetched (and kept there); nil when upstream fails for it.
+    func card(_ item: SavedRules.Item) async -> [UInt8]? {
+        if let warm = responses.cachedValue(ContentRoutes.summaryKey(item.lang, item.title), as: PreparedBody.self) { return warm.identity }
+        return try? await ContentRoutes.summaryCard(api: api, responses: responses, lang: item.lang, title: item.title).identity
+    }
+
+    /// The warm cards of `items` by index, without waiting.
+    func warmCards(_ items: ArraySlice<SavedRules.Item>) -> [Int: [UInt8]] {
+        var out: [Int: [UInt8]] = [:]
+        for i in items.indices {
+            if let warm = responses.cachedValue(ContentRoutes.summaryKey(items[i].lang, items[i].title), as: PreparedBody.self) { out[i] = warm.identity }
+        }
+        return out
+    }
+
+    /// The cards of `items` not in `known`, fetched at most `cardConcurrency` at once; each handed to `landed` (index,
+    /// card or nil) as it arrives, in the order they land.
+    func fetchCards(_ items: ArraySlice<SavedRules.Item>, known: Set<Int>,
+                    landed: (Int, [UInt8]?) async throws -> Void) async throws {
+        let wanted = items.indices.filter { !known.contains($0) }
+        try await withThrowingTaskGroup(of: (Int, [UInt8]?).self) { group in
+            var next = 0
+            func start() {
+                guard next < wanted.count else { return }
+                let i = wanted[next], item = items[i]
+                next += 1
+                group.addTask { [self] in (i, await card(item)) }
+            }
+            for _ in 0..<min(settings.cardConcurrency, wanted.count) { start() }
+            for try await (i, card) in group {
+                try await landed(i, card)
+                start()
+            }
+        }
+    }
+
+    /// Saves an article (sync set up first when needed). False when the list held it already, under any spelling.
+    public func save(authorization: String, lang: LanguageCode, title: String) async throws -> (created: Bool, item: SavedRules.Item?) {
+        let list = try await defaultList(authorization: authorization)
+        let entries = try await api.readingListEntries(edition: edition, authorization: authorization, list: list)
+        if let held = SavedRules.find(SavedRules.merge(entries).items, lang: lang, title: title) { return (false, held) }
+        do {
+            let (entry, duplicate) = try await api.addReadingListEntry(edition: edition, authorization: authorization, list: list,
+                                                                       project: SavedRules.project(lang), title: SavedRules.canonicalTitle(title))
+            let item = entry.map { SavedRules.Item(lang: lang, title: SavedRules.canonicalTitle(title), savedAt: $0.created, updated: $0.updated, entryIDs: [$0.id]) }
+            return (!duplicate, item)
+        } catch ReadingListsFailure.entryLimit {
+            let limit = try? await api.readingListEntryLimit(edition: edition)
+            throw SavedService.limitProblem(limit ?? nil)
+        }
+    }
+
+    /// Removes an article, every spelling of it; nothing to do (also no sync) is success.
+    public func remove(authorization: String, lang: LanguageCode, title: String) async throws {
+        let tab = try await tab(authorization: authorization)
+        guard let list = tab.list, let item = SavedRules.find(tab.items, lang: lang, title: title) else { return }
+        let failed = await delete(item.entryIDs, list: list, authorization: authorization)
+        if let e = failed.first?.error { throw e }
+    }
+
+    /// Empties the default list, entry by entry (never the extension's teardown, which drops every list of the user):
+    /// the number of entries removed.
+    public func removeAll(authorization: String) async throws -> Int {
+        let tab = try await tab(authorization: authorization)
+        guard let list = tab.list else { return 0 }
+        let failed = await delete(tab.allEntryIDs, list: list, authorization: authorization)
+        let removed = tab.allEntryIDs.count - failed.count
+        if let first = failed.first {
+            if case ReadingListsFailure.anonymous = first.error { throw first.error }
+            if let u = first.error as? UpstreamError, u == .notAuthorised { throw u }
+            throw Problem(status: 502, slug: "saved-partly-removed",
+                          detail: "\(removed) of \(tab.allEntryIDs.count) saved articles were removed; Wikipedia refused or did not answer for the rest. Retry to remove them.",
+                          headers: ["Retry-After": "5"], extensions: [("removed", "\(removed)"), ("remaining", "\(failed.count)")])
+        }
+        return removed
+    }
+
+    /// Deletes entries, `deleteConcurrency` at once, each retried once on a transient failure (a delete is idempotent:
+    /// one that is gone already counts as done). The entries that could not be deleted, with why.
+    func delete(_ ids: [Int], list: Int, authorization: String) async -> [(id: Int, error: any Error)] {
+        await withTaskGroup(of: (Int, (any Error)?).self) { group in
+            var next = 0, failed: [(id: Int, error: any Error)] = []
+            func start() {
+                guard next < ids.count else { return }
+                let id = ids[next]
+                next += 1
+                group.addTask { [self] in (id, await deleteOne(id, list: list, authorization: authorization)) }
+            }
+            for _ in 0..<min(settings.deleteConcurrency, ids.count) { start() }
+            for await (id, error) in group {
+                if let error { failed.append((id, error)) }
+                start()
+            }
+            return failed
+        }
+    }
+
+    private func deleteOne(_ id: Int, list: Int, authorization: String) async -> (any Error)? {
+        for attempt in 0..<2 {
+            do {
+                try await api.deleteReadingListEntry(edition: edition, authorization: authorization, list: list, entry: id)
+                return nil
+            } catch ReadingListsFailure.noSuchEntry {
+                return nil
+            } catch let e as UpstreamError where attempt == 0 && SavedService.isTransient(e) {
+                continue
+            } catch {
+                return error
+            }
+        }
+        return UpstreamError.unavailable(status: 0)
+    }
+
+    static func isTransient(_ e: UpstreamError) -> Bool {
+        switch e {
+        case .timeout, .unavailable: return true
+        default: return false
+        }
+    }
+
+    static func limitProblem(_ limit: Int?) -> Problem {
+        Problem(status: 409, slug: "saved-limit",
+                detail: limit.map { "The Saved list holds \($0) articles, as many as Wikipedia allows; remove some to save more." }
+                    ?? "The Saved list holds as many articles as Wikipedia allows; remove some to save more.",
+                extensions: limit.map { [("limit", "\($0)")] } ?? [])
+    }
+}
+
+extension Problem {
+    /// What the reading lists' own refusals mean to the client (the other failures are upstream errors as for every call).
+    init(readingLists e: ReadingListsFailure) {
+        switch e {
+        case .notSetUp:
+            self.init(status: 409, slug: "saved-not-set-up", detail: "Saving is not set up for this account yet; save an article to set it up.")
+        case .entryLimit:
+            self = SavedService.limitProblem(nil)
+        case .anonymous:
+            self.init(status: 401, slug: "saved-needs-account",
+                      detail: "Saved articles need a registered Wikipedia account; anonymous and temporary accounts cannot keep reading lists.",
+                      headers: ["WWW-Authenticate": "Bearer"])
+        case .noSuchEntry:
+            self.init(status: 404, slug: "not-found", detail: "That saved article is gone already.")
+        case .rejected(let key):
+            self.init(status: 400, slug: "saved-rejected", detail: "Wikipedia's reading lists refused this request (\(key)).",
+                      extensions: [("errorKey", JSONText.quote(key))])
+        }
+    }
+}
