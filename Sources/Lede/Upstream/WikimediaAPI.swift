@@ -52,6 +52,18 @@ extension WikimediaAPI {
     /// An API that cannot tell (a stand-in) knows no main page: every article keeps its contents.
     public func mainPage(lang: LanguageCode) async throws -> String { throw UpstreamError.notFound("no siteinfo") }
 
+    // A stand-in with no reading lists: as a wiki without the extension answers.
+    public func readingLists(edition: LanguageCode, authorization: String) async throws -> [ReadingList] { throw UpstreamError.unavailable(status: 404) }
+    public func setUpReadingLists(edition: LanguageCode, authorization: String) async throws { throw UpstreamError.unavailable(status: 404) }
+    public func readingListEntries(edition: LanguageCode, authorization: String, list: Int) async throws -> [ReadingListEntry] {
+        throw UpstreamError.unavailable(status: 404)
+    }
+    public func addReadingListEntry(edition: LanguageCode, authorization: String, list: Int, project: String, title: String) async throws -> (entry: ReadingListEntry?, duplicate: Bool) {
+        throw UpstreamError.unavailable(status: 404)
+    }
+    public func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws { throw UpstreamError.unavailable(status: 404) }
+    public func readingListEntryLimit(edition: LanguageCode) async throws -> Int? { nil }
+
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
         try await notifications(lang: lang, authorization: authorization, filter: .unread, limit: 1, continueFrom: nil).rawcount
     }
