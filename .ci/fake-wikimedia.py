@@ -2,7 +2,9 @@
 """A fake Wikimedia for CI's second schemathesis run: Wikimedia's real answers (Tests/Fixtures/wikimedia) where they
 were recorded, realistic ones elsewhere, and the Action API's manners — errors as {"error": {...}} with HTTP 200, a
 notifications `continue` it did not issue refused as badcontinue, a token it does not know refused as
-mwoauth-invalid-authorization (the demo tokens are the known ones), a REST 404 for a page that does not exist.
+mwoauth-invalid-authorization (the demo tokens are the known ones), a REST 404 for a page that does not exist, and the
+ReadingLists extension's REST interface (its error bodies {errorKey, messageTranslations, httpCode, httpReason}, `next`
+pages, `duplicate: true`): demo-alice has a list of three, demo-bob never set up sync (a save sets it up).
 Usage: fake-wikimedia.py PORT FIXTURES_DIR   (loopback only; runs until killed)."""
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,9 +51,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.route(parse_qs(urlparse(self.path).query))
 
+    def do_DELETE(self):
+        self.raw_body = b""
+        self.route({})
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
-        form = parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+        self.raw_body = self.rfile.read(length)
+        form = parse_qs(self.raw_body.decode("utf-8", "replace")) if b"=" in self.raw_body else {}
         query = parse_qs(urlparse(self.path).query)
         query.update(form)
         self.route(query)
@@ -62,6 +69,8 @@ class Handler(BaseHTTPRequestHandler):
         lang = parts[1] if len(parts) > 1 else "en"
         rest = "/" + "/".join(parts[2:])
         one = lambda k: (q.get(k) or [""])[0]
+        if rest == RL or rest.startswith(RL + "/"):
+            return self.reading_lists(rest[len(RL):], one)
         if rest.startswith("/api/rest_v1/feed/featured/"):
             return self.answer(200, FEED_VI if lang == "vi" else FEED_EN)
         if rest.startswith("/api/rest_v1/page/summary/"):
@@ -135,6 +144,73 @@ class Handler(BaseHTTPRequestHandler):
         if generator in ("search", "random"):
             return self.answer(200, FULLTEXT)
         return self.answer(200, action_error("badvalue", "Unrecognized value for parameter \"action\": %s." % one("action")))
+
+    def rl_error(self, status, key):
+        reason = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}.get(status, "Error")
+        return self.answer(status, json.dumps({"errorKey": key, "messageTranslations": {"en": key}, "httpCode": status, "httpReason": reason}).encode())
+
+    def reading_lists(self, rest, one):
+        token = (self.headers.get("Authorization") or "")[len("Bearer "):]
+        if token not in READING_LISTS:
+            return self.rl_error(401, "rest-permission-denied-anon")
+        user = READING_LISTS[token]
+        parts = [p for p in rest.split("/") if p]
+        method = self.command
+        if method == "POST" and parts == ["setup"]:
+            if user["setup"]:
+                return self.rl_error(400, "readinglists-db-error-already-set-up")
+            user["setup"] = True
+            return self.answer(200, json.dumps({"default": {"id": user["id"], "name": "default", "default": True}}).encode())
+        if not user["setup"]:
+            return self.rl_error(400, "readinglists-db-error-not-set-up")
+        if method == "GET" and not parts:
+            return self.answer(200, json.dumps({"lists": [{"id": user["id"], "name": "default", "default": True, "description": "",
+                                                           "created": "2025-01-01T00:00:00Z", "updated": "2026-11-20T10:00:00Z"}]}).encode())
+        if len(parts) < 2 or parts[1] != "entries" or parts[0] != str(user["id"]):
+            return self.rl_error(404, "readinglists-db-error-no-such-list")
+        entries = user["entries"]
+        if method == "GET" and len(parts) == 2:
+            start = int(one("next") or 0)
+            limit = min(100, int(one("limit") or 10))
+            page = {"entries": entries[start:start + limit]}
+            if start + limit < len(entries):
+                page["next"] = str(start + limit)
+            return self.answer(200, json.dumps(page).encode())
+        if method == "POST" and len(parts) == 2:
+            try:
+                body = json.loads(self.raw_body or b"{}")
+                project, title = body["project"], body["title"]
+            except (ValueError, KeyError, TypeError):
+                return self.rl_error(400, "rest-bad-json-body")
+            for e in entries:
+                if e["project"] == project and e["title"] == title:
+                    return self.answer(200, json.dumps({"id": e["id"], "entry": e, "duplicate": True}).encode())
+            if len(entries) >= 5000:
+                return self.rl_error(400, "readinglists-db-error-entry-limit")
+            READING_LISTS["next_id"] += 1
+            e = {"id": READING_LISTS["next_id"], "listId": user["id"], "project": project, "title": title,
+                 "created": "2026-11-21T00:00:00Z", "updated": "2026-11-21T00:00:00Z"}
+            entries.insert(0, e)
+            return self.answer(200, json.dumps({"id": e["id"], "entry": e}).encode())
+        if method == "DELETE" and len(parts) == 3:
+            for i, e in enumerate(entries):
+                if str(e["id"]) == parts[2]:
+                    del entries[i]
+                    return self.answer(200, b"{}")
+            return self.rl_error(404, "readinglists-db-error-no-such-list-entry")
+        return self.rl_error(404, "rest-no-match")
+
+
+RL = "/w/rest.php/readinglists/v0/lists"
+READING_LISTS = {
+    "next_id": 100,
+    "demo-alice": {"setup": True, "id": 7, "entries": [
+        {"id": 11, "listId": 7, "project": "https://en.wikipedia.org", "title": "Dog", "created": "2026-11-20T09:00:00Z", "updated": "2026-11-20T09:00:00Z"},
+        {"id": 12, "listId": 7, "project": "https://en.wikipedia.org", "title": "Moscow", "created": "2026-11-19T09:00:00Z", "updated": "2026-11-19T09:00:00Z"},
+        {"id": 13, "listId": 7, "project": "https://en.wiktionary.org", "title": "dog", "created": "2026-11-18T09:00:00Z", "updated": "2026-11-18T09:00:00Z"},
+    ]},
+    "demo-bob": {"setup": False, "id": 8, "entries": []},
+}
 
 
 server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)

@@ -24,7 +24,7 @@ enum SavedRoutes {
             return Responses.async {
                 let tab = try await service.tab(authorization: auth)
                 let page = Page(tab: tab, offset: offset, limit: limit)
-                var headers = HTTPHeaders([("Cache-Control", revalidate), ("Vary", "Accept, Authorization")])
+                var headers = HTTPHeaders([("Cache-Control", revalidate), ("Vary", "Accept, Accept-Encoding, Authorization")])
                 if !streamed {
                     let tag = SavedRules.entityTag(tab.items, syncEnabled: tab.syncEnabled, offset: offset, limit: limit)
                     headers.set("ETag", tag)

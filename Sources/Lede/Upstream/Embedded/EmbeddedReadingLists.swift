@@ -7,7 +7,8 @@ import HTTPServer
 /// httpCode, httpReason}`. A demo: the lists live in this process's memory, and writes change them until it exits.
 /// `Bearer demo-alice` has a default list of a dozen articles across en and de (some saved with underscores, one saved
 /// under two spellings, one under a title that is now a redirect); `Bearer demo-bob` never set up sync;
-/// `Bearer demo-temp` is a temporary account (refused as the extension refuses one). Tests make stores of their own.
+/// `Bearer demo-temp` is a temporary account (refused as the extension refuses one); `Bearer demo-full` has a list at
+/// the wiki's limit of 5,000 entries (a save answers the 409). Tests make stores of their own.
 public final class EmbeddedReadingLists: Sendable {
     public struct Entry: Sendable, Equatable {
         public var id: Int, project: String, title: String, created: String, updated: String
@@ -57,7 +58,11 @@ public final class EmbeddedReadingLists: Sendable {
             let at = timestamp(1_795_000_000 - i * 86_400)   // newest first, a day apart
             return Entry(id: 101 + i, project: "https://\(s.0).wikipedia.org", title: s.1.replacingOccurrences(of: "_", with: i % 3 == 0 ? "_" : " "), created: at, updated: at)
         }
-        return EmbeddedReadingLists(users: ["demo-alice": User(setUp: true, listID: 7, entries: entries), "demo-bob": User(setUp: false, listID: 0)])
+        let full = (0..<5_000).map { i in
+            Entry(id: 10_000 + i, project: "https://en.wikipedia.org", title: "Saved article \(i)", created: timestamp(1_700_000_000 - i), updated: timestamp(1_700_000_000 - i))
+        }
+        return EmbeddedReadingLists(users: ["demo-alice": User(setUp: true, listID: 7, entries: entries), "demo-bob": User(setUp: false, listID: 0),
+                                            "demo-full": User(setUp: true, listID: 8, entries: full)])
     }
 
     static func timestamp(_ seconds: Int) -> String {
