@@ -8,7 +8,7 @@ public final class SavedService: Sendable {
         /// The edition whose interface holds the lists (`--reading-lists-edition`).
         public var edition = LanguageCode.english
         /// Cards fetched at once for one answer (each also under the per-origin bound of the upstream guard).
-        public var cardConcurrency = 64
+        public var cardConcurrency = 100
         /// Deletes sent at once by a delete-all.
         public var deleteConcurrency = 4
         public init() {}
