@@ -5,9 +5,10 @@
 #     the upstream (nothing of a user is kept): here nginx serving the extension's JSON as files, so the upstream is
 #     not the bottleneck.
 #  2. cold: every summary call taking 1 s (Benchmarks/saved_upstream.py --delay 1): the whole tab (limit=100) with
-#     --upstream-concurrency 64 and with the default 16, and the streamed head's time to first byte.
+#     --upstream-concurrency 100 (here all editions share one origin: 100 stands for three editions of ~34 each), 64
+#     and the default 16, and the streamed head's time to first byte. Env CONCURRENCIES to choose.
 #   Benchmarks/saved.sh [seconds-per-measurement]   (default 3)
-# Env: ROUNDS (3), WRK_CONNECTIONS (32). Needs wrk, nginx, python3, curl. Not part of CI.
+# Env: ROUNDS (3), WRK_CONNECTIONS (32), IDENTITY (set: no Accept-Encoding: gzip). Needs wrk, nginx, python3, curl. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-3}
@@ -20,6 +21,7 @@ work=$(mktemp -d /tmp/lede-saved-bench-XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
+debug() { cat "$work/first.json" >&2; cat "$work/error.log" >&2 2>/dev/null; }
 
 # The upstream as files: the lists, one page of 100 entries, a summary per saved article.
 python3 - "$work/www" <<'PY'
@@ -56,6 +58,7 @@ http {
   }
 }
 NGX
+chmod -R a+rX "$work"
 nginx -c "$work/nginx.conf"
 
 port=18291
@@ -63,9 +66,10 @@ port=18291
 pids+=($!)
 for _ in $(seq 1 50); do "$bin" healthcheck --port $port && break; sleep 0.1; done
 auth='Authorization: Bearer bench'
-curl -sf -H "$auth" "http://127.0.0.1:$port/saved?limit=100" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["count"] == 100 and all(i["card"] for i in d["items"]), d["count"]'
-echo "warm: GET /saved of 100 entries (cards warm) vs warm /feed, $rounds alternating rounds of ${duration}s, $conns connections, gzip"
-rps() { wrk -t1 -c"$conns" -d"${duration}s" -H 'Accept-Encoding: gzip' "$@" | awk '/Requests\/sec/ {print $2}'; }
+curl -s -H "$auth" "http://127.0.0.1:$port/saved?limit=100" | tee "$work/first.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["count"] == 100 and all(i["card"] for i in d["items"]), d["count"]' || { debug; exit 1; }
+echo "warm: GET /saved of 100 entries (cards warm) vs warm /feed, $rounds alternating rounds of ${duration}s, $conns connections, ${IDENTITY:+identity}${IDENTITY:-gzip}"
+enc=(-H 'Accept-Encoding: gzip'); [ -n "${IDENTITY:-}" ] && enc=(-H 'X-Identity: 1')
+rps() { wrk -t1 -c"$conns" -d"${duration}s" "${enc[@]}" "$@" | awk '/Requests\/sec/ {print $2}'; }
 rps -H 'X-Warm: 1' "http://127.0.0.1:$port/feed" >/dev/null
 for r in $(seq 1 "$rounds"); do
   feed=$(rps "http://127.0.0.1:$port/feed")
@@ -79,18 +83,18 @@ slow=18292
 python3 Benchmarks/saved_upstream.py $slow --entries 100 --delay 1 &
 pids+=($!)
 sleep 0.5
-for conc in 64 16; do
+for conc in ${CONCURRENCIES:-100 64 16}; do
   cport=$((18293 + conc % 7))
-  "$bin" --host 127.0.0.1 --port $cport --access-log off --log-level warning --upstream "http://127.0.0.1:$slow/{lang}" --upstream-concurrency $conc --upstream-timeout 5 &
+  "$bin" --host 127.0.0.1 --port $cport --access-log off --log-level warning --upstream "http://127.0.0.1:$slow/{lang}" --upstream-concurrency $conc --upstream-connections 128 --upstream-timeout 5 &
   cpid=$!
   for _ in $(seq 1 50); do "$bin" healthcheck --port $cport && break; sleep 0.1; done
   head=$(curl -s -o /dev/null -w '%{time_starttransfer}' -H "$auth" -H 'Accept: application/jsonl' "http://127.0.0.1:$cport/saved?limit=100")
   kill $cpid; wait $cpid 2>/dev/null || true
-  "$bin" --host 127.0.0.1 --port $cport --access-log off --log-level warning --upstream "http://127.0.0.1:$slow/{lang}" --upstream-concurrency $conc --upstream-timeout 5 &
+  "$bin" --host 127.0.0.1 --port $cport --access-log off --log-level warning --upstream "http://127.0.0.1:$slow/{lang}" --upstream-concurrency $conc --upstream-connections 128 --upstream-timeout 5 &
   cpid=$!
   for _ in $(seq 1 50); do "$bin" healthcheck --port $cport && break; sleep 0.1; done
   total=$(curl -s -o "$work/cold.json" -w '%{time_total}' -H "$auth" "http://127.0.0.1:$cport/saved?limit=100")
   cards=$(python3 -c "import json; d=json.load(open('$work/cold.json')); print(sum(1 for i in d['items'] if i['card']))")
-  echo "cold, every summary 1 s, --upstream-concurrency $conc: whole tab (100 cards) in ${total}s with $cards cards; streamed head after ${head}s"
+  echo "cold, every summary 1 s, --upstream-concurrency $conc --upstream-connections 128 (one origin here): whole tab (100 cards) in ${total}s with $cards cards; streamed head after ${head}s"
   kill $cpid; wait $cpid 2>/dev/null || true
 done

@@ -57,7 +57,9 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(404, b'{"errorKey":"rest-no-match","httpCode":404,"httpReason":"Not Found"}')
 
 
-server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
-server.daemon_threads = True
-server.request_queue_size = 1024
-server.serve_forever()
+class Server(ThreadingHTTPServer):
+    request_queue_size = 1024   # the listen backlog: 100 cards connect at once
+    daemon_threads = True
+
+
+Server(("127.0.0.1", PORT), Handler).serve_forever()
