@@ -8,7 +8,8 @@
 #     --upstream-concurrency 100 (here all editions share one origin: 100 stands for three editions of ~34 each), 64
 #     and the default 16, and the streamed head's time to first byte. Env CONCURRENCIES to choose.
 #   Benchmarks/saved.sh [seconds-per-measurement]   (default 3)
-# Env: ROUNDS (3), WRK_CONNECTIONS (32), IDENTITY (set: no Accept-Encoding: gzip). Needs wrk, nginx, python3, curl. Not part of CI.
+# Env: ROUNDS (3), WRK_CONNECTIONS (32), IDENTITY (set: no Accept-Encoding: gzip), SAVED_TTL (--saved-cache-ttl of the
+# warm server, default 5: a page written moments ago is answered on the loop; 0: every read asks the upstream). Needs wrk, nginx, python3, curl. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-3}
@@ -62,12 +63,13 @@ chmod -R a+rX "$work"
 nginx -c "$work/nginx.conf"
 
 port=18291
-"$bin" --host 127.0.0.1 --port $port --access-log off --log-level warning --upstream "http://127.0.0.1:$ngx/{lang}" --upstream-concurrency 64 &
+"$bin" --host 127.0.0.1 --port $port --access-log off --log-level warning --upstream "http://127.0.0.1:$ngx/{lang}" --upstream-concurrency 64 \
+  --saved-cache-ttl "${SAVED_TTL:-5}" &
 pids+=($!)
 for _ in $(seq 1 50); do "$bin" healthcheck --port $port && break; sleep 0.1; done
 auth='Authorization: Bearer bench'
 curl -s -H "$auth" "http://127.0.0.1:$port/saved?limit=100" | tee "$work/first.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["count"] == 100 and all(i["card"] for i in d["items"]), d["count"]' || { debug; exit 1; }
-echo "warm: GET /saved of 100 entries (cards warm) vs warm /feed, $rounds alternating rounds of ${duration}s, $conns connections, ${IDENTITY:+identity}${IDENTITY:-gzip}"
+echo "warm (--saved-cache-ttl ${SAVED_TTL:-5}): GET /saved of 100 entries (cards warm) vs warm /feed, $rounds alternating rounds of ${duration}s, $conns connections, ${IDENTITY:+identity}${IDENTITY:-gzip}"
 enc=(-H 'Accept-Encoding: gzip'); [ -n "${IDENTITY:-}" ] && enc=(-H 'X-Identity: 1')
 rps() { wrk -t1 -c"$conns" -d"${duration}s" "${enc[@]}" "$@" | awk '/Requests\/sec/ {print $2}'; }
 rps -H 'X-Warm: 1' "http://127.0.0.1:$port/feed" >/dev/null

@@ -20,6 +20,7 @@ LISTS = json.dumps({"lists": [{"id": 7, "name": "default", "default": True, "des
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # headers and body go out in two writes: no 40 ms wait for a delayed ACK
 
     def log_message(self, *args):
         pass

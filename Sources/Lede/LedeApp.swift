@@ -54,6 +54,7 @@ public final class LedeApp: Sendable {
         notifications = NotificationHub(api: api, settings: hubSettings)
         var savedSettings = SavedService.Settings()
         savedSettings.edition = options.readingListsEdition
+        savedSettings.tabTTL = options.savedCacheTTL
         saved = SavedService(api: api, responses: responses, settings: savedSettings, logger: Logger(level: options.logLevel))
         register()
     }

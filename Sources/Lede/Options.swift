@@ -25,6 +25,8 @@ public struct Options: Sendable {
     public var firstPollWait: Double = 10
     /// The edition whose reading-lists interface holds the Saved tab (lists are per central user: any edition serves them).
     public var readingListsEdition = LanguageCode.english
+    /// Seconds this server reuses a user's Saved tab it read (0: never); a write through it drops the copy at once.
+    public var savedCacheTTL: Double = 5
     public var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
     public var upstreamCA: String?
@@ -79,6 +81,7 @@ public struct Options: Sendable {
         Flag(name: "notifications-poll", placeholder: "SECONDS", help: "How often Lede asks Echo for a user's notifications while that user has /notifications/stream open: one poll per user however many streams, spread ±10% (default 30)."),
         Flag(name: "first-poll-wait", placeholder: "SECONDS", help: "How long a user's first Echo poll (a bell opening) may wait for its turn when many open at once; past it the stream is refused with 503 and a Retry-After spread over 2-12 s (default 10)."),
         Flag(name: "reading-lists-edition", placeholder: "LANG", help: "The edition whose reading lists back the Saved tab (default en; lists are per account, so any edition serves the same ones)."),
+        Flag(name: "saved-cache-ttl", placeholder: "SECONDS", help: "How long this server reuses a user's Saved tab it read from Wikimedia (default 5; 0: every read asks). A save or removal through this server drops it at once; a change made elsewhere shows within this time."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
         Flag(name: "cache-max-bytes", placeholder: "BYTES", help: "Bytes of upstream answers the cache holds (default 67108864)."),
@@ -187,6 +190,11 @@ public struct Options: Sendable {
         case "reading-lists-edition":
             guard let code = LanguageCode(value) else { throw ParseError(description: "\(source) must be a Wikipedia edition's code (en, de, …), not '\(value)'") }
             readingListsEdition = code
+        case "saved-cache-ttl":
+            guard let d = Double(value), d.isFinite, d >= 0, d <= 300 else {
+                throw ParseError(description: "\(source) must be a number of seconds from 0 to 300, not '\(value)'")
+            }
+            savedCacheTTL = d
         case "upstream-connections": upstreamConnections = try int(1...1_024)
         case "upstream-ca":
             guard !value.isEmpty else { throw ParseError(description: "\(source) must name a file") }

@@ -20,18 +20,23 @@ enum SavedRoutes {
                 } ?? 0
                 streamed = MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers)
             } catch { return .response(Responses.problem(error)) }
-            let ifNoneMatch = ctx.request.headers["If-None-Match"]
+            // A page this server wrote from the user's tab moments ago: answered on the loop, as a prepared body (its
+            // ETag and 304 by the server, gzip made once).
+            if !streamed, let tab = service.cachedTab(authorization: auth), let ready = service.cachedPage(tab, offset: offset, limit: limit) {
+                return .response(.prepared(ready))
+            }
             return Responses.async {
-                let tab = try await service.tab(authorization: auth)
+                let tab = try await service.readTab(authorization: auth)
                 let page = Page(tab: tab, offset: offset, limit: limit)
                 var headers = HTTPHeaders([("Cache-Control", revalidate), ("Vary", "Accept, Accept-Encoding, Authorization")])
                 if !streamed {
-                    let tag = SavedRules.entityTag(tab.items, syncEnabled: tab.syncEnabled, offset: offset, limit: limit)
-                    headers.set("ETag", tag)
-                    if SavedRules.matches(ifNoneMatch: ifNoneMatch, tag: tag) { return HTTPResponse(status: 304, headers: headers, body: .bytes([])) }
+                    if let ready = service.cachedPage(tab, offset: offset, limit: limit) { return .prepared(ready) }
                     var cards = service.warmCards(page.items)
                     try await service.fetchCards(page.items, known: Set(cards.keys)) { i, card in cards[i] = card }
-                    return HTTPResponse(status: 200, contentType: "application/json", bytes: page.body(cards: cards), headers: headers)
+                    let body = PreparedBody(contentType: "application/json", bytes: page.body(cards: cards), headers: headers)
+                    // Kept only whole: a card that failed is asked for again by the next read.
+                    if cards.count == page.items.count { service.keepPage(body, of: tab, offset: offset, limit: limit) }
+                    return .prepared(body)
                 }
                 // JSON Lines: the head at once, every warm card with it, then each card as it lands.
                 headers.set("Cache-Control", noStore)
@@ -73,7 +78,7 @@ enum SavedRoutes {
             let auth: String, lang: LanguageCode, title: String
             do { (auth, lang, title) = try bookmark(ctx) } catch { return .response(Responses.problem(error)) }
             return Responses.async {
-                let tab = try await service.tab(authorization: auth)
+                let tab = try await service.readTab(authorization: auth)
                 return Responses.json(bytes: state(SavedRules.find(tab.items, lang: lang, title: title)), cacheControl: noStore)
             }
         }

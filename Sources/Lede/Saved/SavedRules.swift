@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 
 /// The Saved tab's rules, without sockets: which edition an entry belongs to, which entries are one article (spellings
-/// merged under MediaWiki's title rules), the tab's order, its entity tag and its pages.
+/// merged under MediaWiki's title rules), the tab's order and its pages.
 public enum SavedRules {
     /// One saved article as the tab shows it: every entry that names it (one per spelling the apps saved).
     public struct Item: Sendable, Equatable {
@@ -62,30 +62,6 @@ public enum SavedRules {
     public static func find(_ items: [Item], lang: LanguageCode, title: String) -> Item? {
         let wanted = canonicalTitle(title)
         return items.first { $0.lang == lang && $0.title == wanted }
-    }
-
-    /// The list's state as an entity tag (weak: a card inside may change while the list does not): the entries, their
-    /// order and times, and the page asked for.
-    public static func entityTag(_ items: [Item], syncEnabled: Bool, offset: Int, limit: Int) -> String {
-        var h = FNV1a.value(Array("saved:\(syncEnabled):\(offset):\(limit)".utf8))
-        for item in items {
-            h = FNV1a.mix(h, UInt64(truncatingIfNeeded: FNV1a.value(Array((item.lang.code + "|" + item.title + "|" + (item.savedAt ?? "") + "|" + (item.updated ?? "")).utf8))))
-            for id in item.entryIDs { h = FNV1a.mix(h, UInt64(bitPattern: Int64(id))) }
-        }
-        return "W/\"" + FNV1a.hex(h) + "\""
-    }
-
-    /// Whether an `If-None-Match` names `tag` (weak comparison, RFC 9110 §13.1.2).
-    public static func matches(ifNoneMatch: String?, tag: String) -> Bool {
-        guard let inm = ifNoneMatch else { return false }
-        let opaque = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-        for candidate in inm.split(separator: ",") {
-            var c = candidate.trimmingCharacters(in: .whitespaces)
-            if c == "*" { return true }
-            if c.hasPrefix("W/") { c = String(c.dropFirst(2)) }
-            if c == opaque { return true }
-        }
-        return false
     }
 
     /// The opaque `continue` of a page that starts at `offset` (`o50`).

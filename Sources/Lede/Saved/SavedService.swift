@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 
 /// The Saved tab over the user's default reading list (docs/UPSTREAM.md, "Reading lists"): Lede keeps nothing of the
 /// user's; every answer is read from the extension when it is asked for, and cards come from the summary cache.
@@ -11,6 +12,10 @@ public final class SavedService: Sendable {
         public var cardConcurrency = 100
         /// Deletes sent at once by a delete-all.
         public var deleteConcurrency = 4
+        /// Seconds a user's tab (the list read from Wikimedia, and each page written from it) is reused by the next read
+        /// on this server (`--saved-cache-ttl`; 0: every read asks Wikimedia). A write through this server drops it at
+        /// once; a change made elsewhere (another replica, another app) shows within this time.
+        public var tabTTL: Double = 5
         public init() {}
     }
 
@@ -19,14 +24,51 @@ public final class SavedService: Sendable {
     let settings: Settings
     let logger: Logger
 
+    /// Tabs by the exact `Authorization` they were read with (never a hash: no two users can meet in it), and pages
+    /// written from them: soft state, bounded, short-lived; losing it changes only speed.
+    let tabs = UpstreamCache(limits: .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0))
+    private let nextTab = Mutex<UInt64>(0)
+
     public init(api: WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
         self.api = api; self.responses = responses; self.settings = settings; self.logger = logger
     }
+
+    private static func tabKey(_ authorization: String) -> String { "tab\u{0}" + authorization }
+    private static func pageKey(_ tab: Tab, offset: Int, limit: Int) -> String { "page\u{0}\(tab.id)\u{0}\(offset)\u{0}\(limit)" }
+
+    /// The user's tab as this server read it less than `tabTTL` ago, if it did.
+    public func cachedTab(authorization: String) -> Tab? {
+        settings.tabTTL > 0 ? tabs.cachedValue(Self.tabKey(authorization), as: Tab.self) : nil
+    }
+
+    /// A page already written from `tab` (every card in it), if there is one.
+    func cachedPage(_ tab: Tab, offset: Int, limit: Int) -> PreparedBody? {
+        tabs.cachedValue(Self.pageKey(tab, offset: offset, limit: limit), as: PreparedBody.self)
+    }
+
+    /// Keeps a page written from `tab` for what is left of the tab's time.
+    func keepPage(_ body: PreparedBody, of tab: Tab, offset: Int, limit: Int) {
+        guard settings.tabTTL > 0 else { return }
+        tabs.insert(Self.pageKey(tab, offset: offset, limit: limit), body, cost: Responses.cost(of: body), ttl: settings.tabTTL)
+    }
+
+    /// The tab for a read: this server's recent copy, or read from Wikimedia (and kept for `tabTTL`).
+    public func readTab(authorization: String) async throws -> Tab {
+        if let kept = cachedTab(authorization: authorization) { return kept }
+        let tab = try await tab(authorization: authorization)
+        if settings.tabTTL > 0 { tabs.insert(Self.tabKey(authorization), tab, cost: 128 + 96 * tab.items.count, ttl: settings.tabTTL) }
+        return tab
+    }
+
+    /// Drops this server's copy of a user's tab (after a write).
+    func forget(authorization: String) { tabs.remove(Self.tabKey(authorization)) }
 
     var edition: LanguageCode { settings.edition }
 
     /// The user's default list as the tab shows it. A user who never set up sync has none: nothing is created by a read.
     public struct Tab: Sendable {
+        /// This read's number on this server (names the pages written from it).
+        public var id: UInt64 = 0
         public var syncEnabled: Bool
         public var list: Int?
         public var items: [SavedRules.Item]
@@ -34,15 +76,17 @@ public final class SavedService: Sendable {
         public var allEntryIDs: [Int]
     }
 
+    /// The tab as Wikimedia has it now.
     public func tab(authorization: String) async throws -> Tab {
+        let id = nextTab.withLock { n -> UInt64 in n += 1; return n }
         let lists: [ReadingList]
         do { lists = try await api.readingLists(edition: edition, authorization: authorization) }
-        catch ReadingListsFailure.notSetUp { return Tab(syncEnabled: false, list: nil, items: [], allEntryIDs: []) }
-        guard let list = lists.first(where: \.isDefault) else { return Tab(syncEnabled: true, list: nil, items: [], allEntryIDs: []) }
+        catch ReadingListsFailure.notSetUp { return Tab(id: id, syncEnabled: false, list: nil, items: [], allEntryIDs: []) }
+        guard let list = lists.first(where: \.isDefault) else { return Tab(id: id, syncEnabled: true, list: nil, items: [], allEntryIDs: []) }
         let entries = try await api.readingListEntries(edition: edition, authorization: authorization, list: list.id)
         let (items, skipped) = SavedRules.merge(entries)
         if skipped > 0 { logger.info("saved entries of other projects left out of the tab", [("count", "\(skipped)")]) }
-        return Tab(syncEnabled: true, list: list.id, items: items, allEntryIDs: entries.map(\.id))
+        return Tab(id: id, syncEnabled: true, list: list.id, items: items, allEntryIDs: entries.map(\.id))
     }
 
     /// The default list's id for a write: sync set up first when the user never did (once), then the lists read again.
@@ -95,6 +139,7 @@ public final class SavedService: Sendable {
 
     /// Saves an article (sync set up first when needed). False when the list held it already, under any spelling.
     public func save(authorization: String, lang: LanguageCode, title: String) async throws -> (created: Bool, item: SavedRules.Item?) {
+        defer { forget(authorization: authorization) }
         let list = try await defaultList(authorization: authorization)
         let entries = try await api.readingListEntries(edition: edition, authorization: authorization, list: list)
         if let held = SavedRules.find(SavedRules.merge(entries).items, lang: lang, title: title) { return (false, held) }
@@ -111,6 +156,7 @@ public final class SavedService: Sendable {
 
     /// Removes an article, every spelling of it; nothing to do (also no sync) is success.
     public func remove(authorization: String, lang: LanguageCode, title: String) async throws {
+        defer { forget(authorization: authorization) }
         let tab = try await tab(authorization: authorization)
         guard let list = tab.list, let item = SavedRules.find(tab.items, lang: lang, title: title) else { return }
         let failed = await delete(item.entryIDs, list: list, authorization: authorization)
@@ -120,6 +166,7 @@ public final class SavedService: Sendable {
     /// Empties the default list, entry by entry (never the extension's teardown, which drops every list of the user):
     /// the number of entries removed.
     public func removeAll(authorization: String) async throws -> Int {
+        defer { forget(authorization: authorization) }
         let tab = try await tab(authorization: authorization)
         guard let list = tab.list else { return 0 }
         let failed = await delete(tab.allEntryIDs, list: list, authorization: authorization)
