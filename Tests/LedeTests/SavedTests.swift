@@ -404,6 +404,12 @@ final class SavedTests: XCTestCase {
         XCTAssertNil(SavedRules.edition(ofProject: "@local"))
         XCTAssertEqual(SavedRules.canonicalTitle("albert__Einstein "), "Albert Einstein")
         XCTAssertEqual(SavedRules.canonicalTitle("Albert Einstein"), "Albert Einstein")
+        // MediaWiki drops leading and trailing underscores too (ArticleTitle, for URLs, only spaces).
+        XCTAssertEqual(SavedRules.canonicalTitle(" _albert__Einstein_ "), "Albert Einstein")
+        XCTAssertEqual(SavedRules.canonicalTitle("_"), "")
+        for t in ["Albert_Einstein", "albert__Einstein ", "a", "Python (programming language)", "x\ty", "Ødegaard_x", "2001:_A_Space_Odyssey"] {
+            XCTAssertEqual(SavedRules.canonicalTitle(t), ArticleTitle.display(t), "the byte path agrees with MediaWiki's rules as ArticleTitle reads them: \(t)")
+        }
         XCTAssertEqual(SavedRules.project(LanguageCode("it")!), "https://it.wikipedia.org")
         XCTAssertEqual(SavedRules.offset(ofContinue: SavedRules.continueToken(150)), 150)
         XCTAssertNil(SavedRules.offset(ofContinue: "150"))
