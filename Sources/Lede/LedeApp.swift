@@ -73,6 +73,7 @@ public final class LedeApp: Sendable {
         router.get("/languages") { _ in .response(.prepared(LedeApp.languages)) }
         ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
+        ReferencesRoutes.register(on: router, api: api, responses: responses)
         ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)

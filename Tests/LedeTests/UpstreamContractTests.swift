@@ -26,6 +26,7 @@ final class UpstreamContractTests: XCTestCase {
             ("languages", C.languagesRequest(en, "Alpha"), C.languagesRequest(de, "Beta gamma")),
             ("siteinfo", C.siteInfoRequest(en), C.siteInfoRequest(de)),
             ("media", C.mediaRequest(en, "Alpha"), C.mediaRequest(de, "Beta gamma")),
+            ("page html", C.pageHTMLRequest(en, "Alpha"), C.pageHTMLRequest(de, "Beta gamma")),
             ("files", C.filesRequest(en, ["File:A.jpg"]), C.filesRequest(de, ["File:B.jpg", "File:C.png"])),
             ("notifications", C.notificationsRequest(en, "Bearer a", .unread, 20, nil), C.notificationsRequest(de, "Bearer b", .all, 50, "123|456")),
             ("unread count", C.unreadCountRequest(en, "Bearer a"), C.unreadCountRequest(de, "Bearer b")),

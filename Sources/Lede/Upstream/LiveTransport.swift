@@ -88,11 +88,12 @@ public final class LiveTransport: UpstreamTransport {
     }
 
     /// The client's response as the rest of Lede reads it: status, body and the fields it acts on.
-    private static func answer(_ response: ClientResponse) -> UpstreamResponse {
+    private static func answer(_ response: ClientResponse, keepsETag: Bool = false) -> UpstreamResponse {
         // The response fields the client acts on, read by the kind the parser gave them.
         var kept: [String: String] = [:]
         if let v = response.head.location { kept["location"] = v }
         if let v = response.head.retryAfter { kept["retry-after"] = v }
+        if keepsETag, let v = response.head.value("etag") { kept["etag"] = v }   // Parsoid's: the revision and render
         return UpstreamResponse(status: response.status, body: response.body, headers: kept)
     }
 
@@ -128,7 +129,7 @@ public final class LiveTransport: UpstreamTransport {
                 ready = nil
                 continue
             }
-            return Self.answer(response)
+            return Self.answer(response, keepsETag: request.kind == "html")
         }
     }
 

@@ -33,6 +33,8 @@ public protocol WikimediaAPI: Sendable {
     func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo]
     /// The edition's main page (`meta=siteinfo`, `general.mainpage`): `Main Page` on en, `Wikipedia:Hauptseite` on de.
     func mainPage(lang: LanguageCode) async throws -> String
+    /// Parsoid's HTML of the page, with its ETag (revision and render id).
+    func pageHTML(lang: LanguageCode, title: String) async throws -> PageHTML
 
     // The user's reading lists (ReadingLists.swift), on one edition's interface: user-bound, never cached.
     /// Every list of the user; throws `ReadingListsFailure.notSetUp` when sync was never set up.
@@ -51,6 +53,7 @@ public protocol WikimediaAPI: Sendable {
 extension WikimediaAPI {
     /// An API that cannot tell (a stand-in) knows no main page: every article keeps its contents.
     public func mainPage(lang: LanguageCode) async throws -> String { throw UpstreamError.notFound("no siteinfo") }
+    public func pageHTML(lang: LanguageCode, title: String) async throws -> PageHTML { throw UpstreamError.notFound("no page HTML") }
 
     // A stand-in with no reading lists: as a wiki without the extension answers.
     public func readingLists(edition: LanguageCode, authorization: String) async throws -> [ReadingList] { throw UpstreamError.unavailable(status: 404) }
@@ -77,6 +80,14 @@ extension WikimediaAPI {
             }
         }
     }
+}
+
+/// A page's HTML as Parsoid renders it.
+public struct PageHTML: Sendable {
+    public var bytes: [UInt8]
+    /// Parsoid's `ETag` (`W/"<revision>/<render id>"`), when it sent one.
+    public var etag: String?
+    public init(bytes: [UInt8], etag: String?) { self.bytes = bytes; self.etag = etag }
 }
 
 /// Which notifications to list (`notfilter`).

@@ -81,6 +81,11 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         ], kind: "files")
     }
 
+    static func pageHTMLRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
+        UpstreamRequest(lang: lang.code, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
+                        kind: "html")
+    }
+
     static func featuredRequest(_ lang: LanguageCode, _ date: FeedDate) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/api/rest_v1/feed/featured/\(date.pathComponent)", kind: "feed")
     }
@@ -322,6 +327,18 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             let (q, size) = try await action(req, as: SiteInfoQuery.self)
             guard let general = q.general else { throw UpstreamError.malformed("siteinfo: no general") }
             return (general, size)
+        }
+    }
+
+    /// Parsoid's HTML of the page (redirects followed) and its `ETag` (revision and render): bytes, never decoded as JSON
+    /// and never kept here (the references built from them are). Larger than the body cap is `tooLarge`.
+    public func pageHTML(lang: LanguageCode, title: String) async throws -> PageHTML {
+        let (response, _) = try await exchange(Self.pageHTMLRequest(lang, title))
+        switch response.status {
+        case 200..<300: return PageHTML(bytes: response.body, etag: response.headers["etag"])
+        case 404: throw UpstreamError.notFound("The page does not exist.")
+        case 401, 403: throw UpstreamError.notAuthorised
+        default: throw UpstreamError.unavailable(status: response.status)
         }
     }
 

@@ -173,4 +173,52 @@ enum EmbeddedArticleScreens {
         }
         return "{\"batchcomplete\":true,\"query\":{\"pages\":[\(pages.joined(separator: ","))]}}"
     }
+
+    /// Parsoid's HTML of an embedded article, as the real one is shaped for references: the lead with its citations,
+    /// then the reference lists. Albert Einstein (en) has a `note` group and a note cited three times; Vondelpark has no
+    /// references at all; every other article two references, a web one and a book.
+    static func parsoidHTML(_ a: EmbeddedArticle, lang: String) -> String {
+        let page = a.title.replacingOccurrences(of: " ", with: "_")
+        func escape(_ t: String) -> String { t.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;") }
+        func sup(_ ref: String, _ note: String, _ label: String) -> String {
+            "<sup about=\"#mwt\(ref.count)\" class=\"mw-ref reference\" id=\"\(ref)\" rel=\"dc:references\" typeof=\"mw:Extension/ref\" data-mw='{\"name\":\"ref\"}'>"
+                + "<a href=\"./\(page)#\(note)\"><span class=\"mw-reflink-text\"><span class=\"cite-bracket\">[</span>\(label)<span class=\"cite-bracket\">]</span></span></a></sup>"
+        }
+        func item(_ note: String, _ refs: [String], _ text: String) -> String {
+            let back = refs.count == 1
+                ? "<a href=\"./\(page)#\(refs[0])\" rel=\"mw:referencedBy\"><span class=\"mw-linkback-text\">↑ </span></a>"
+                : "<span rel=\"mw:referencedBy\">" + refs.enumerated().map { "<a href=\"./\(page)#\($1)\"><span class=\"mw-linkback-text\">\($0 + 1) </span></a>" }.joined() + "</span>"
+            return "<li about=\"#\(note)\" id=\"\(note)\"><span class=\"mw-cite-backlink\">\(back)</span> <span id=\"mw-reference-text-\(note)\" class=\"mw-reference-text reference-text\">\(text)</span></li>"
+        }
+        func list(_ heading: String, group: String?, _ items: [String]) -> String {
+            "<section data-mw-section-id=\"9\"><h2 id=\"\(heading)\">\(heading)</h2><div class=\"mw-references-wrap\" typeof=\"mw:Extension/references\" data-mw='{\"name\":\"references\"}'>"
+                + "<ol class=\"mw-references references\"\(group.map { " data-mw-group=\"\($0)\"" } ?? "")>" + items.joined() + "</ol></div></section>"
+        }
+        let head = "<!DOCTYPE html>\n<html prefix=\"dc: http://purl.org/dc/terms/ mw: http://mediawiki.org/rdf/\"><head><meta charset=\"utf-8\"/><title>\(escape(a.title))</title></head>"
+            + "<body class=\"mw-content-ltr parsoid-body mediawiki mw-parser-output\" lang=\"\(lang)\"><section data-mw-section-id=\"0\"><p>"
+        let web = { (n: String, site: String, title: String) in
+            "<cite class=\"citation web cs1\">\"<a rel=\"mw:ExtLink\" href=\"https://\(site)/\(page)\" class=\"external text\">\(escape(title))</a>\". <i>\(site)</i>. Retrieved 2026-11-20.</cite>"
+        }
+        let book = "<cite class=\"citation book cs1\"><a rel=\"mw:WikiLink\" href=\"./Encyclopaedia_Britannica\">Encyclopædia Britannica</a> (2010). <i>\(escape(a.title))</i>. p. 12.</cite>"
+        if a.title == "Vondelpark" { return head + escape(a.extract) + "</p></section></body></html>" }
+        if a.title == "Albert Einstein", lang == "en" {
+            var body = head + "<b>Albert Einstein</b> was a German-born theoretical physicist." + sup("cite_ref-Nobel_1-0", "cite_note-Nobel-1", "1")
+            body += " He developed the theory of relativity." + sup("cite_ref-Nobel_1-1", "cite_note-Nobel-1", "1") + sup("cite_ref-Pais-2", "cite_note-Pais-2", "2")
+            body += " He received the 1921 Nobel Prize in Physics." + sup("cite_ref-Nobel_1-2", "cite_note-Nobel-1", "1") + sup("cite_ref-note1", "cite_note-note1", "note 1")
+            body += " His 1905 papers changed physics." + sup("cite_ref-3", "cite_note-3", "3") + "</p></section>"
+            body += list("Notes", group: "note", [item("cite_note-note1", ["cite_ref-note1"], "The prize was awarded in 1922 for 1921; see <a rel=\"mw:WikiLink\" href=\"./Nobel_Prize_in_Physics\">Nobel Prize in Physics</a>.")])
+            body += list("References", group: nil, [
+                item("cite_note-Nobel-1", ["cite_ref-Nobel_1-0", "cite_ref-Nobel_1-1", "cite_ref-Nobel_1-2"], web("", "www.nobelprize.org", "The Nobel Prize in Physics 1921")),
+                item("cite_note-Pais-2", ["cite_ref-Pais-2"], "<cite class=\"citation book cs1\"><a rel=\"mw:WikiLink\" href=\"./Abraham_Pais\">Pais, Abraham</a> (1982). <i>Subtle is the Lord: The Science and the Life of Albert Einstein</i>. Oxford University Press.</cite>"),
+                item("cite_note-3", ["cite_ref-3"], "<cite class=\"citation journal cs1\">Einstein, Albert (1905). \"Zur Elektrodynamik bewegter Körper\". <i>Annalen der Physik</i>. <b>17</b> (10): 891–921. <a rel=\"mw:ExtLink\" href=\"//doi.org/10.1002/andp.19053221004\">doi:10.1002/andp.19053221004</a>.</cite>"),
+            ])
+            return body + "</body></html>"
+        }
+        var body = head + escape(a.extract) + sup("cite_ref-1", "cite_note-1", "1") + sup("cite_ref-2", "cite_note-2", "2") + "</p></section>"
+        body += list(lang == "de" ? "Einzelnachweise" : (lang == "it" ? "Note" : "References"), group: nil, [
+            item("cite_note-1", ["cite_ref-1"], web("", "www.britannica.com", a.title)),
+            item("cite_note-2", ["cite_ref-2"], book),
+        ])
+        return body + "</body></html>"
+    }
 }

@@ -49,6 +49,14 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             guard let article = articles.first(where: { $0.title == page.title }) else { return notFound("Page or revision not found.") }
             return json(EmbeddedTransport.summary(article, lang: request.lang))
         }
+        if request.path.hasPrefix("/w/rest.php/v1/page/"), request.path.hasSuffix("/html") {
+            let raw = String(request.path.dropFirst("/w/rest.php/v1/page/".count).dropLast("/html".count))
+            let asked = ArticleTitle.display(raw.removingPercentEncoding ?? raw)
+            let title = EmbeddedArticles.redirects[request.lang]?[asked] ?? asked
+            guard let article = articles.first(where: { $0.title == title }) else { return notFound("The page does not exist.") }
+            let html = EmbeddedArticleScreens.parsoidHTML(article, lang: request.lang)
+            return UpstreamResponse(status: 200, body: Array(html.utf8), headers: ["etag": "W/\"\(article.pageid)/embedded-\(FNV1a.hash(Array(html.utf8)))\""])
+        }
         if request.path.hasPrefix("/api/rest_v1/page/media-list/") {
             let page = restPage(request, "/api/rest_v1/page/media-list/")
             if let redirect = page.redirect { return redirect }
