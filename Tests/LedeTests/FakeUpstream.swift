@@ -53,6 +53,7 @@ final class FakeUpstream: @unchecked Sendable {
         router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
         router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)
         router.get("/{lang}/api/rest_v1/page/media-list/{title}", handler)
+        router.get("/{lang}/w/rest.php/v1/page/{title}/html", handler)
         router.get("/{lang}/w/api.php", handler)
         router.post("/{lang}/w/api.php", handler)
         try server.start()
@@ -68,6 +69,7 @@ final class FakeUpstream: @unchecked Sendable {
         if path.contains("/feed/featured/") { return "feed" }
         if path.contains("/page/summary/") { return "summary" }
         if path.contains("/page/media-list/") { return "media" }
+        if path.contains("/rest.php/v1/page/") { return "html" }
         let q = (query ?? "") + "&" + body
         if q.contains("action=parse") { return "contents" }
         if q.contains("prop=langlinks") { return "languages" }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TestSupport
 @testable import Lede
 
 /// The reference scanner on Parsoid HTML shaped as Parsoid writes it (the sup/ol/li/span structure of
@@ -95,5 +96,43 @@ final class ReferencesTests: XCTestCase {
         XCTAssertEqual(r.notes.first?.html.components(separatedBy: "<b>").count, ReferenceScanner.maxDepth + 1)
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(r.jsonBytes)))
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(scan(Self.page).jsonBytes)))
+    }
+}
+
+/// The route over HTTP, against a fake Wikimedia that serves the embedded default's Parsoid HTML.
+final class ReferencesRouteTests: FakeUpstreamTestCase {
+    func testTheDrawersDataInOneCallKeptPerTitleAndAnswered304() async throws {
+        let (status, body, http) = try await get("/article/Albert_Einstein/references?lang=en")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=600")
+        XCTAssertEqual((body["lists"] as? [[String: Any]])?.map { $0["group"] as? String }, ["note", ""])
+        XCTAssertEqual((body["citations"] as? [Any])?.count, 6)
+        let nobel = (body["references"] as? [String: Any])?["cite_note-Nobel-1"] as? [String: Any]
+        XCTAssertEqual((nobel?["citedFrom"] as? [[String: Any]])?.map { $0["label"] as? String }, ["a", "b", "c"])
+        XCTAssertEqual(nobel?["kind"] as? String, "web")
+        XCTAssertEqual(fake.requests(kind: "html").count, 1)
+        XCTAssertTrue(fake.requests(kind: "html")[0].path.hasSuffix("/w/rest.php/v1/page/Albert_Einstein/html"))
+        let tag = try XCTUnwrap(http.value(forHTTPHeaderField: "ETag"))
+        let (again, _, _) = try await get("/article/Albert_Einstein/references?lang=en")
+        XCTAssertEqual(again, 200)
+        XCTAssertEqual(fake.requests(kind: "html").count, 1, "kept: not fetched nor scanned again")
+        let raw = try RawClient(port: server.port)
+        raw.send("GET /article/Albert_Einstein/references?lang=en HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(tag)\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(raw.readResponse()?.status, 304)
+    }
+
+    func testAPageWithoutReferencesAMissingPageAndAnOversizedOne() async throws {
+        let (none, body, _) = try await get("/article/Vondelpark/references")
+        XCTAssertEqual(none, 200)
+        XCTAssertEqual((body["lists"] as? [Any])?.count, 0)
+        let (missing, problem, _) = try await get("/article/No_such_page/references")
+        XCTAssertEqual(missing, 404)
+        XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:not-found")
+        fake.set("html", .oversized(9 << 20))
+        let (large, tooLarge, _) = try await get("/article/Amsterdam/references")
+        XCTAssertEqual(large, 502)
+        XCTAssertEqual(tooLarge["type"] as? String, "urn:lede:problem:upstream-too-large")
+        let (bad, _, _) = try await get("/article/A%7CB/references")
+        XCTAssertEqual(bad, 400)
     }
 }
