@@ -235,7 +235,7 @@ func run() async throws {
     guard tabBody.count > 0, tabBody.syncEnabled, tabBody.items.contains(where: { $0.card != nil }) else { throw Failure(description: "GET /saved: no saved articles with cards") }
     try roundTrip("GET /saved 200", tabBody, aliceRec)
     guard case .ok(let tabOK) = tab, let tag = tabOK.headers.ETag else { throw Failure(description: "GET /saved: no ETag") }
-    let unchanged = try rawExchange("GET /saved HTTP/1.0\r\nHost: \(serverURL.host ?? "")\r\nAuthorization: Bearer demo-alice\r\nIf-None-Match: \(tag)\r\n\r\n")
+    let unchanged = try rawExchange("GET /saved HTTP/1.0\r\nHost: \(serverURL.host ?? "")\r\nAuthorization: Bearer demo-alice\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(tag)\r\n\r\n")
     guard unchanged.hasPrefix("HTTP/1.1 304") || unchanged.hasPrefix("HTTP/1.0 304") else { throw Failure(description: "GET /saved with its ETag: not 304 but \(unchanged.prefix(200))") }
     checked += 1; print("ok  GET /saved 304")
     let classicTab = try JSONSerialization.jsonObject(with: aliceRec.body) as? [String: Any] ?? [:]
@@ -320,6 +320,15 @@ func run() async throws {
         return part
     }
     guard articleLines.count == 5, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and four parts") }
+    let references = try await anon.getArticleReferences(path: .init(title: "Albert_Einstein"), query: .init(lang: .en))
+    let referencesBody = try expect("GET /article/{title}/references") { try references.ok.body.json }
+    guard referencesBody.lists.count == 2, referencesBody.citations.count == 6,
+          referencesBody.references.additionalProperties["cite_note-Nobel-1"]?.citedFrom.count == 3 else {
+        throw Failure(description: "GET /article/{title}/references: not the embedded page's lists, citations and notes")
+    }
+    try roundTrip("GET /article/{title}/references 200", referencesBody, rec)
+    let noReferences = try await anon.getArticleReferences(path: .init(title: "No_such_article_for_the_client_check"))
+    try roundTrip("GET /article/{title}/references 404", try expect("references 404") { try noReferences.notFound.body.application_problem_plus_json }, rec)
     let noArticle = try await anon.getArticle(path: .init(title: "No_such_article_for_the_client_check"))
     try roundTrip("GET /article/{title} 404", try expect("article 404") { try noArticle.notFound.body.application_problem_plus_json }, rec)
     let related = try await anon.getRelated(path: .init(title: "Amsterdam"), query: .init(limit: 5))
