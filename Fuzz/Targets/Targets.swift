@@ -24,6 +24,7 @@ let fuzzTargets: [FuzzTarget] = [
     FuzzTarget(name: "deeplink", about: "article URLs clients send, and the places file", run: fuzzDeepLink),
     FuzzTarget(name: "sse", about: "server-sent events: a WHATWG parser reads back exactly the event written", run: fuzzSSE),
     FuzzTarget(name: "jsonl", about: "JSON Lines: any text in a card or a notification stays one line of valid JSON", run: fuzzJSONLines),
+    FuzzTarget(name: "references", about: "the Parsoid reference scanner: every note in one list, every citation's note real, inline HTML only, valid JSON", run: fuzzReferences),
 ]
 
 func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
@@ -378,5 +379,38 @@ func fuzzJSONLines(_ bytes: UnsafeBufferPointer<UInt8>) {
     var reader = SSEReader()
     reader.read(event)
     check(reader.events.count == 1 && StrictJSON.parse(Array(reader.events[0].data.utf8)) == StrictJSON.parse(n.jsonBytes), "the notification event read back differs")
+}
+// MARK: - References
+
+let allowedReferenceTags: Set<String> = ["i", "b", "cite", "span", "a", "/i", "/b", "/cite", "/span", "/a"]
+
+func fuzzReferences(_ bytes: UnsafeBufferPointer<UInt8>) {
+    let r = ReferenceScanner.scan(Array(bytes), lang: .english)
+    check(StrictJSON.parse(r.jsonBytes) != nil, "the references are not JSON")
+    let ids = r.notes.map(\.id)
+    check(Set(ids).count == ids.count, "a note twice")
+    check(r.lists.flatMap(\.order) == ids, "notes and the lists' order disagree")
+    let known = Set(ids)
+    for c in r.citations { check(known.contains(c.noteId), "a citation of a note that is not there: \(c.noteId)") }
+    for n in r.notes {
+        check(["web", "news", "book", "journal", "generic"].contains(n.kind), "kind \(n.kind)")
+        // Only the inline elements, balanced; an `a` only with an https href.
+        var open: [String] = []
+        var rest = Substring(n.html)
+        while let lt = rest.firstIndex(of: "<") {
+            guard let gt = rest[lt...].firstIndex(of: ">") else { fatalError("finding: an unclosed tag in \(n.html.debugDescription)") }
+            let tag = rest[rest.index(after: lt)..<gt]
+            let name = String(tag.prefix { $0 != " " })
+            check(allowedReferenceTags.contains(name), "tag <\(tag)> kept in \(n.html.debugDescription)")
+            if name == "a" { check(tag.hasPrefix("a href=\"https://") && !tag.dropFirst(8).contains(" "), "a link kept as \(tag)") }
+            else { check(tag == name, "attributes kept on <\(tag)>") }
+            if name.hasPrefix("/") { check(open.popLast() == String(name.dropFirst()), "unbalanced </\(name)> in \(n.html.debugDescription)") }
+            else { open.append(name) }
+            rest = rest[rest.index(after: gt)...]
+        }
+        check(open.isEmpty, "left open: \(open) in \(n.html.debugDescription)")
+        check(open.count <= ReferenceScanner.maxDepth, "deeper than the bound")
+        for l in n.links { check(l.url.hasPrefix("https://") || l.url.hasPrefix("http://"), "link \(l.url)") }
+    }
 }
 #endif
