@@ -35,7 +35,33 @@ enum CostBench {
         }
     }
 
+    /// A Parsoid page of about `n` bytes shaped as real ones are: paragraphs with citations, then one reference list
+    /// of web and book citations (a tenth of a page's bytes are references on long articles; here about half).
+    static func parsoidPage(_ n: Int) -> [UInt8] {
+        var out = Array("<!DOCTYPE html><html><head><meta charset=\"utf-8\"/></head><body class=\"mw-parser-output\"><section data-mw-section-id=\"0\"><p>".utf8)
+        let notes = max(1, n / 1_100)
+        for k in 0..<notes {
+            out += Array("Some sentence of the article's text with <a rel=\"mw:WikiLink\" href=\"./Other_page_\(k)\" title=\"Other\">a link</a> in it.".utf8)
+            out += Array("<sup about=\"#mwt\(k)\" class=\"mw-ref reference\" id=\"cite_ref-\(k)\" rel=\"dc:references\" typeof=\"mw:Extension/ref\" data-mw='{\"name\":\"ref\",\"body\":{\"id\":\"mw-reference-text-cite_note-\(k)\"}}'><a href=\"./Page#cite_note-\(k)\"><span class=\"mw-reflink-text\"><span class=\"cite-bracket\">[</span>\(k + 1)<span class=\"cite-bracket\">]</span></span></a></sup>".utf8)
+        }
+        out += Array("</p></section><section><h2 id=\"References\">References</h2><div class=\"mw-references-wrap\" typeof=\"mw:Extension/references\"><ol class=\"mw-references references\">".utf8)
+        for k in 0..<notes {
+            out += Array("<li about=\"#cite_note-\(k)\" id=\"cite_note-\(k)\"><span class=\"mw-cite-backlink\"><a href=\"./Page#cite_ref-\(k)\" rel=\"mw:referencedBy\"><span class=\"mw-linkback-text\">↑ </span></a></span> <span id=\"mw-reference-text-cite_note-\(k)\" class=\"mw-reference-text reference-text\"><cite id=\"CITEREF\(k)\" class=\"citation \(k % 2 == 0 ? "web" : "book") cs1\">\"<a rel=\"mw:ExtLink\" href=\"https://example.org/articles/\(k)?a=1&amp;b=2\" class=\"external text\">A source, number \(k)</a>\". <i>Example</i>. Retrieved 2026-11-20.</cite><span title=\"ctx_ver=Z39.88-2004&amp;rft_val_fmt=info\" class=\"Z3988\"></span></span></li>".utf8)
+        }
+        out += Array("</ol></div></section></body></html>".utf8)
+        return out
+    }
+
     static let cases: [Case] = [
+        Case(name: "ReferenceScanner.scan  Parsoid page (citations, one list)", make: parsoidPage,
+             run: { _ = ReferenceScanner.scan($0, lang: .english).jsonBytes }),
+        Case(name: "ReferenceScanner.scan  <b> ×k in one note (nesting)", make: { n in
+            [UInt8]("<ol class=\"mw-references\"><li id=\"cite_note-1\"><span class=\"mw-reference-text\">".utf8) + repeated("<b>", n)
+        }, run: { _ = ReferenceScanner.scan($0, lang: .english).jsonBytes }),
+        Case(name: "ReferenceScanner.scan  <li id=cite_note- ×k (notes)", make: { n in
+            [UInt8]("<ol class=\"mw-references\">".utf8) + repeated("<li id=\"cite_note-x\"><span class=\"mw-reference-text\">a</span>", n)
+        }, run: { _ = ReferenceScanner.scan($0, lang: .english).jsonBytes }),
+        Case(name: "ReferenceScanner.scan  <a  ×k (unclosed tags)", make: { repeated("<a ", $0) }, run: { _ = ReferenceScanner.scan($0, lang: .english) }),
         Case(name: "PronunciationStripper.clean  [ˈɑ ( ×k )×k", make: { repeated("[ˈɑ (", $0, then: ")", times: true) },
              run: { _ = PronunciationStripper.clean(text($0)) }),
         Case(name: "PronunciationStripper.clean  (ˈ ×k", make: { repeated("(ˈ", $0) }, run: { _ = PronunciationStripper.clean(text($0)) }),

@@ -44,6 +44,7 @@ final class StubAPI: WikimediaAPI, @unchecked Sendable {
     func languageLinks(lang: LanguageCode, title: String) async throws -> [LanguageLink] { try await gate("languages"); return try await base.languageLinks(lang: lang, title: title) }
     func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem] { try await gate("media"); return try await base.mediaList(lang: lang, title: title) }
     func fileInfo(lang: LanguageCode, files: [String]) async throws -> [String: FileInfo] { try await gate("files"); return try await base.fileInfo(lang: lang, files: files) }
+    func pageHTML(lang: LanguageCode, title: String) async throws -> PageHTML { try await gate("html"); return try await base.pageHTML(lang: lang, title: title) }
 }
 
 func feedRequest(_ query: String, now: Date = Date()) throws -> FeedRequest {

@@ -15,7 +15,31 @@ enum ArticleScreen {
         var languages: Part<Edition>
         var media: Part<Media>
         var readMore: Part<Card>
+        /// The citation drawer's count; the drawer loads `/article/{title}/references` when opened.
+        var references: ReferencesCount
         var urls: URLs
+    }
+
+    /// The `references` part: how many notes the page holds, or a placeholder.
+    struct ReferencesCount: Encodable {
+        var part: String?
+        var status = "ok"
+        var count: Int
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        static func of(_ outcome: Outcome<Int>) -> ReferencesCount {
+            let placeholder = Part<Int>.of(outcome) { [$0] }
+            return ReferencesCount(status: placeholder.status, count: placeholder.items.first ?? 0, reason: placeholder.reason,
+                                   retryAfterSeconds: placeholder.retryAfterSeconds)
+        }
+
+        func line() -> [UInt8] {
+            var named = self
+            named.part = "references"
+            return FeedService.line(FeedService.encode(named))
+        }
+        var isPlaceholder: Bool { status != "ok" }
     }
 
     /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
@@ -155,7 +179,7 @@ enum ArticleScreen {
     // MARK: - Assembly
 
     /// The part names, in screen order: the head of a streamed answer announces them.
-    static let partNames = ["sections", "languages", "media", "readMore"]
+    static let partNames = ["sections", "languages", "media", "readMore", "references"]
 
     /// The upstream work of the parts besides the card, started at once and each bounded by `timeout`. Unstructured:
     /// work whose reader is gone goes on and fills the caches for the next request.
@@ -165,13 +189,17 @@ enum ArticleScreen {
         let gallery: Task<Outcome<[Media]>, Never>
         let related: Task<Outcome<QueryResult>, Never>
         let mainPage: Task<Outcome<String>, Never>
+        let references: Task<Outcome<Int>, Never>
 
-        init(api: WikimediaAPI, lang: LanguageCode, title: String, timeout: Double) {
+        init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
             links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
             gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
             related = Task { await withDeadline(timeout) { try await api.related(lang: lang, title: title) } }
             mainPage = Task { await withDeadline(timeout) { try await api.mainPage(lang: lang) } }
+            references = Task {
+                await withDeadline(timeout) { try await ReferencesRoutes.built(api: api, responses: responses, lang: lang, title: title).count }
+            }
         }
     }
 
@@ -218,13 +246,14 @@ enum ArticleScreen {
 
     /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
     /// problem), any other part failing is a placeholder.
-    static func build(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> Body {
-        let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
+    static func build(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> Body {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
         let main = await isMainPage(work, card: card)
         return Body(card: card, mainPage: main, sections: await sectionsPart(work, mainPage: main), languages: await languagesPart(work, lang: lang, preferred: preferred),
-                    media: await mediaPart(work), readMore: readMore, urls: urls(lang: lang.code, title: card.title))
+                    media: await mediaPart(work), readMore: readMore, references: ReferencesCount.of(await work.references.value),
+                    urls: urls(lang: lang.code, title: card.title))
     }
 
     /// The head line of a streamed answer: the card, the URLs and the names of the parts that follow.
@@ -237,8 +266,8 @@ enum ArticleScreen {
 
     /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
     /// then each part on its own line as it completes, each within the upstream deadline.
-    static func stream(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> HTTPResponse {
-        let work = PartWork(api: api, lang: lang, title: title, timeout: timeout)
+    static func stream(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> HTTPResponse {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
         let main = await isMainPage(work, card: card)
@@ -250,6 +279,7 @@ enum ArticleScreen {
                 group.addTask { await languagesPart(work, lang: lang, preferred: preferred).line("languages") }
                 group.addTask { await mediaPart(work).line("media") }
                 group.addTask { await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout).line("readMore") }
+                group.addTask { ReferencesCount.of(await work.references.value).line() }
                 for try await line in group { try await body.write(line) }
             }
         }
@@ -280,8 +310,9 @@ enum ArticleScreen {
     /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
     static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
                         responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
-        let body = try await build(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout)
-        let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder)
+        let body = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
+        let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
+                         || body.references.isPlaceholder)
         let now = Date().timeIntervalSinceReferenceDate
         if !complete, let previous, previous.complete, now - previous.builtAt <= staleBound {
             // The last good answer stays, briefly fresh (with the short lifetime), and is refreshed again after that.
@@ -306,7 +337,9 @@ enum ArticleScreen {
             // preferred editions (bounded LRU with the other prepared answers).
             let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
             if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
-                return Responses.async { try await stream(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout)) }
+                return Responses.async {
+                    try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout))
+                }
             }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.

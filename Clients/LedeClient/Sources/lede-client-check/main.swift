@@ -319,7 +319,7 @@ func run() async throws {
         part["part"] = name
         return part
     }
-    guard articleLines.count == 5, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and four parts") }
+    guard articleLines.count == 6, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and five parts") }
     let references = try await anon.getArticleReferences(path: .init(title: "Albert_Einstein"), query: .init(lang: .en))
     let referencesBody = try expect("GET /article/{title}/references") { try references.ok.body.json }
     guard referencesBody.lists.count == 2, referencesBody.citations.count == 6,
