@@ -80,6 +80,18 @@ class Handler(BaseHTTPRequestHandler):
                                                     "method": "get", "detail": "Page or revision not found.", "uri": path}).encode(),
                                    "application/problem+json")
             return self.answer(200, SUMMARY_MOSCOW if "moscow" in title.lower() else SUMMARY_DOG)
+        if rest.startswith("/w/rest.php/v1/page/") and rest.endswith("/html"):
+            title = unquote(rest[len("/w/rest.php/v1/page/"):-len("/html")])
+            if title.lower().startswith("no_such"):
+                return self.answer(404, json.dumps({"messageTranslations": {"en": "The specified page does not exist"}, "httpCode": 404,
+                                                    "httpReason": "Not Found"}).encode())
+            body = PARSOID.replace("{title}", title.replace("&", "&amp;").replace("<", "&lt;")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", 'text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.8.0"')
+            self.send_header("ETag", 'W/"1234567/0f1e2d3c-aaaa-11ef-bbbb-cccccccccccc"')
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.wfile.write(body)
         if rest.startswith("/api/rest_v1/page/media-list/"):
             return self.answer(200, json.dumps({"revision": "1", "tid": "1", "items": [
                 {"title": "File:YellowLabradorLooking_new.jpg", "leadImage": True, "section_id": 0, "type": "image", "showInGallery": True,
@@ -201,6 +213,15 @@ class Handler(BaseHTTPRequestHandler):
         return self.rl_error(404, "rest-no-match")
 
 
+PARSOID = ('<!DOCTYPE html><html><head><meta charset="utf-8"/><title>{title}</title></head><body class="mw-parser-output">'
+           '<section data-mw-section-id="0"><p>The dog is a domesticated descendant of the wolf.<sup about="#mwt1" class="mw-ref reference" id="cite_ref-1" '
+           'rel="dc:references" typeof="mw:Extension/ref" data-mw=\'{"name":"ref"}\'><a href="./Dog#cite_note-1"><span class="mw-reflink-text">'
+           '<span class="cite-bracket">[</span>1<span class="cite-bracket">]</span></span></a></sup></p></section><section data-mw-section-id="9">'
+           '<h2 id="References">References</h2><div class="mw-references-wrap" typeof="mw:Extension/references"><ol class="mw-references references">'
+           '<li about="#cite_note-1" id="cite_note-1"><span class="mw-cite-backlink"><a href="./Dog#cite_ref-1" rel="mw:referencedBy">'
+           '<span class="mw-linkback-text">↑ </span></a></span> <span class="mw-reference-text reference-text"><cite class="citation journal cs1">'
+           'Thalmann, O. (2013). "Complete mitochondrial genomes". <i>Science</i>. <a rel="mw:ExtLink" href="//doi.org/10.1126/science.1243650">doi</a>.'
+           '</cite></span></li></ol></div></section></body></html>')
 RL = "/w/rest.php/readinglists/v0/lists"
 READING_LISTS = {
     "next_id": 100,
