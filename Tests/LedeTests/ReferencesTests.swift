@@ -69,6 +69,14 @@ final class ReferencesTests: XCTestCase {
         XCTAssertEqual(r.notes.first?.html, #"<a href="https://de.wikipedia.org/wiki/K%C3%B6nig">K</a> <a href="https://de.wikipedia.org/wiki/X">X</a> in page"#)
     }
 
+    /// Fuzz finding: an href with spaces in it was kept as a link.
+    func testAnHrefThatIsNoURIIsNoLink() {
+        let html = ##"<ol class="mw-references references"><li id="cite_note-1"><span class="mw-reference-text"><a href="./A b">x</a> <a href="https://e.org/ü">y</a> <a href="https://e.org/%C3%BC">z</a></span></li></ol>"##
+        let r = scan(html)
+        XCTAssertEqual(r.notes.first?.links.map(\.url), ["https://e.org/%C3%BC"])
+        XCTAssertEqual(r.notes.first?.html, #"x y <a href="https://e.org/%C3%BC">z</a>"#)
+    }
+
     func testMalformedHTMLKeepsTheWellFormedNotesAndNeverStops() {
         var html = #"</ol></li><ol class="mw-references references">"#
         html += #"<li id="cite_note-1"><span class="mw-reference-text">One <b>bold <i>open"#   // unclosed tags, no </li>

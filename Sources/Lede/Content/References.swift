@@ -442,6 +442,9 @@ public enum ReferenceScanner {
         /// A link's URL as a reader opens it: wiki links against the article's public wiki, protocol-relative ones as
         /// https; nil for an in-page anchor or anything but http(s).
         func absolute(_ href: String) -> String? {
+            // Only what a URI may hold (Parsoid percent-encodes the rest): no spaces, controls, quotes or non-ASCII.
+            guard !href.utf8.contains(where: { $0 <= 32 || $0 >= 127 || $0 == 34 || $0 == 60 || $0 == 62 || $0 == 92 || $0 == 94 || $0 == 96
+                                               || $0 == 123 || $0 == 124 || $0 == 125 }) else { return nil }
             if href.hasPrefix("https://") || href.hasPrefix("http://") { return href }
             if href.hasPrefix("//") { return "https:" + href }
             if href.hasPrefix("./") { return wiki + "/wiki/" + href.dropFirst(2) }
