@@ -69,6 +69,13 @@ final class ReferencesTests: XCTestCase {
         XCTAssertEqual(r.notes.first?.html, #"<a href="https://de.wikipedia.org/wiki/K%C3%B6nig">K</a> <a href="https://de.wikipedia.org/wiki/X">X</a> in page"#)
     }
 
+    func testPlainTextOverBytesIsHTMLTextsPlainForText() {
+        for t in ["  a  b ", "a &nbsp;b", "x&amp;y &lt;z&gt;", "p.\u{A0}12–15\u{3000}x", "\u{2003}em\u{2009}thin\u{202F}", "&#233;&#xE9;&#0;&bogus; &", "é \t\n x",
+                  "Zur Elektrodynamik bewegter Körper", "", "&nbsp;", "a&#32;b"] {
+            XCTAssertEqual(PlainText.of(Array(t.utf8)[...]), HTMLText.plain(t), t.debugDescription)
+        }
+    }
+
     /// Fuzz finding: an href with spaces in it was kept as a link.
     func testAnHrefThatIsNoURIIsNoLink() {
         let html = ##"<ol class="mw-references references"><li id="cite_note-1"><span class="mw-reference-text"><a href="./A b">x</a> <a href="https://e.org/ü">y</a> <a href="https://e.org/%C3%BC">z</a></span></li></ol>"##

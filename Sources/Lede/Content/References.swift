@@ -233,14 +233,28 @@ public enum ReferenceScanner {
             var j = start + 1
             let closing = u[j] == 47
             if closing { j += 1 }
-            var name: [UInt8] = []
-            while j < end, isAlpha(u[j]) || (u[j] >= 48 && u[j] <= 57) { name.append(u[j] | (isAlpha(u[j]) ? 0x20 : 0)); j += 1 }
-            return Tag(name: String(decoding: name, as: UTF8.self), start: start, end: end, closing: closing, selfClosing: u[end - 1] == 47)
+            let from = j
+            while j < end, isAlpha(u[j]) || (u[j] >= 48 && u[j] <= 57) { j += 1 }
+            return Tag(name: Self.knownName(u, from, j), start: start, end: end, closing: closing, selfClosing: u[end - 1] == 47)
         }
 
-        /// An attribute's value (character references in it decoded), nil when the tag has none of that name.
-        func attribute(_ tag: Tag, _ wanted: String) -> String? {
-            let want = Array(wanted.utf8)
+        /// The names the scanner acts on, as literals (no string made per tag); "" for every other element.
+        static let known: [String] = ["a", "b", "i", "br", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ol", "sup", "cite", "span", "style", "script"]
+        static let knownBytes: [[UInt8]] = known.map { Array($0.utf8) }
+
+        static func knownName(_ u: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) -> String {
+            let n = to - from
+            guard n >= 1, n <= 6 else { return "" }
+            outer: for (k, bytes) in knownBytes.enumerated() where bytes.count == n {
+                for i in 0..<n where (u[from + i] | (u[from + i] >= 65 ? 0x20 : 0)) != bytes[i] { continue outer }
+                return known[k]
+            }
+            return ""
+        }
+
+        /// Where an attribute's value is in the tag, nil when the tag has none of that name.
+        func attributeRange(_ tag: Tag, _ wanted: StaticString) -> Range<Int>? {
+            let want = UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount)
             var j = tag.start + 1
             while j < tag.end, u[j] != 32, u[j] != 9, u[j] != 10, u[j] != 13 { j += 1 }   // past the name
             while j < tag.end {
@@ -250,7 +264,7 @@ public enum ReferenceScanner {
                 var matches = j - nameStart == want.count
                 if matches { for k in 0..<want.count where (u[nameStart + k] | 0x20) != want[k] { matches = false; break } }
                 while j < tag.end, u[j] == 32 || u[j] == 9 || u[j] == 10 || u[j] == 13 { j += 1 }
-                guard j < tag.end, u[j] == 61 else { if matches { return "" }; continue }
+                guard j < tag.end, u[j] == 61 else { if matches { return j..<j }; continue }
                 j += 1
                 while j < tag.end, u[j] == 32 || u[j] == 9 || u[j] == 10 || u[j] == 13 { j += 1 }
                 var valueStart = j, valueEnd = j
@@ -265,18 +279,37 @@ public enum ReferenceScanner {
                     while j < tag.end, u[j] != 32, u[j] != 9, u[j] != 10, u[j] != 13 { j += 1 }
                     valueEnd = j
                 }
-                if matches {
-                    let raw = UnsafeBufferPointer(rebasing: u[valueStart..<max(valueStart, valueEnd)])
-                    return raw.contains(38) ? HTMLText.plain(String(decoding: raw, as: UTF8.self)) : String(decoding: raw, as: UTF8.self)
-                }
+                if matches { return valueStart..<max(valueStart, valueEnd) }
             }
             return nil
         }
 
-        func hasClass(_ tag: Tag, _ name: String) -> Bool {
-            guard let c = attribute(tag, "class") else { return false }
-            return c.split(separator: " ").contains { $0 == name }
+        /// An attribute's value (character references in it decoded), nil when the tag has none of that name.
+        func attribute(_ tag: Tag, _ wanted: StaticString) -> String? {
+            guard let r = attributeRange(tag, wanted) else { return nil }
+            let raw = UnsafeBufferPointer(rebasing: u[r])
+            return raw.contains(38) ? PlainText.of(ArraySlice(raw)) : String(decoding: raw, as: UTF8.self)
         }
+
+        /// Whether an attribute's value holds `needle` (as a space-separated token when `token`), read in place.
+        func attribute(_ tag: Tag, _ wanted: StaticString, holds needle: StaticString, token: Bool) -> Bool {
+            guard let r = attributeRange(tag, wanted) else { return false }
+            let want = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+            guard want.count <= r.count else { return false }
+            var j = r.lowerBound
+            while j + want.count <= r.upperBound {
+                var k = 0
+                while k < want.count, u[j + k] == want[k] { k += 1 }
+                if k == want.count {
+                    let before = j == r.lowerBound || u[j - 1] == 32, after = j + k == r.upperBound || u[j + k] == 32
+                    if !token || (before && after) { return true }
+                }
+                j += 1
+            }
+            return false
+        }
+
+        func hasClass(_ tag: Tag, _ name: StaticString) -> Bool { attribute(tag, "class", holds: name, token: true) }
 
         // MARK: - Text
 
@@ -339,11 +372,11 @@ public enum ReferenceScanner {
                 n.spanDepth += 1
                 if n.textDepth == nil, n.backSpanDepth == nil {
                     if hasClass(tag, "mw-reference-text") { n.textDepth = n.spanDepth; return }
-                    if (attribute(tag, "rel") ?? "").contains("mw:referencedBy") { n.backSpanDepth = n.spanDepth; return }
+                    if attribute(tag, "rel", holds: "mw:referencedBy", token: false) { n.backSpanDepth = n.spanDepth; return }
                 }
             }
             if n.textDepth == nil {
-                if name == "a", let href = attribute(tag, "href"), n.backSpanDepth != nil || (attribute(tag, "rel") ?? "").contains("mw:referencedBy"),
+                if name == "a", let href = attribute(tag, "href"), n.backSpanDepth != nil || attribute(tag, "rel", holds: "mw:referencedBy", token: false),
                    let hash = href.firstIndex(of: "#") {
                     n.backLinks.append(String(href[href.index(after: hash)...]))
                 }
@@ -388,7 +421,7 @@ public enum ReferenceScanner {
         mutating func endTag(_ tag: Tag) {
             let name = tag.name
             if let h = heading, name == headingName {
-                let t = HTMLText.plain(String(decoding: h, as: UTF8.self))
+                let t = PlainText.of(h[...])
                 section = t.isEmpty ? section : t
                 heading = nil
             }
@@ -424,7 +457,7 @@ public enum ReferenceScanner {
             }
             guard n.textDepth != nil else { return }
             if name == "a", let link = n.link {
-                let text = HTMLText.plain(String(decoding: n.plain[link.from...], as: UTF8.self))
+                let text = PlainText.of(n.plain[link.from...])
                 if let url = link.url { n.links.append(.init(url: url, text: text)) }
                 n.link = nil
             }
@@ -456,7 +489,7 @@ public enum ReferenceScanner {
             guard let c = citation else { return }
             citation = nil
             guard let noteID = c.note, !noteID.isEmpty else { return }
-            let label = HTMLText.plain(String(decoding: c.label, as: UTF8.self))
+            let label = PlainText.of(c.label[...])
             result.citations.append(.init(anchor: c.anchor, noteId: noteID, label: label))
         }
 
@@ -470,7 +503,7 @@ public enum ReferenceScanner {
             let kind = n.cites.count == 1 ? (n.cites[0] ?? "generic") : "generic"
             let labels = n.backLinks.count == 1 ? ["^"] : n.backLinks.indices.map(Self.backLabel)
             noteIndex[n.id] = result.notes.count
-            result.notes.append(.init(id: n.id, label: "", text: HTMLText.plain(String(decoding: n.plain, as: UTF8.self)),
+            result.notes.append(.init(id: n.id, label: "", text: PlainText.of(n.plain[...]),
                                       html: String(decoding: n.html, as: UTF8.self), kind: kind, links: n.links,
                                       citedFrom: zip(n.backLinks, labels).map { .init(anchor: $0, label: $1) }))
             result.lists[l.index].order.append(n.id)
@@ -482,5 +515,62 @@ public enum ReferenceScanner {
             repeat { s = String(UnicodeScalar(UInt8(97 + i % 26))) + s; i = i / 26 - 1 } while i >= 0
             return s
         }
+    }
+}
+
+/// The text of HTML text content (no tags in it) as `HTMLText.plain` gives it — character references decoded, runs of
+/// white space (Unicode's White_Space) as one space, trimmed — read over UTF-8 bytes, without a scalar array or a
+/// property lookup per character.
+enum PlainText {
+    static func of(_ bytes: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var pendingSpace = false
+        func emit(_ b: UInt8) {
+            if pendingSpace { out.append(32); pendingSpace = false }
+            out.append(b)
+        }
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        while i < end {
+            let b = bytes[i]
+            if let w = whiteSpaceLength(bytes, i) { pendingSpace = !out.isEmpty; i += w; continue }
+            if b == 38, let (decoded, next) = reference(bytes, i) {
+                for c in decoded.unicodeScalars {
+                    if c.properties.isWhitespace { pendingSpace = !out.isEmpty } else { for d in String(c).utf8 { emit(d) } }
+                }
+                i = next
+                continue
+            }
+            emit(b)
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The length of the White_Space character at `i`, nil when there is none.
+    static func whiteSpaceLength(_ u: ArraySlice<UInt8>, _ i: Int) -> Int? {
+        let b = u[i]
+        if b < 0x80 { return b == 32 || (b >= 9 && b <= 13) ? 1 : nil }
+        guard i + 1 < u.endIndex else { return nil }
+        let b1 = u[i + 1]
+        if b == 0xC2 { return b1 == 0x85 || b1 == 0xA0 ? 2 : nil }
+        guard i + 2 < u.endIndex else { return nil }
+        let b2 = u[i + 2]
+        if b == 0xE1, b1 == 0x9A, b2 == 0x80 { return 3 }                                   // U+1680
+        if b == 0xE2, b1 == 0x80, (b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF { return 3 }   // U+2000–200A, 2028, 2029, 202F
+        if b == 0xE2, b1 == 0x81, b2 == 0x9F { return 3 }                                   // U+205F
+        if b == 0xE3, b1 == 0x80, b2 == 0x80 { return 3 }                                   // U+3000
+        return nil
+    }
+
+    /// A character reference at `i` as `HTMLText` reads one (named ones it knows, numeric ones), and the index after it.
+    static func reference(_ u: ArraySlice<UInt8>, _ i: Int) -> (String, Int)? {
+        var j = i + 1
+        while j < u.endIndex, j - i <= 10, u[j] != 59 { j += 1 }
+        guard j < u.endIndex, u[j] == 59, j > i + 1 else { return nil }
+        let body = String(decoding: u[(i + 1)..<j], as: UTF8.self)
+        guard let decoded = HTMLText.reference(Array("&\(body);".unicodeScalars), at: 0) else { return nil }
+        return (decoded.0, j + 1)
     }
 }
