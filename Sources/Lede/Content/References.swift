@@ -114,8 +114,10 @@ public enum ReferenceScanner {
         var list: (index: Int, depth: Int)? = nil
         var note: Note? = nil
 
-        struct Note {
-            var id: String
+        /// The note being read: a reference, so the scanner changes it in place (a struct here was copied whole, arrays and
+        /// all, on every tag).
+        final class Note {
+            let id: String
             var liDepth: Int
             var backLinks: [String] = []
             var backSpanDepth: Int? = nil      // inside `<span rel="mw:referencedBy">` (its span depth)
@@ -127,6 +129,7 @@ public enum ReferenceScanner {
             var links: [ArticleReferences.Link] = []
             var link: (url: String?, from: Int)? = nil
             var cites: [String?] = []          // each <cite>'s kind (nil: none of the four)
+            init(id: String, liDepth: Int) { self.id = id; self.liDepth = liDepth }
         }
 
         init(u: UnsafeBufferPointer<UInt8>, wiki: String) { self.u = u; self.wiki = wiki }
@@ -318,8 +321,7 @@ public enum ReferenceScanner {
             let piece = UnsafeBufferPointer(rebasing: u[from..<to])
             if heading != nil, heading!.count < 400 { heading!.append(contentsOf: piece.prefix(400 - heading!.count)) }
             if citation != nil, citation!.label.count < 100 { citation!.label.append(contentsOf: piece.prefix(100 - citation!.label.count)) }
-            guard var n = note, n.textDepth != nil else { return }
-            note = nil
+            guard let n = note, n.textDepth != nil else { return }
             n.plain.append(contentsOf: piece)
             for b in piece {
                 switch b {
@@ -328,7 +330,6 @@ public enum ReferenceScanner {
                 default: n.html.append(b)
                 }
             }
-            note = n
         }
 
         // MARK: - Elements
@@ -359,15 +360,13 @@ public enum ReferenceScanner {
                     note = Note(id: id, liDepth: 1)
                     return
                 }
-                if var n = note { n.liDepth += 1; note = n }
+                if let n = note { n.liDepth += 1 }
             default: break
             }
             if citation != nil, name == "a", citation!.note == nil, let href = attribute(tag, "href"), let hash = href.firstIndex(of: "#") {
                 citation!.note = String(href[href.index(after: hash)...])
             }
-            guard var n = note else { return }
-            note = nil
-            defer { note = n }
+            guard let n = note else { return }
             if name == "span" && !tag.selfClosing {
                 n.spanDepth += 1
                 if n.textDepth == nil, n.backSpanDepth == nil {
@@ -388,9 +387,9 @@ public enum ReferenceScanner {
             case "cite":
                 let classes = (attribute(tag, "class") ?? "").split(separator: " ").map(String.init)
                 n.cites.append(classes.contains("citation") ? classes.first { ReferenceScanner.kinds.contains($0) } : nil)
-                open("cite", "<cite>", &n)
+                open("cite", "<cite>", n)
             case "i", "b", "span":
-                if !tag.selfClosing { open(name, "<\(name)>", &n) }
+                if !tag.selfClosing { open(name, "<\(name)>", n) }
             case "a":
                 let url = attribute(tag, "href").flatMap(absolute)
                 n.link = (url, n.plain.count)
@@ -405,14 +404,14 @@ public enum ReferenceScanner {
                         }
                     }
                     a.append(contentsOf: "\">".utf8)
-                    open("a", String(decoding: a, as: UTF8.self), &n)
+                    open("a", String(decoding: a, as: UTF8.self), n)
                 }
             default: break
             }
         }
 
         /// Writes an allowed element's start tag, unless the nesting is deeper than Lede keeps.
-        func open(_ name: String, _ text: String, _ n: inout Note) {
+        func open(_ name: String, _ text: String, _ n: Note) {
             guard n.emitted.count < ReferenceScanner.maxDepth else { return }
             n.emitted.append(name)
             n.html.append(contentsOf: text.utf8)
@@ -437,18 +436,15 @@ public enum ReferenceScanner {
                 if l.depth == 0 { finishNote(); finishList() }
                 return
             }
-            if name == "li", var n = note {
+            if name == "li", let n = note {
                 n.liDepth -= 1
-                note = n
                 if n.liDepth == 0 { finishNote() }
                 return
             }
-            guard var n = note else { return }
-            note = nil
-            defer { note = n }
+            guard let n = note else { return }
             if name == "span" {
                 if n.textDepth == n.spanDepth {
-                    closeAll(&n)
+                    closeAll(n)
                     n.textDepth = nil
                 } else if n.backSpanDepth == n.spanDepth {
                     n.backSpanDepth = nil
@@ -468,7 +464,7 @@ public enum ReferenceScanner {
             }
         }
 
-        func closeAll(_ n: inout Note) {
+        func closeAll(_ n: Note) {
             while let open = n.emitted.popLast() { n.html.append(contentsOf: "</\(open)>".utf8) }
         }
 
@@ -496,9 +492,9 @@ public enum ReferenceScanner {
         mutating func finishList() { list = nil }
 
         mutating func finishNote() {
-            guard var n = note, let l = list else { note = nil; return }
+            guard let n = note, let l = list else { note = nil; return }
             note = nil
-            closeAll(&n)
+            closeAll(n)
             guard noteIndex[n.id] == nil else { return }   // a note id seen before: the first one stands
             let kind = n.cites.count == 1 ? (n.cites[0] ?? "generic") : "generic"
             let labels = n.backLinks.count == 1 ? ["^"] : n.backLinks.indices.map(Self.backLabel)
