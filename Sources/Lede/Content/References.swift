@@ -115,20 +115,20 @@ public enum ReferenceScanner {
         var note: Note? = nil
 
         /// The note being read: a reference, so the scanner changes it in place (a struct here was copied whole, arrays and
-        /// all, on every tag).
+        /// all, on every tag). Made, used and dropped by one scan on one thread: its accesses are never checked at run time.
         final class Note {
             let id: String
-            var liDepth: Int
-            var backLinks: [String] = []
-            var backSpanDepth: Int? = nil      // inside `<span rel="mw:referencedBy">` (its span depth)
-            var textDepth: Int? = nil          // inside `<span class="mw-reference-text">` (its span depth)
-            var spanDepth = 0
-            var html: [UInt8] = []
-            var plain: [UInt8] = []
-            var emitted: [String] = []         // the allowed elements written and still open
-            var links: [ArticleReferences.Link] = []
-            var link: (url: String?, from: Int)? = nil
-            var cites: [String?] = []          // each <cite>'s kind (nil: none of the four)
+            @exclusivity(unchecked) var liDepth: Int
+            @exclusivity(unchecked) var backLinks: [String] = []
+            @exclusivity(unchecked) var backSpanDepth: Int? = nil      // inside `<span rel="mw:referencedBy">` (its span depth)
+            @exclusivity(unchecked) var textDepth: Int? = nil          // inside `<span class="mw-reference-text">` (its span depth)
+            @exclusivity(unchecked) var spanDepth = 0
+            @exclusivity(unchecked) var html: [UInt8] = []
+            @exclusivity(unchecked) var plain: [UInt8] = []
+            @exclusivity(unchecked) var emitted: [String] = []         // the allowed elements written and still open
+            @exclusivity(unchecked) var links: [ArticleReferences.Link] = []
+            @exclusivity(unchecked) var link: (url: String?, from: Int)? = nil
+            @exclusivity(unchecked) var cites: [String?] = []          // each <cite>'s kind (nil: none of the four)
             init(id: String, liDepth: Int) { self.id = id; self.liDepth = liDepth }
         }
 
