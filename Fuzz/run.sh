@@ -27,11 +27,15 @@ build() {
 
 targets="request response json text inflate decoders deeplink sse jsonl references"
 
-# The corpus folders of a target: its own seeds, its past findings, and Wikimedia's recorded answers for the JSON readers.
+# The corpus folders of a target: its own seeds, its past findings, and the test fixtures of its reader (Wikimedia's
+# recorded answers for the JSON readers, the Parsoid page for the reference scanner).
 corpora() {
   local t=$1 dirs="Fuzz/corpus/$t"
   [ -d "Fuzz/findings/$t" ] && dirs="$dirs Fuzz/findings/$t"
-  case $t in json|decoders) dirs="$dirs Tests/Fixtures/wikimedia" ;; esac
+  case $t in
+    json|decoders) dirs="$dirs Tests/Fixtures/wikimedia" ;;
+    references) dirs="$dirs Tests/Fixtures/parsoid" ;;
+  esac
   echo "$dirs"
 }
 

@@ -169,7 +169,7 @@ public enum ReferenceScanner {
             }
             text(textFrom, n)
             finishNote()
-            finishList()
+            list = nil
             finishCitation()
             // A citation whose note is missing is dropped, not invented.
             result.citations = result.citations.filter { noteIndex[$0.noteId] != nil }
@@ -433,7 +433,7 @@ public enum ReferenceScanner {
             if name == "ol", var l = list {
                 l.depth -= 1
                 list = l
-                if l.depth == 0 { finishNote(); finishList() }
+                if l.depth == 0 { finishNote(); list = nil }
                 return
             }
             if name == "li", let n = note {
@@ -488,8 +488,6 @@ public enum ReferenceScanner {
             let label = PlainText.of(c.label[...])
             result.citations.append(.init(anchor: c.anchor, noteId: noteID, label: label))
         }
-
-        mutating func finishList() { list = nil }
 
         mutating func finishNote() {
             guard let n = note, let l = list else { note = nil; return }

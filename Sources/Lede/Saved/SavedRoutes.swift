@@ -133,9 +133,8 @@ enum SavedRoutes {
         func body(cards: [Int: [UInt8]]) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(96 + items.count * 160 + cards.values.reduce(0) { $0 + $1.count })
-            out.append(UInt8(ascii: "{"))
-            if let next { out.append(contentsOf: "\"continue\":".utf8); JSONText.appendQuoted(next, to: &out); out.append(44) }
-            out.append(contentsOf: "\"count\":\(count),\"items\":[".utf8)
+            appendOpening(to: &out)
+            out.append(contentsOf: "\"items\":[".utf8)
             for i in items.indices {
                 if i > items.startIndex { out.append(44) }
                 appendItem(i, card: cards[i], index: false, to: &out)
@@ -146,10 +145,17 @@ enum SavedRoutes {
 
         /// The streamed answer's first line: the page's facts without its items.
         func head() -> [UInt8] {
-            var out = Array("{".utf8)
-            if let next { out.append(contentsOf: "\"continue\":".utf8); JSONText.appendQuoted(next, to: &out); out.append(44) }
-            out.append(contentsOf: "\"count\":\(count),\"itemsInPage\":\(items.count),\"syncEnabled\":\(syncEnabled)}\n".utf8)
+            var out: [UInt8] = []
+            appendOpening(to: &out)
+            out.append(contentsOf: "\"itemsInPage\":\(items.count),\"syncEnabled\":\(syncEnabled)}\n".utf8)
             return out
+        }
+
+        /// `{"continue":…,"count":N,` — what the classic answer and the streamed head both begin with.
+        func appendOpening(to out: inout [UInt8]) {
+            out.append(UInt8(ascii: "{"))
+            if let next { out.append(contentsOf: "\"continue\":".utf8); JSONText.appendQuoted(next, to: &out); out.append(44) }
+            out.append(contentsOf: "\"count\":\(count),".utf8)
         }
 
         func appendLine(_ i: Int, card: [UInt8]?, to out: inout [UInt8]) {

@@ -129,7 +129,7 @@ public final class LiveTransport: UpstreamTransport {
                 ready = nil
                 continue
             }
-            return Self.answer(response, keepsETag: request.kind == "html")
+            return Self.answer(response, keepsETag: request.keepsETag)
         }
     }
 

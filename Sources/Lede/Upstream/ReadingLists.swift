@@ -91,31 +91,31 @@ public enum ReadingListsFailure: Error, Equatable, Sendable {
     }
 }
 
-struct ReadingListsPage: Decodable {
-    var lists: [ReadingList]
-    var next: String?
-    enum CodingKeys: String, CodingKey { case lists, next }
-    init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        guard let lists = c.lossyList(ReadingList.self, .lists, kind: "reading_list", counter: decoder.skippedItems) else {
-            throw UpstreamError.malformed("reading lists: no lists")
-        }
-        self.lists = lists
-        next = c.lenientString(.next, nonEmpty: true)
-    }
+/// What a page of the interface lists, under its key (`lists`, `entries`), and the skipped items' kind.
+protocol ReadingListsItem: Decodable {
+    static var listKey: String { get }
+    static var skippedKind: String { get }
+}
+extension ReadingList: ReadingListsItem {
+    static var listKey: String { "lists" }
+    static var skippedKind: String { "reading_list" }
+}
+extension ReadingListEntry: ReadingListsItem {
+    static var listKey: String { "entries" }
+    static var skippedKind: String { "reading_list_entry" }
 }
 
-struct ReadingListEntriesPage: Decodable {
-    var entries: [ReadingListEntry]
+/// One page of lists or entries: `{<key>: [...], next?}`; one unreadable item is skipped, never the page.
+struct ReadingListsPage<Item: ReadingListsItem>: Decodable {
+    var items: [Item]
     var next: String?
-    enum CodingKeys: String, CodingKey { case entries, next }
     init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        guard let entries = c.lossyList(ReadingListEntry.self, .entries, kind: "reading_list_entry", counter: decoder.skippedItems) else {
-            throw UpstreamError.malformed("reading list entries: no entries")
+        let c = try decoder.container(keyedBy: AnyCodingKey.self)
+        guard let items = c.lossyList(Item.self, AnyCodingKey(stringValue: Item.listKey)!, kind: Item.skippedKind, counter: decoder.skippedItems) else {
+            throw UpstreamError.malformed("reading lists: no \(Item.listKey)")
         }
-        self.entries = entries
-        next = c.lenientString(.next, nonEmpty: true)
+        self.items = items
+        next = c.lenientString(AnyCodingKey(stringValue: "next")!, nonEmpty: true)
     }
 }
 
@@ -180,15 +180,21 @@ extension WikimediaClient {
         return response
     }
 
-    public func readingLists(edition: LanguageCode, authorization: String) async throws -> [ReadingList] {
-        var lists: [ReadingList] = [], next: String? = nil
-        for _ in 0..<20 {   // 10 a page; the extension allows 100 lists a user
-            let page = try await readingListsCall(Self.readingListsRequest(edition, authorization, next: next), as: ReadingListsPage.self)
-            lists += page.lists
-            guard let n = page.next, n != next else { break }
+    /// Every item of a paged call, following `next` for at most `pages` pages (`complete` false when more were left).
+    private func following<Item: ReadingListsItem>(pages: Int, _ request: (String?) -> UpstreamRequest) async throws -> (items: [Item], complete: Bool) {
+        var items: [Item] = [], next: String? = nil
+        for _ in 0..<pages {
+            let page = try await readingListsCall(request(next), as: ReadingListsPage<Item>.self)
+            items += page.items
+            guard let n = page.next, n != next else { return (items, true) }
             next = n
         }
-        return lists
+        return (items, false)
+    }
+
+    public func readingLists(edition: LanguageCode, authorization: String) async throws -> [ReadingList] {
+        // 10 a page; the extension allows 100 lists a user.
+        try await following(pages: 20) { Self.readingListsRequest(edition, authorization, next: $0) }.items
     }
 
     public func setUpReadingLists(edition: LanguageCode, authorization: String) async throws {
@@ -197,14 +203,10 @@ extension WikimediaClient {
     }
 
     public func readingListEntries(edition: LanguageCode, authorization: String, list: Int) async throws -> [ReadingListEntry] {
-        var entries: [ReadingListEntry] = [], next: String? = nil
-        for _ in 0..<Self.maxEntryPages {
-            let page = try await readingListsCall(Self.readingListEntriesRequest(edition, authorization, list: list, next: next), as: ReadingListEntriesPage.self)
-            entries += page.entries
-            guard let n = page.next, n != next else { return entries }
-            next = n
+        let (entries, complete): ([ReadingListEntry], Bool) = try await following(pages: Self.maxEntryPages) {
+            Self.readingListEntriesRequest(edition, authorization, list: list, next: $0)
         }
-        logger.warning("reading list longer than Lede reads", [("pages", "\(Self.maxEntryPages)")])
+        if !complete { logger.warning("reading list longer than Lede reads", [("pages", "\(Self.maxEntryPages)")]) }
         return entries
     }
 

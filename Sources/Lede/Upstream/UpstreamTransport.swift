@@ -71,6 +71,9 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached. Kept beside
     /// the box: setting it per call (the badge's prepared request) copies nothing.
     public var authorization: String?
+    /// Whether the answer's `ETag` is kept (Parsoid's names the revision and render); read only for calls that ask,
+    /// so other answers make no entry for it.
+    public var keepsETag = false
 
     public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
                 json: [UInt8] = [], authorization: String? = nil, kind: String) {

@@ -82,8 +82,10 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     }
 
     static func pageHTMLRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
-                        kind: "html")
+        var req = UpstreamRequest(lang: lang.code, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
+                                  kind: "html")
+        req.keepsETag = true
+        return req
     }
 
     static func featuredRequest(_ lang: LanguageCode, _ date: FeedDate) -> UpstreamRequest {

@@ -196,7 +196,7 @@ enum EmbeddedArticleScreens {
         }
         let head = "<!DOCTYPE html>\n<html prefix=\"dc: http://purl.org/dc/terms/ mw: http://mediawiki.org/rdf/\"><head><meta charset=\"utf-8\"/><title>\(escape(a.title))</title></head>"
             + "<body class=\"mw-content-ltr parsoid-body mediawiki mw-parser-output\" lang=\"\(lang)\"><section data-mw-section-id=\"0\"><p>"
-        let web = { (n: String, site: String, title: String) in
+        let web = { (site: String, title: String) in
             "<cite class=\"citation web cs1\">\"<a rel=\"mw:ExtLink\" href=\"https://\(site)/\(page)\" class=\"external text\">\(escape(title))</a>\". <i>\(site)</i>. Retrieved 2026-11-20.</cite>"
         }
         let book = "<cite class=\"citation book cs1\"><a rel=\"mw:WikiLink\" href=\"./Encyclopaedia_Britannica\">Encyclopædia Britannica</a> (2010). <i>\(escape(a.title))</i>. p. 12.</cite>"
@@ -208,7 +208,7 @@ enum EmbeddedArticleScreens {
             body += " His 1905 papers changed physics." + sup("cite_ref-3", "cite_note-3", "3") + "</p></section>"
             body += list("Notes", group: "note", [item("cite_note-note1", ["cite_ref-note1"], "The prize was awarded in 1922 for 1921; see <a rel=\"mw:WikiLink\" href=\"./Nobel_Prize_in_Physics\">Nobel Prize in Physics</a>.")])
             body += list("References", group: nil, [
-                item("cite_note-Nobel-1", ["cite_ref-Nobel_1-0", "cite_ref-Nobel_1-1", "cite_ref-Nobel_1-2"], web("", "www.nobelprize.org", "The Nobel Prize in Physics 1921")),
+                item("cite_note-Nobel-1", ["cite_ref-Nobel_1-0", "cite_ref-Nobel_1-1", "cite_ref-Nobel_1-2"], web("www.nobelprize.org", "The Nobel Prize in Physics 1921")),
                 item("cite_note-Pais-2", ["cite_ref-Pais-2"], "<cite class=\"citation book cs1\"><a rel=\"mw:WikiLink\" href=\"./Abraham_Pais\">Pais, Abraham</a> (1982). <i>Subtle is the Lord: The Science and the Life of Albert Einstein</i>. Oxford University Press.</cite>"),
                 item("cite_note-3", ["cite_ref-3"], "<cite class=\"citation journal cs1\">Einstein, Albert (1905). \"Zur Elektrodynamik bewegter Körper\". <i>Annalen der Physik</i>. <b>17</b> (10): 891–921. <a rel=\"mw:ExtLink\" href=\"//doi.org/10.1002/andp.19053221004\">doi:10.1002/andp.19053221004</a>.</cite>"),
             ])
@@ -216,7 +216,7 @@ enum EmbeddedArticleScreens {
         }
         var body = head + escape(a.extract) + sup("cite_ref-1", "cite_note-1", "1") + sup("cite_ref-2", "cite_note-2", "2") + "</p></section>"
         body += list(lang == "de" ? "Einzelnachweise" : (lang == "it" ? "Note" : "References"), group: nil, [
-            item("cite_note-1", ["cite_ref-1"], web("", "www.britannica.com", a.title)),
+            item("cite_note-1", ["cite_ref-1"], web("www.britannica.com", a.title)),
             item("cite_note-2", ["cite_ref-2"], book),
         ])
         return body + "</body></html>"
