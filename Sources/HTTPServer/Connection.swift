@@ -94,7 +94,7 @@ final class Connection: LoopDescriptorHandler {
         self.readBuffer = server.readBuffer
         self.loop = server.loop
         let config = core.configuration
-        parser = RequestParser(limits: config.parserLimits)
+        parser = RequestParser(limits: core.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
                                                                   idle: UInt64(config.timeouts.idle * 1e9),
                                                                   stall: UInt64(config.streams.stallTimeout * 1e9),

@@ -27,6 +27,7 @@ public enum HTTPStatus {
         case 415: return "Unsupported Media Type"
         case 417: return "Expectation Failed"
         case 422: return "Unprocessable Content"
+        case 428: return "Precondition Required"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"

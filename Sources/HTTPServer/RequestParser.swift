@@ -7,6 +7,9 @@ public struct ParserLimits: Sendable {
     public var maxHeaderCount: Int = 100
     public var maxBody: Int = 1 << 20
     public var maxChunkLine: Int = 4 * 1024
+    /// A larger body limit for some requests (by method and decoded path), asked only when a body exceeds `maxBody`:
+    /// the router's per-route limits (an article's wikitext on its edit route). Nil: `maxBody` for every request.
+    public var bodyLimit: (@Sendable (_ method: String, _ path: String) -> Int?)?
     public init(maxRequestLine: Int = 8 * 1024, maxHeaderBytes: Int = 32 * 1024, maxHeaderCount: Int = 100,
                 maxBody: Int = 1 << 20) {
         self.maxRequestLine = maxRequestLine; self.maxHeaderBytes = maxHeaderBytes
@@ -87,6 +90,22 @@ public struct RequestParser {
 
     public init(limits: ParserLimits = ParserLimits()) { self.limits = limits }
 
+    /// The current request's body limit: `maxBody`, or its route's larger one. Asked only once a body is larger than
+    /// `maxBody` (then once per request: kept until the next head), so ordinary requests never look their route up.
+    private var routeLimit: Int?
+    private var bodyLimit: Int {
+        mutating get {
+            if let routeLimit { return routeLimit }
+            var limit = limits.maxBody
+            if let larger = limits.bodyLimit {
+                let path = parts.path.isEmpty ? "/" : String(decoding: target[parts.path], as: UTF8.self)
+                limit = max(limit, larger(method, path) ?? limit)
+            }
+            routeLimit = limit
+            return limit
+        }
+    }
+
     /// Bytes received but not yet consumed by a complete request.
     public var bufferedByteCount: Int { buffer.count - start }
     /// True when no part of a next request has arrived (the connection is idle between requests).
@@ -152,8 +171,8 @@ public struct RequestParser {
                     if size == 0 {
                         state = .trailers
                     } else {
-                        if body.count + size > limits.maxBody {
-                            throw ParseError(413, "The chunked request body exceeds the limit of \(limits.maxBody) bytes.")
+                        if body.count + size > limits.maxBody, body.count + size > bodyLimit {
+                            throw ParseError(413, "The chunked request body exceeds the limit of \(bodyLimit) bytes.")
                         }
                         state = .chunkData(remaining: size)
                     }
@@ -451,8 +470,8 @@ public struct RequestParser {
                 }
             }
             length = value ?? 0
-            if length > limits.maxBody {
-                throw ParseError(413, "The declared body of \(length) bytes exceeds the limit of \(limits.maxBody) bytes.")
+            if length > limits.maxBody, length > bodyLimit {
+                throw ParseError(413, "The declared body of \(length) bytes exceeds the limit of \(bodyLimit) bytes.")
             }
         }
 
@@ -562,6 +581,7 @@ public struct RequestParser {
         body = []
         headBytes = 0
         chunked = false
+        routeLimit = nil
         return request
     }
 

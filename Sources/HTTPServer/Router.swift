@@ -73,10 +73,12 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
         public let method: String
         public let pattern: String
         public let index: Int
+        /// The largest request body this route takes, when it takes more than the server's `maxBody`.
+        public let maxBody: Int?
         let segments: [Segment]
         let handler: Handler
-        init(method: String, pattern: String, index: Int, segments: [Segment], handler: @escaping Handler) {
-            self.method = method; self.pattern = pattern; self.index = index; self.segments = segments; self.handler = handler
+        init(method: String, pattern: String, index: Int, maxBody: Int?, segments: [Segment], handler: @escaping Handler) {
+            self.method = method; self.pattern = pattern; self.index = index; self.maxBody = maxBody; self.segments = segments; self.handler = handler
         }
     }
 
@@ -106,13 +108,14 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
     private let frozen = Atomic(false)
     func freeze() { frozen.store(true, ordering: .releasing) }
 
-    public func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    /// `maxBody`: a larger request body limit for this route alone (every other route keeps the server's).
+    public func add(_ method: String, _ pattern: String, maxBody: Int? = nil, _ handler: @escaping Handler) {
         assert(!frozen.load(ordering: .acquiring), "routes are added before the server starts")
         let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { s in
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))
         }
-        let route = Route(method: method, pattern: pattern, index: routes.count, segments: segments, handler: handler)
+        let route = Route(method: method, pattern: pattern, index: routes.count, maxBody: maxBody, segments: segments, handler: handler)
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
             let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")
@@ -127,6 +130,12 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
 
     public func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
     public func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
+
+    /// The body limit of the route a request goes to, when that route set a larger one than the server's.
+    public func maxBody(method: String, path: String) -> Int? {
+        if case .found(let route, _) = match(method: method, path: path) { return route.maxBody }
+        return nil
+    }
 
     /// The literal routes registered for exactly this path (its bytes compared with those of the few of its length).
     private func literalRoutes(_ path: String) -> [Route]? {

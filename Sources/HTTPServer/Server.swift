@@ -10,6 +10,8 @@ final class ServerCore: Sendable {
     let router: Router
     let metrics: ServerMetrics
     let logger: Logger
+    /// Every connection's parser limits: the configuration's, with the routes' larger body limits.
+    let parserLimits: ParserLimits
     private let stoppedLoops = DispatchSemaphore(value: 0)
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger) {
@@ -17,6 +19,10 @@ final class ServerCore: Sendable {
         self.router = router
         self.logger = logger
         self.metrics = ServerMetrics(loops: max(1, configuration.loops))
+        var limits = configuration.parserLimits
+        // Asked only for a body over `maxBody`; the routes are read once the server has started (they are frozen then).
+        limits.bodyLimit = { [router] method, path in router.maxBody(method: method, path: path) }
+        parserLimits = limits
     }
 
     func loopStopped() { stoppedLoops.signal() }

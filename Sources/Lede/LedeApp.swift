@@ -77,6 +77,7 @@ public final class LedeApp: Sendable {
         ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)
+        EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout))
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)

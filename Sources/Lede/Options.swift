@@ -27,6 +27,8 @@ public struct Options: Sendable {
     public var readingListsEdition = LanguageCode.english
     /// Seconds this server reuses a user's Saved tab it read (0: never); a write through it drops the copy at once.
     public var savedCacheTTL: Double = 5
+    /// Deadline of a save (`action=edit`), in seconds: its own, longer than an ordinary call's.
+    public var editTimeout: Double = 15
     public var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
     public var upstreamCA: String?
@@ -81,6 +83,7 @@ public struct Options: Sendable {
         Flag(name: "notifications-poll", placeholder: "SECONDS", help: "How often Lede asks Echo for a user's notifications while that user has /notifications/stream open: one poll per user however many streams, spread ±10% (default 30)."),
         Flag(name: "first-poll-wait", placeholder: "SECONDS", help: "How long a user's first Echo poll (a bell opening) may wait for its turn when many open at once; past it the stream is refused with 503 and a Retry-After spread over 2-12 s (default 10)."),
         Flag(name: "reading-lists-edition", placeholder: "LANG", help: "The edition whose reading lists back the Saved tab (default en; lists are per account, so any edition serves the same ones)."),
+        Flag(name: "edit-timeout", placeholder: "SECONDS", help: "Deadline of a save (action=edit; default 15): MediaWiki can take seconds to save a long page. A save that times out is never sent again."),
         Flag(name: "saved-cache-ttl", placeholder: "SECONDS", help: "How long this server reuses a user's Saved tab it read from Wikimedia (default 5; 0: every read asks). A save or removal through this server drops it at once; a change made elsewhere shows within this time."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
@@ -183,6 +186,7 @@ public struct Options: Sendable {
             }
             contact = value
         case "upstream-timeout": upstreamTimeout = try seconds()
+        case "edit-timeout": editTimeout = try seconds()
         case "section-timeout": sectionTimeout = try seconds()
         case "feed-max-age": feedMaxAge = try seconds()
         case "notifications-poll": notificationsPoll = try seconds()

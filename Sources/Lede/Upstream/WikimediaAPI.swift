@@ -48,6 +48,18 @@ public protocol WikimediaAPI: Sendable {
     func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws
     /// The most entries a list may hold, when the wiki publishes it.
     func readingListEntryLimit(edition: LanguageCode) async throws -> Int?
+
+    // Editing (Editing.swift): user-bound when `authorization` is given, an anonymous edit otherwise; never cached here.
+    /// A section's wikitext (the whole page when `section` is nil) with whether the user may edit it.
+    func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage
+    /// Whether the user may edit the page, without its wikitext.
+    func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission
+    /// A CSRF token for an edit; an anonymous session's (`+\\`) when `authorization` is nil.
+    func editToken(lang: LanguageCode, authorization: String?) async throws -> String
+    /// The edition's site (`https://en.wikipedia.org`): what URLs the wiki gives as paths are resolved against.
+    func siteURL(lang: LanguageCode) -> String
+    /// The save, sent once within `deadline` seconds.
+    func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome
 }
 
 extension WikimediaAPI {
@@ -66,6 +78,19 @@ extension WikimediaAPI {
     }
     public func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws { throw UpstreamError.unavailable(status: 404) }
     public func readingListEntryLimit(edition: LanguageCode) async throws -> Int? { nil }
+
+    // A stand-in with no editor: as a wiki that answers nothing about editing.
+    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage {
+        throw UpstreamError.unavailable(status: 404)
+    }
+    public func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission {
+        throw UpstreamError.unavailable(status: 404)
+    }
+    public func editToken(lang: LanguageCode, authorization: String?) async throws -> String { throw UpstreamError.unavailable(status: 404) }
+    public func siteURL(lang: LanguageCode) -> String { "https://\(lang.code).wikipedia.org" }
+    public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome {
+        throw UpstreamError.unavailable(status: 404)
+    }
 
     public func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int {
         try await notifications(lang: lang, authorization: authorization, filter: .unread, limit: 1, continueFrom: nil).rawcount

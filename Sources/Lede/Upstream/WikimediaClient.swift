@@ -160,7 +160,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         ], authorization: auth, kind: "notifications")
     }
 
-    static func tokenRequest(_ lang: LanguageCode, _ auth: String) -> UpstreamRequest {
+    static func tokenRequest(_ lang: LanguageCode, _ auth: String?) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "tokens"), ("type", "csrf"),
         ], authorization: auth, kind: "token")
@@ -281,6 +281,17 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         // An anonymous session gets the token "+\\": the credentials were not accepted.
         if token == "+\\" { throw UpstreamError.notAuthorised }
         return token
+    }
+
+    /// The edit's token: the user's, or an anonymous session's (`+\\`) without credentials. A user's that comes back
+    /// anonymous means the credentials were not accepted.
+    public func editToken(lang: LanguageCode, authorization: String?) async throws -> String {
+        guard let authorization else {
+            let (q, _) = try await action(Self.tokenRequest(lang, nil), as: TokensQuery.self)
+            guard let token = q.tokens?.csrftoken, !token.isEmpty else { throw UpstreamError.malformed("no csrf token in the answer") }
+            return token
+        }
+        return try await csrfToken(lang: lang, authorization: authorization)
     }
 
     public func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws {
@@ -528,6 +539,36 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             guards.record(a.gate, outcome: failed ? .failed : .answered, probe: a.probe)
             metrics.record(kind: req.kind, outcome: e.outcome, seconds: seconds)
             throw e
+        }
+    }
+
+    /// A write (an edit): one exchange under the origin's guard within its own `deadline`, never sent twice and never
+    /// redirected. Refused before sending (back-off, breaker, no slot within the deadline, a certificate): the usual
+    /// `UpstreamError`. Failed once sent (no complete answer in time, the connection lost): `EditOutcomeUnknown`.
+    func sendOnce(_ req: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        let a = try admit(req)
+        if !guards.tryAcquire(a.gate) {
+            do { try await guards.acquire(a.gate, timeout: deadline) } catch {
+                if a.probe { guards.record(a.gate, outcome: .abandoned, probe: true) }
+                metrics.record(kind: req.kind, outcome: "timeout", seconds: Self.seconds(since: a.start))
+                throw UpstreamError.timeout
+            }
+        }
+        let remaining = deadline - Self.seconds(since: a.start)
+        let result: Result<UpstreamResponse, UpstreamError>
+        if remaining > 0 {
+            do { result = .success(try await transport.send(req, deadline: remaining)) }
+            catch let e as UpstreamError { result = .failure(e) }
+            catch { result = .failure(.unavailable(status: 0)) }
+        } else {
+            guards.release(a.gate)
+            throw UpstreamError.timeout
+        }
+        do { return try settle(req, a, result) } catch let e as UpstreamError {
+            switch e {
+            case .timeout, .unavailable, .tooLarge: throw EditOutcomeUnknown(cause: e)
+            default: throw e
+            }
         }
     }
 

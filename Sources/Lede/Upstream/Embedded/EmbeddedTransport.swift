@@ -24,6 +24,8 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
 
     /// The reading lists' interface (the Saved tab).
     public let readingLists: EmbeddedReadingLists
+    /// The editor's pages and their revisions (EmbeddedEditor).
+    let editor = EmbeddedEditor()
 
     public init(readingLists: EmbeddedReadingLists = .demo()) {
         readState = Mutex(EmbeddedNotifications.initiallyRead)
@@ -87,6 +89,15 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             return raw(EmbeddedArticleScreens.imageinfo((q["titles"] ?? "").split(separator: "|").map(String.init)))
         }
         if q["action"] == "echomarkread" { return markRead(request, q) }
+        // The editor's calls: an anonymous edit has no credentials; credentials the wiki does not know are refused.
+        let editor = q["action"] == "edit" || q["intestactions"] == "edit"
+        if editor || (q["meta"] == "tokens" && request.authorization == nil) {
+            let user = EmbeddedNotifications.user(for: request.authorization)
+            if request.authorization != nil, user == nil { return invalidAuthorization() }
+            if q["meta"] == "tokens" { return raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\"+\\\\\"}}}") }
+            return raw(q["action"] == "edit" ? self.editor.edit(q, user: user, lang: request.lang, articles: articles)
+                                             : self.editor.query(q, user: user, lang: request.lang, articles: articles))
+        }
         if q["meta"] == "tokens" {
             guard let user = EmbeddedNotifications.user(for: request.authorization) else { return invalidAuthorization() }
             return raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\(JSONText.quote(EmbeddedNotifications.token(for: user)))}}}")
