@@ -42,6 +42,23 @@ enum ArticleScreen {
         var isPlaceholder: Bool { status != "ok" }
     }
 
+    /// The `editable` line of a streamed answer: whether the caller may edit the page, or a placeholder.
+    struct EditablePart: Encodable {
+        var part = "editable"
+        var status = "ok"
+        var editable: Bool?
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        static func of(_ outcome: Outcome<Bool>) -> EditablePart {
+            if case .ok(let editable) = outcome { return EditablePart(editable: editable) }
+            let placeholder = Part<Bool>.of(outcome) { [$0] }
+            return EditablePart(status: placeholder.status, reason: placeholder.reason, retryAfterSeconds: placeholder.retryAfterSeconds)
+        }
+
+        func line() -> [UInt8] { FeedService.line(FeedService.encode(self)) }
+    }
+
     /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
     struct Part<Item: Encodable>: Encodable {
         /// The part's name, on its own line of a streamed answer only.
@@ -190,8 +207,10 @@ enum ArticleScreen {
         let related: Task<Outcome<QueryResult>, Never>
         let mainPage: Task<Outcome<String>, Never>
         let references: Task<Outcome<Int>, Never>
+        /// Whether the caller may edit the page (the pencil): anonymous for the shared answer, the user's for a stream.
+        let editable: Task<Outcome<Bool>, Never>
 
-        init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double) {
+        init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
             links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
             gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
@@ -200,8 +219,33 @@ enum ArticleScreen {
             references = Task {
                 await withDeadline(timeout) { try await ReferencesRoutes.built(api: api, responses: responses, lang: lang, title: title).count }
             }
+            editable = Task { await withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: authorization) } }
         }
     }
+
+    /// Whether `authorization` (nil: an anonymous reader) may edit the page, from the editor's `intestactions` answer, kept
+    /// briefly per page and caller: a minute for anonymous readers, 30 s for a user (a block or a protection shows soon).
+    static func editable(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?) async throws -> Bool {
+        let key = "editable:\(lang.code):\(ArticleTitle.normalise(title)):\(authorization ?? "")"
+        return try await responses.value(key, ttl: authorization == nil ? 60 : 30) {
+            (try await api.editPermission(lang: lang, title: title, authorization: authorization).canEdit, 64 + key.utf8.count)
+        }
+    }
+
+    /// An encoded screen with its `editable` member set to `editable` (or removed when unknown): the member is written
+    /// first (`{"editable":true,"card":…`), so the shared answer's bytes serve every user with one splice.
+    static func settingEditable(_ bytes: [UInt8], _ editable: Bool?) -> [UInt8] {
+        guard bytes.first == 123 else { return bytes }
+        var rest = bytes[1...]
+        for known in editableMembers where rest.starts(with: known) { rest = rest.dropFirst(known.count); break }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 20)
+        out.append(123)
+        if let editable { out.append(contentsOf: editable ? editableMembers[0] : editableMembers[1]) }
+        out.append(contentsOf: rest)
+        return out
+    }
+    static let editableMembers = [Array("\"editable\":true,".utf8), Array("\"editable\":false,".utf8)]
 
     /// The gallery: the files the page shows, with their sizes and credits (file info in batches).
     static func gallery(api: WikimediaAPI, lang: LanguageCode, title: String) async throws -> [Media] {
@@ -246,14 +290,16 @@ enum ArticleScreen {
 
     /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
     /// problem), any other part failing is a placeholder.
-    static func build(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> Body {
+    static func build(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> (Body, Bool?) {
         let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
         let main = await isMainPage(work, card: card)
-        return Body(card: card, mainPage: main, sections: await sectionsPart(work, mainPage: main), languages: await languagesPart(work, lang: lang, preferred: preferred),
-                    media: await mediaPart(work), readMore: readMore, references: ReferencesCount.of(await work.references.value),
-                    urls: urls(lang: lang.code, title: card.title))
+        let body = Body(card: card, mainPage: main, sections: await sectionsPart(work, mainPage: main), languages: await languagesPart(work, lang: lang, preferred: preferred),
+                        media: await mediaPart(work), readMore: readMore, references: ReferencesCount.of(await work.references.value),
+                        urls: urls(lang: lang.code, title: card.title))
+        guard case .ok(let editable) = await work.editable.value else { return (body, nil) }
+        return (body, editable)
     }
 
     /// The head line of a streamed answer: the card, the URLs and the names of the parts that follow.
@@ -266,13 +312,14 @@ enum ArticleScreen {
 
     /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
     /// then each part on its own line as it completes, each within the upstream deadline.
-    static func stream(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> HTTPResponse {
-        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
+    static func stream(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                       authorization: String?) async throws -> HTTPResponse {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
-        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
         let main = await isMainPage(work, card: card)
         return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
-            let head = StreamHead(card: card, mainPage: main, parts: partNames, urls: urls(lang: lang.code, title: card.title))
+            let head = StreamHead(card: card, mainPage: main, parts: partNames + ["editable"], urls: urls(lang: lang.code, title: card.title))
             try await body.write(FeedService.line(FeedService.encode(head)))
             try await withThrowingTaskGroup(of: [UInt8].self) { group in
                 group.addTask { await sectionsPart(work, mainPage: main).line("sections") }
@@ -280,6 +327,7 @@ enum ArticleScreen {
                 group.addTask { await mediaPart(work).line("media") }
                 group.addTask { await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout).line("readMore") }
                 group.addTask { ReferencesCount.of(await work.references.value).line() }
+                group.addTask { EditablePart.of(await work.editable.value).line() }
                 for try await line in group { try await body.write(line) }
             }
         }
@@ -302,7 +350,8 @@ enum ArticleScreen {
     static let shortTTL = 5
 
     static func headers(lang: LanguageCode, maxAge: Int) -> HTTPHeaders {
-        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language", "Content-Language": lang.code]
+        // Vary: Authorization — the shared answer is an anonymous reader's (`editable`); a user's is private.
+        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
     }
 
     /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
@@ -310,7 +359,7 @@ enum ArticleScreen {
     /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
     static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
                         responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
-        let body = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
+        let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
         let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
                          || body.references.isPlaceholder)
         let now = Date().timeIntervalSinceReferenceDate
@@ -321,7 +370,8 @@ enum ArticleScreen {
             return previous.stale
         }
         let ttl = complete ? completeTTL : shortTTL
-        let fresh = Responses.preparedBody(body, headers: headers(lang: lang, maxAge: ttl))
+        let encoded = settingEditable([UInt8]((try? Responses.encoder.encode(body)) ?? Data("{}".utf8)), editable)
+        let fresh = PreparedBody(contentType: "application/json", bytes: encoded, headers: headers(lang: lang, maxAge: ttl))
         let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
         responses.insert(key, kept, cost: Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
         return fresh
@@ -329,8 +379,11 @@ enum ArticleScreen {
 
     static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
         router.get("/article/{title}") { ctx in
-            let lang: LanguageCode, title: String
-            do { lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title")) } catch {
+            let lang: LanguageCode, title: String, auth: String?
+            do {
+                lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
+                auth = ctx.request.headers["Authorization"] == nil ? nil : try BearerAuthorization.extract(ctx.request.headers)
+            } catch {
                 return .response(Responses.problem(error))
             }
             // The picker's order depends on the reader's languages: one prepared answer per language, title and
@@ -338,10 +391,25 @@ enum ArticleScreen {
             let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
             if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
                 return Responses.async {
-                    try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout))
+                    try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                     authorization: auth)
                 }
             }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
+            if let auth {
+                // A signed-in reader: the shared answer with this user's `editable`, private to them.
+                return Responses.async {
+                    async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth) }
+                    let shared: PreparedBody
+                    if let warm = responses.cachedValue(key, as: Kept.self) { shared = warm.fresh } else {
+                        shared = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key)
+                    }
+                    var known: Bool?
+                    if case .ok(let e) = await editable { known = e }
+                    return Responses.json(bytes: settingEditable(shared.identity, known), cacheControl: "private, no-cache",
+                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code])
+                }
+            }
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
             // A stale answer says so with a short lifetime. The refresh has no reader waiting: it is bound by the upstream
             // deadline, not the screen's, and keeps the last good answer when it comes back with a placeholder.
