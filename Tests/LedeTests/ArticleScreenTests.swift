@@ -51,7 +51,8 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
         XCTAssertEqual(urls["mobileHtml"], "https://en.wikipedia.org/api/rest_v1/page/mobile-html/Albert_Einstein")
         XCTAssertEqual(urls["desktop"], "https://en.wikipedia.org/wiki/Albert_Einstein")
         XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Vary"), "Accept, Accept-Encoding, Accept-Language")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Vary"), "Accept, Accept-Encoding, Accept-Language, Authorization")
+        XCTAssertEqual(body["editable"] as? Bool, true, "an anonymous reader may edit it")
         XCTAssertEqual(fake.requests(kind: "files").count, 1, "the credits of every gallery file in one call")
     }
 

@@ -75,6 +75,8 @@ final class FakeUpstream: @unchecked Sendable {
         if q.contains("prop=langlinks") { return "languages" }
         if q.contains("prop=imageinfo") { return "files" }
         if q.contains("echomarkread") { return "markread" }
+        if q.contains("intestactions=edit") { return "editor" }
+        if q.contains("action=edit&") { return "edit" }
         if q.contains("meta=tokens") { return "token" }
         if q.contains("meta=notifications") { return "notifications" }
         if q.contains("meta=siteinfo") { return "siteinfo" }

@@ -91,11 +91,17 @@ public struct UpstreamRequest: Sendable, Equatable {
         query.isEmpty ? path : path + "?" + UpstreamRequest.formEncode(query)
     }
 
-    public static func formEncode(_ items: [(String, String)]) -> String {
+    public static func formEncode(_ items: [(String, String)]) -> String { encode(items, kept: .form) }
+
+    /// A POST's `application/x-www-form-urlencoded` body: everything but RFC 3986 unreserved bytes escaped, `:` too, as
+    /// the apps' HTTP stacks write a form (OkHttp's FormBody, URLComponents' form encoding).
+    public static func formBody(_ items: [(String, String)]) -> String { encode(items, kept: .unreserved) }
+
+    private static func encode(_ items: [(String, String)], kept: Kept) -> String {
         let capacity = items.reduce(0) { $0 + 3 * ($1.0.utf8.count + $1.1.utf8.count) + 2 }
         return String(unsafeUninitializedCapacity: max(1, capacity)) { buffer in
             var w = Writer(base: buffer.baseAddress!)
-            w.form(items, first: nil)
+            w.form(items, first: nil, kept: kept)
             return w.count
         }
     }
@@ -142,8 +148,9 @@ public struct UpstreamRequest: Sendable, Equatable {
         @inline(__always)
         func contains(_ b: UInt8) -> Bool { b < 64 ? low & (1 << UInt64(b)) != 0 : b < 128 && high & (1 << UInt64(b - 64)) != 0 }
 
-        /// Form fields and query strings keep `:` (`morelike:`).
+        /// Query strings keep `:` (`morelike:`).
         static let form = Kept(":")
+        static let unreserved = Kept("")
     }
 
     /// Bytes written into memory sized beforehand: no per-piece array bookkeeping.
@@ -162,8 +169,7 @@ public struct UpstreamRequest: Sendable, Equatable {
         }
 
         /// `name=value` pairs joined by `&`, preceded by `first` when there is any.
-        mutating func form(_ items: [(String, String)], first: UInt8?) {
-            let kept = Kept.form
+        mutating func form(_ items: [(String, String)], first: UInt8?, kept: Kept = .form) {
             for (i, (k, v)) in items.enumerated() {
                 if i > 0 { byte(UInt8(ascii: "&")) } else if let first { byte(first) }
                 percentEncoded(k, kept)
