@@ -4,7 +4,10 @@ were recorded, realistic ones elsewhere, and the Action API's manners — errors
 notifications `continue` it did not issue refused as badcontinue, a token it does not know refused as
 mwoauth-invalid-authorization (the demo tokens are the known ones), a REST 404 for a page that does not exist, and the
 ReadingLists extension's REST interface (its error bodies {errorKey, messageTranslations, httpCode, httpReason}, `next`
-pages, `duplicate: true`): demo-alice has a list of three, demo-bob never set up sync (a save sets it up).
+pages, `duplicate: true`): demo-alice has a list of three, demo-bob never set up sync (a save sets it up). The editor's
+calls answer with errorformat=html like MediaWiki: the query (three sections, `nosuchsection` past them, bob partially
+blocked), the anonymous token without credentials, and action=edit (`badtoken` for a token it did not issue, else
+Success with a new revision).
 Usage: fake-wikimedia.py PORT FIXTURES_DIR   (loopback only; runs until killed)."""
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +36,53 @@ TOKENS = fixture("tokens_csrf__android.json")
 def action_error(code, info):
     return json.dumps({"error": {"code": code, "info": info, "docref": "See https://en.wikipedia.org/w/api.php for API usage."},
                        "servedby": "fake"}).encode()
+
+
+SECTIONS = ["A '''dog''' is a domesticated descendant of the wolf.\n", "== Taxonomy ==\nDogs are [[Canis]].\n",
+            "=== ''Canis familiaris'' ===\nThe name of 1758 – 日本語: 犬.\n"]
+
+
+def html_error(code, html, data=None):
+    e = {"code": code, "html": html, "module": "main"}
+    if data:
+        e["data"] = data
+    return json.dumps({"errors": [e], "docref": "See https://en.wikipedia.org/w/api.php for API usage.", "servedby": "fake"}).encode()
+
+
+def editor_query(one, auth):
+    title = (one("titles") or "Dog").replace("_", " ")
+    user = {"id": 0, "name": "192.0.2.1", "anon": True} if auth is None else {"id": 42, "name": auth[len("Bearer demo-"):].title()}
+    if title.lower().startswith("no such"):
+        return json.dumps({"batchcomplete": True, "query": {"pages": [{"ns": 0, "title": title, "missing": True, "actions": {"edit": []}}], "userinfo": user}}).encode()
+    refusals = []
+    if auth == "Bearer demo-bob":
+        refusals.append({"code": "blockedtext-partial", "html": "You have been blocked from editing this page by <a href=\"/wiki/User:Admin\">Admin</a>.",
+                         "data": {"blockinfo": {"blockid": 7, "blockedby": "Admin", "blockedbyid": 2, "blockreason": "Edit warring",
+                                                "blockedtimestamp": "2026-11-19T12:00:00Z", "blockexpiry": "infinite", "blockpartial": True}}})
+    page = {"pageid": 4269567, "ns": 0, "title": title, "contentmodel": "wikitext", "pagelanguage": "en", "lastrevid": 1250000000,
+            "length": 180000, "protection": [{"type": "move", "level": "sysop", "expiry": "infinity"}], "restrictiontypes": ["edit", "move"],
+            "actions": {"edit": refusals}}
+    if "revisions" in one("prop"):
+        section = one("rvsection")
+        if section and (not section.isdigit() or int(section) >= len(SECTIONS)):
+            return html_error("nosuchsection", "There is no section %s in r1250000000." % section.replace("<", "&lt;"))
+        content = SECTIONS[int(section)] if section else "".join(SECTIONS)
+        page["revisions"] = [{"revid": 1250000000, "parentid": 1249999999, "timestamp": "2026-11-26T08:00:00Z",
+                              "slots": {"main": {"contentmodel": "wikitext", "contentformat": "text/x-wiki", "content": content}}}]
+    return json.dumps({"batchcomplete": True, "query": {"pages": [page], "userinfo": user}}).encode()
+
+
+def edit_answer(one, auth):
+    issued = json.loads(TOKENS)["query"]["tokens"]["csrftoken"] if auth else "+\\"
+    if one("token") != issued:
+        return html_error("badtoken", "Invalid CSRF token.")
+    if one("title").lower().startswith("no_such") or one("title").lower().startswith("no such"):
+        return html_error("missingtitle", "The page you specified doesn't exist.")
+    section = one("section")
+    if section and (not section.isdigit() or int(section) >= len(SECTIONS)):
+        return html_error("nosuchsection", "There is no section %s." % section.replace("<", "&lt;"))
+    return json.dumps({"edit": {"result": "Success", "pageid": 4269567, "title": one("title").replace("_", " "), "contentmodel": "wikitext",
+                                "oldrevid": 1250000000, "newrevid": 1250000001, "newtimestamp": "2026-11-27T10:00:00Z", "watched": True}}).encode()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -107,8 +157,12 @@ class Handler(BaseHTTPRequestHandler):
                 {"toclevel": 1, "level": "2", "line": "Taxonomy", "number": "1", "index": "1", "fromtitle": page, "byteoffset": 3311, "anchor": "Taxonomy", "linkAnchor": "Taxonomy"},
                 {"toclevel": 2, "level": "3", "line": "<i>Canis familiaris</i>", "number": "1.1", "index": "2", "fromtitle": page, "byteoffset": 5210, "anchor": "Canis_familiaris", "linkAnchor": "Canis_familiaris"},
             ]}}).encode())
-        user_bound = one("action") == "echomarkread" or one("meta") in ("notifications", "tokens")
-        if user_bound and self.headers.get("Authorization") not in ("Bearer demo-alice", "Bearer demo-bob"):
+        editor = one("action") == "edit" or one("intestactions") == "edit"
+        user_bound = one("action") == "echomarkread" or one("meta") in ("notifications", "tokens") or editor
+        auth = self.headers.get("Authorization")
+        if auth is None and (editor or one("meta") == "tokens"):
+            pass  # an anonymous edit: the anonymous token, an anonymous user
+        elif user_bound and auth not in ("Bearer demo-alice", "Bearer demo-bob"):
             # Like Wikimedia with an OAuth token it does not know: the Action API's error, with HTTP 200.
             return self.answer(200, action_error("mwoauth-invalid-authorization-invalid-user",
                                                  "The authorization headers in your request are not valid: Invalid user"))
@@ -117,7 +171,11 @@ class Handler(BaseHTTPRequestHandler):
         if one("meta") == "siteinfo":
             return self.answer(200, json.dumps({"batchcomplete": True, "query": {"general": {"mainpage": "Main Page", "sitename": "Wikipedia", "lang": lang}}}).encode())
         if one("meta") == "tokens":
-            return self.answer(200, TOKENS)
+            return self.answer(200, TOKENS if auth else b'{"batchcomplete":true,"query":{"tokens":{"csrftoken":"+\\\\"}}}')
+        if one("intestactions") == "edit":
+            return self.answer(200, editor_query(one, auth))
+        if one("action") == "edit":
+            return self.answer(200, edit_answer(one, auth))
         if one("meta") == "notifications":
             if "list" not in (one("notprop") or "list").split("|"):
                 # Echo's count-only answer (the badge's call): the counts alone, no list and no continue.

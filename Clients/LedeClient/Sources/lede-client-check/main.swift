@@ -315,11 +315,81 @@ func run() async throws {
     let articleLines = try await checkLines("GET /article/{title} streamed", try expect("article streamed") { try streamedArticle.ok.body.application_jsonl }, rec,
                                             of: Components.Schemas.ArticleStreamLine.self) { line in
         if line["parts"] != nil { return (line["card"] as? [String: Any])?["title"] as? String == (classicArticle["card"] as? [String: Any])?["title"] as? String ? [:] : nil }
+        if line["part"] as? String == "editable" {   // a member of the classic answer (an anonymous reader's there, as here)
+            return ["part": "editable", "status": "ok", "editable": classicArticle["editable"] as? Bool ?? false]
+        }
         guard let name = line["part"] as? String, var part = classicArticle[name] as? [String: Any] else { return nil }
         part["part"] = name
         return part
     }
-    guard articleLines.count == 6, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and five parts") }
+    guard articleLines.count == 7, case .ArticleStreamHead? = articleLines.first else { throw Failure(description: "GET /article/{title} streamed: not a head and six parts") }
+    guard articleBody.editable == true else { throw Failure(description: "GET /article/{title}: an anonymous reader may edit the embedded page") }
+    let bobsArticle = try await bob.getArticle(path: .init(title: "Rijksmuseum"), query: .init(lang: .en))
+    let bobsArticleBody = try expect("GET /article/{title} as bob") { try bobsArticle.ok.body.json }
+    guard bobsArticleBody.editable == false else { throw Failure(description: "GET /article/{title}: bob is blocked from Rijksmuseum, yet editable") }
+    try roundTrip("GET /article/{title} as a blocked user 200", bobsArticleBody, bobRec)
+
+    // The editor: open a section, save it, the conflict (a stale base), the warning and its confirmation, the captcha,
+    // the 403s, a missing section.
+    let opened = try await alice.openEditor(path: .init(title: "Albert_Einstein"), query: .init(lang: .en, section: "2"))
+    let openedBody = try expect("GET /article/{title}/edit") { try opened.ok.body.json }
+    guard openedBody.canEdit, openedBody.section == 2, !openedBody.wikitext.isEmpty else { throw Failure(description: "GET /article/{title}/edit: not alice's editable section 2") }
+    try roundTrip("GET /article/{title}/edit 200", openedBody, aliceRec)
+    let anonymousEditor = try await anon.openEditor(path: .init(title: "Mumbai"), query: .init(lang: .en))
+    let anonymousBody = try expect("GET /article/{title}/edit anonymous") { try anonymousEditor.ok.body.json }
+    guard !anonymousBody.canEdit, anonymousBody.reasons.first?.code == "protectedpage", !anonymousBody.notices.isEmpty else {
+        throw Failure(description: "GET /article/{title}/edit anonymous: the semi-protected page's reason and notice missing")
+    }
+    try roundTrip("GET /article/{title}/edit anonymous 200", anonymousBody, rec)
+    let blockedEditor = try await bob.openEditor(path: .init(title: "Rijksmuseum"), query: .init(lang: .en, section: "1"))
+    let blockedBody = try expect("GET /article/{title}/edit blocked") { try blockedEditor.ok.body.json }
+    guard blockedBody.reasons.first?.block?.partial == true else { throw Failure(description: "GET /article/{title}/edit: bob's partial block missing") }
+    try roundTrip("GET /article/{title}/edit blocked 200", blockedBody, bobRec)
+    let noSection = try await alice.openEditor(path: .init(title: "Albert_Einstein"), query: .init(lang: .en, section: "99"))
+    try roundTrip("GET /article/{title}/edit 404", try expect("editor 404") { try noSection.notFound.body.application_problem_plus_json }, aliceRec)
+
+    func edit(_ section: Int?, _ text: String, base: Int, captcha: Components.Schemas.EditRequest.captchaPayload? = nil) -> Components.Schemas.EditRequest {
+        .init(section: section, wikitext: text, summary: "Client check", baseRevision: base, minor: true, captcha: captcha)
+    }
+    let base = Int(openedBody.revision)
+    let savedEdit = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en),
+                                             body: .json(edit(2, "=== Early life ===\nBorn in Ulm (client check \(Date().timeIntervalSince1970)).\n", base: base)))
+    let savedBody = try expect("POST /article/{title}/edit") { try savedEdit.ok.body.json }
+    guard savedBody.result == .saved, let newRevision = savedBody.revision else { throw Failure(description: "POST /article/{title}/edit: not saved") }
+    try roundTrip("POST /article/{title}/edit 200", savedBody, aliceRec)
+    let stale = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en),
+                                         body: .json(edit(2, "=== Early life ===\nBorn in Munich.\n", base: base)))
+    let conflict = try expect("POST /article/{title}/edit 409") { try stale.conflict.body.application_problem_plus_json }
+    guard conflict.currentRevision == newRevision else { throw Failure(description: "POST /article/{title}/edit 409: not the revision to reload") }
+    try roundTrip("POST /article/{title}/edit 409", conflict, aliceRec)
+    let loud = edit(3, "=== Annus mirabilis ===\nFour papers in one year!!! (\(Date().timeIntervalSince1970))\n", base: Int(newRevision))
+    let warned = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), body: .json(loud))
+    try roundTrip("POST /article/{title}/edit 422", try expect("edit 422") { try warned.unprocessableContent.body.application_problem_plus_json }, aliceRec)
+    let confirmed = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), body: .json(loud))
+    let confirmedBody = try expect("POST /article/{title}/edit confirmed") { try confirmed.ok.body.json }
+    try roundTrip("POST /article/{title}/edit confirmed 200", confirmedBody, aliceRec)
+    let linked = edit(5, "== Scientific career ==\nSee https://example.org/client-check/\(Int(Date().timeIntervalSince1970))\n", base: Int(confirmedBody.revision ?? 0))
+    let asked = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), body: .json(linked))
+    let captchaProblem = try expect("POST /article/{title}/edit 428") { try asked.preconditionRequired.body.application_problem_plus_json }
+    guard let captcha = captchaProblem.captcha else { throw Failure(description: "POST /article/{title}/edit 428: no captcha") }
+    try roundTrip("POST /article/{title}/edit 428", captchaProblem, aliceRec)
+    var solved = linked
+    solved.captcha = .init(id: captcha.id, answer: "lede")
+    let answered = try await alice.saveEdit(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), body: .json(solved))
+    try roundTrip("POST /article/{title}/edit with the captcha 200", try expect("edit captcha answered") { try answered.ok.body.json }, aliceRec)
+    let protectedEdit = try await alice.saveEdit(path: .init(title: "Dam_Square"), query: .init(lang: .en), body: .json(edit(nil, "Dam Square.", base: 1)))
+    try roundTrip("POST /article/{title}/edit 403 protected", try expect("edit 403 protected") { try protectedEdit.forbidden.body.application_problem_plus_json }, aliceRec)
+    let blockedEdit = try await bob.saveEdit(path: .init(title: "Rijksmuseum"), query: .init(lang: .en), body: .json(edit(nil, "The museum.", base: 1)))
+    let blockedProblem = try expect("POST /article/{title}/edit 403 blocked") { try blockedEdit.forbidden.body.application_problem_plus_json }
+    guard blockedProblem.block?.partial == true else { throw Failure(description: "POST /article/{title}/edit 403: no block") }
+    try roundTrip("POST /article/{title}/edit 403 blocked", blockedProblem, bobRec)
+    let amsterdam = try await alice.openEditor(path: .init(title: "Amsterdam"), query: .init(lang: .en, section: "0"))
+    let amsterdamBody = try expect("GET /article/{title}/edit Amsterdam") { try amsterdam.ok.body.json }
+    let spam = try await alice.saveEdit(path: .init(title: "Amsterdam"), query: .init(lang: .en),
+                                        body: .json(edit(0, "Amsterdam: https://spam.example/offer\n", base: Int(amsterdamBody.revision))))
+    let spamProblem = try expect("POST /article/{title}/edit 403 disallowed") { try spam.forbidden.body.application_problem_plus_json }
+    guard spamProblem.matches == ["spam.example"] else { throw Failure(description: "POST /article/{title}/edit 403: not the spam list's match") }
+    try roundTrip("POST /article/{title}/edit 403 disallowed", spamProblem, aliceRec)
     let references = try await anon.getArticleReferences(path: .init(title: "Albert_Einstein"), query: .init(lang: .en))
     let referencesBody = try expect("GET /article/{title}/references") { try references.ok.body.json }
     guard referencesBody.lists.count == 2, referencesBody.citations.count == 6,
