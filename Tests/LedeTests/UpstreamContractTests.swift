@@ -38,6 +38,11 @@ final class UpstreamContractTests: XCTestCase {
             ("reading list add", C.readingListAddRequest(en, "Bearer a", list: 1, project: "https://en.wikipedia.org", title: "A"),
              C.readingListAddRequest(de, "Bearer b", list: 2, project: "https://de.wikipedia.org", title: "B")),
             ("reading list delete", C.readingListDeleteRequest(en, "Bearer a", list: 1, entry: 5), C.readingListDeleteRequest(de, "Bearer b", list: 2, entry: 6)),
+            ("editor", C.editorRequest(en, "Alpha", section: 2, "Bearer a"), C.editorRequest(de, "Beta gamma", section: 0, nil)),
+            ("edit permission", C.editPermissionRequest(en, "Alpha", "Bearer a"), C.editPermissionRequest(de, "Beta gamma", nil)),
+            ("anonymous token", C.tokenRequest(en, nil), C.tokenRequest(de, nil)),
+            ("edit", C.editRequest(en, EditSubmission(title: "Alpha", section: 2, wikitext: "a", summary: "s", baseRevision: 1, minor: true, captcha: ("1", "x")), token: "t1", "Bearer a"),
+             C.editRequest(de, EditSubmission(title: "Beta", section: 0, wikitext: "b", summary: "t", baseRevision: 2, minor: true, captcha: ("2", "y")), token: "t2", "Bearer b")),
             ("reddit", RedditClient.request("cats"), RedditClient.request("EarthPorn")),
         ]
     }
