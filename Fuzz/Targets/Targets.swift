@@ -253,7 +253,27 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         do { _ = try await client.mainPage(lang: lang) } catch { checkClean(error, "mainPage") }
         do { _ = try await client.mediaList(lang: lang, title: "Dog") } catch { checkClean(error, "mediaList") }
         do { _ = try await client.fileInfo(lang: lang, files: ["File:Dog.jpg"]) } catch { checkClean(error, "fileInfo") }
+        // The editor's answers: a page (written as the editor's JSON), a permission, an edit's outcome (its problem JSON).
+        func checkEditor(_ error: Error, _ what: String) {
+            if let refused = error as? EditRefusedError { checkLine(EditRules.problem(refused.message).jsonBytes, "\(what) problem"); return }
+            check(error is UpstreamError || error is EditOutcomeUnknown, "\(what) threw \(type(of: error))")
+        }
+        do {
+            let page = try await client.editorPage(lang: lang, title: "Dog", section: 1, authorization: nil)
+            checkLine(EditRoutes.editorBody(page, section: 1), "editor page")
+        } catch { checkEditor(error, "editorPage") }
+        do { _ = try await client.editPermission(lang: lang, title: "Dog", authorization: "Bearer x") } catch { checkEditor(error, "editPermission") }
+        do {
+            let submission = EditSubmission(title: "Dog", section: 1, wikitext: "x", summary: "", baseRevision: 1, minor: false)
+            switch try await client.edit(lang: lang, submission, token: "t+\\", authorization: "Bearer x", deadline: 5) {
+            case .refused(let m): checkLine(EditRules.problem(m, current: 2).jsonBytes, "edit problem")
+            case .captcha(let id, let url): checkLine(EditRules.captchaProblem(id: id, url: url, base: "https://en.wikipedia.org").jsonBytes, "captcha problem")
+            case .saved, .nochange: break
+            }
+        } catch { checkEditor(error, "edit") }
     }
+    // The same bytes as a client's save request: an edit or a clean problem.
+    do { _ = try EditRules.parseSave(body) } catch { check(error is Problem, "parseSave threw \(type(of: error))") }
 }
 
 // MARK: - Deep links

@@ -20,8 +20,11 @@ enum EditRoutes {
             return Responses.async {
                 do {
                     let page = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth)
-                    let body = try await WikimediaClient.offLoop(page.wikitext.utf8.count) { editorBody(page, section: section) }
-                    return Responses.json(bytes: body, cacheControl: noStore, headers: ["Vary": "Authorization", "Content-Language": lang.code])
+                    // Written and compressed once, off the loops when the wikitext is large (a whole page is megabytes).
+                    let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.code]
+                    return .prepared(try await WikimediaClient.offLoop(page.wikitext.utf8.count) {
+                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section), headers: headers)
+                    })
                 } catch let e as EditRefusedError { return EditRules.problem(e.message).response }
             }
         }

@@ -346,7 +346,11 @@ extension WikimediaClient {
     /// The save: sent once within `deadline`, never again (not on a timeout, a reset connection or a 5xx: the wiki
     /// may have applied it — those are `EditOutcomeUnknown`). Redirects are not followed.
     public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome {
-        let req = Self.editRequest(lang, submission, token: token, authorization)
+        var req = Self.editRequest(lang, submission, token: token, authorization)
+        if submission.wikitext.utf8.count > 64 << 10 {
+            let form = req.form   // megabytes of wikitext percent-encoded off the loops
+            req.encodedForm = await Workers.shared.run { Array(UpstreamRequest.formBody(form).utf8) }
+        }
         let response = try await sendOnce(req, deadline: deadline)
         switch response.status {
         case 200..<300: break

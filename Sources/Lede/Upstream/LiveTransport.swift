@@ -65,7 +65,7 @@ public final class LiveTransport: UpstreamTransport {
             return (fields, nil, request.json)
         case .post:
             fields.append(("Content-Type", "application/x-www-form-urlencoded"))
-            return (fields, nil, Array(UpstreamRequest.formBody(request.form).utf8))
+            return (fields, nil, request.encodedForm ?? Array(UpstreamRequest.formBody(request.form).utf8))
         default:
             return (fields, nil, [])   // DELETE: no body
         }

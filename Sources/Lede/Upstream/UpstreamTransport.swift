@@ -74,6 +74,9 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// Whether the answer's `ETag` is kept (Parsoid's names the revision and render); read only for calls that ask,
     /// so other answers make no entry for it.
     public var keepsETag = false
+    /// `form` already encoded (`formBody`), made off the event loops for a large form (an edit's megabytes of wikitext);
+    /// nil: the transport encodes `form` itself.
+    public var encodedForm: [UInt8]?
 
     public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
                 json: [UInt8] = [], authorization: String? = nil, kind: String) {
