@@ -6,9 +6,9 @@ import HTTPServer
 enum EditRules {
     /// The wiki's page size limit (`$wgMaxArticleSize`, 2048 KiB on Wikipedia): the most wikitext a save sends.
     static let maxWikitextBytes = 2 << 20
-    /// The save request's body limit on its route: the wikitext with room for its JSON escapes (a newline is two bytes
-    /// there), and the members around it.
-    static let maxBodyBytes = maxWikitextBytes + maxWikitextBytes / 4 + (64 << 10)
+    /// The save request's body limit on its route: the wikitext with room for its JSON escapes (a client that writes
+    /// non-ASCII as `\u` escapes triples a two-byte character: `é` is 2 bytes, `\u00e9` 6), and the members around it.
+    static let maxBodyBytes = 3 * maxWikitextBytes + (64 << 10)
     /// MediaWiki's summary limit is 500 characters.
     static let maxSummaryCharacters = 500
 
