@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
-// Lede: a Wikipedia backend-for-frontend. No package dependencies: Glibc, Dispatch and Foundation only,
-// plus zlib (present on every Swift Linux image) through a system-library target.
+// Lede: a Wikipedia backend-for-frontend. No package dependencies: Glibc, Dispatch and Foundation only, plus system C
+// libraries through system-library targets: zlib, OpenSSL's libssl, and for the share card FreeType, HarfBuzz and
+// libjpeg-turbo (each with the Debian package that provides it).
 import PackageDescription
 
 // A nonisolated async function runs where its caller runs (SE-0461) instead of hopping to the generic executor: a
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "EventLoops", targets: ["EventLoops"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
+        .library(name: "Imaging", targets: ["Imaging"]),
         .library(name: "Lede", targets: ["Lede"]),
     ],
     targets: [
@@ -35,7 +37,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
         // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
         .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined),
-        .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient"], swiftSettings: callerIsolated),
+        // The share card's drawing: FreeType for glyphs, HarfBuzz for shaping, libjpeg-turbo for the lead image and the
+        // JPEG card, zlib for the PNG. Knows no Wikipedia. libjpeg's errors are caught in C (CImageCodecs: setjmp).
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: nil, providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .target(name: "CImageCodecs", dependencies: ["CJPEG"], linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "Imaging", dependencies: ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"]),
+        .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient", "Imaging"], swiftSettings: callerIsolated),
         .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own

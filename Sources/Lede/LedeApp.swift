@@ -1,5 +1,6 @@
 import HTTPClient
 import HTTPServer
+import Imaging
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
 public final class LedeApp: Sendable {
@@ -14,6 +15,8 @@ public final class LedeApp: Sendable {
     public let notifications: NotificationHub
     /// The Saved tab over the user's reading lists.
     public let saved: SavedService
+    /// The share card: its lead images, its renders.
+    let share: ShareService
     /// Encoded answers of the public content routes (compressed once, not per request).
     public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
@@ -29,9 +32,12 @@ public final class LedeApp: Sendable {
     }
 
     /// `client`: the upstream client to use; made from the options when a live upstream needs one and none is given.
-    public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil, client given: HTTPClient? = nil) throws {
+    public init(options: Options, transport: UpstreamTransport? = nil, redditTransport injected: UpstreamTransport? = nil, mediaTransport media: UpstreamTransport? = nil,
+                client given: HTTPClient? = nil) throws {
         self.options = options
+        let mediaUpstream = options.mediaUpstream ?? (options.upstream == "embedded" ? "embedded" : "https://upload.wikimedia.org")
         let needsClient = (transport == nil && options.upstream != "embedded") || (injected == nil && options.redditUpstream != "embedded")
+            || (media == nil && mediaUpstream != "embedded")
         let client = needsClient ? try given ?? Self.makeClient(options) : given
         self.client = client
         let chosen: UpstreamTransport = transport ?? (options.upstream == "embedded"
@@ -56,6 +62,12 @@ public final class LedeApp: Sendable {
         savedSettings.edition = options.readingListsEdition
         savedSettings.tabTTL = options.savedCacheTTL
         saved = SavedService(api: api, responses: responses, settings: savedSettings, logger: Logger(level: options.logLevel))
+        let mediaTransport: UpstreamTransport = media ?? (mediaUpstream == "embedded"
+            ? EmbeddedMediaTransport() : LiveTransport(template: mediaUpstream, contact: options.contact, client: client!))
+        share = ShareService(api: api, media: mediaTransport, responses: responses)
+        if share.typesetters == nil {
+            Logger(level: options.logLevel).warning("share cards are off: no Noto Sans in the font directories", [("directories", FontCatalog.directories.joined(separator: " "))])
+        }
         register()
     }
 
@@ -78,6 +90,7 @@ public final class LedeApp: Sendable {
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)
         EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout))
+        ShareRoutes.register(on: router, service: share, publicURL: options.publicURL)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)

@@ -12,6 +12,11 @@ public struct Options: Sendable {
     public var upstream = "embedded"
     /// `embedded`, or Reddit's base URL (`https://www.reddit.com`) for the rgallery endpoints.
     public var redditUpstream = "embedded"
+    /// Where the share card's lead images come from: `embedded`, or an origin whose paths are upload.wikimedia.org's.
+    /// Nil: `embedded` with the embedded default, `https://upload.wikimedia.org` otherwise.
+    public var mediaUpstream: String?
+    /// The URL clients reach this server at, for the share page's `og:image` (nil: from each request's Host).
+    public var publicURL: String?
     /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
     public var contact = "https://github.com/lede-bff/lede; lede@example.org"
     public var upstreamTimeout: Double = 2
@@ -70,6 +75,8 @@ public struct Options: Sendable {
         Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
         Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext, /_bench/json and the event streams /_bench/events and POST /_bench/broadcast (default off)."),
         Flag(name: "upstream", placeholder: "embedded|URL", help: "Where Wikimedia data comes from: 'embedded' (bundled data, no network; default) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}."),
+        Flag(name: "media-upstream", placeholder: "embedded|URL", help: "Where the share card's lead images come from: 'embedded', or an origin with upload.wikimedia.org's paths (default https://upload.wikimedia.org; embedded with the embedded --upstream)."),
+        Flag(name: "public-url", placeholder: "URL", help: "The URL clients reach this server at, for the share page's og:image (default: http://<Host> of each request, https behind X-Forwarded-Proto: https)."),
         Flag(name: "reddit-upstream", placeholder: "embedded|URL", help: "Where /images gets Reddit listings: 'embedded' (default) or a base URL such as https://www.reddit.com."),
         Flag(name: "contact", placeholder: "TEXT", help: "Contact (URL or e-mail) put in the upstream User-Agent, as Wikimedia's User-Agent policy asks."),
         Flag(name: "upstream-timeout", placeholder: "SECONDS", help: "Deadline for each upstream call (default 2)."),
@@ -173,6 +180,13 @@ public struct Options: Sendable {
                 }
             }
             upstream = value
+        case "media-upstream", "public-url":
+            if value != "embedded" || name == "public-url" {
+                guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.hasSuffix("/"), URL(string: value) != nil else {
+                    throw ParseError(description: "\(source) must be \(name == "public-url" ? "" : "'embedded' or ")an http(s) base URL without a trailing slash, not '\(value)'")
+                }
+            }
+            if name == "media-upstream" { mediaUpstream = value } else { publicURL = value }
         case "reddit-upstream":
             if value != "embedded" {
                 guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.hasSuffix("/"), URL(string: value) != nil else {

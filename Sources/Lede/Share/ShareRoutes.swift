@@ -1,0 +1,113 @@
+import HTTPServer
+
+/// `GET /share/{title}.png` (the card: PNG, or `format=jpeg` for link previews) and `GET /share/{title}` (a small HTML
+/// page whose `og:*` tags name the card: the URL the app's share sheet passes along as text).
+enum ShareRoutes {
+    static func register(on router: Router, service: ShareService, publicURL: String?) {
+        router.get("/share/{title}") { ctx in
+            let raw = ctx.parameter("title") ?? ""
+            let lang: LanguageCode, selection: String?
+            do {
+                lang = try LanguageCode.resolve(ctx.request)
+                selection = try ctx.request.queryParameter("text").map { raw in
+                    guard let s = ShareCard.selection(raw) else {
+                        throw Problem(status: 400, slug: "invalid-parameter", detail: "text is longer than \(ShareCard.maxTextCharacters) characters.",
+                                      extensions: [("parameter", JSONText.quote("text"))])
+                    }
+                    return s
+                }
+            } catch { return .response(Responses.problem(error)) }
+            if raw.hasSuffix(".png") {
+                let title: String, scale: Int, format: ShareService.Format
+                do {
+                    title = try ContentRoutes.articleTitle(String(raw.dropLast(4)))
+                    scale = try ContentRoutes.intParameter(ctx.request, "scale", default: 2, range: ShareCard.scales)
+                    switch ctx.request.queryParameter("format") ?? "png" {
+                    case "png": format = .png
+                    case "jpeg": format = .jpeg
+                    default: throw Problem(status: 400, slug: "invalid-parameter", detail: "format must be png or jpeg.", extensions: [("parameter", JSONText.quote("format"))])
+                    }
+                } catch { return .response(Responses.problem(error)) }
+                return Responses.async {
+                    .prepared(try await service.card(lang: lang, title: title, selection: selection, scale: scale, format: format))
+                }
+            }
+            let title: String
+            do { title = try ContentRoutes.articleTitle(raw) } catch { return .response(Responses.problem(error)) }
+            let base = publicURL ?? origin(ctx.request)
+            return Responses.async {
+                let summary = try await service.api.summary(lang: lang, title: title)
+                let card = Card(summary: summary, lang: lang)
+                let text = ShareService.text(selection: selection, summary: summary, lang: lang)
+                let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
+                return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8),
+                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code]))
+            }
+        }
+    }
+
+    /// `http(s)://host` this request came to (`X-Forwarded-Proto: https` behind a proxy that ends TLS).
+    static func origin(_ request: HTTPRequest) -> String {
+        let scheme = request.headers["X-Forwarded-Proto"]?.lowercased() == "https" ? "https" : "http"
+        return "\(scheme)://\(request.headers["Host"] ?? "localhost")"
+    }
+
+    /// The link preview page: every value HTML-escaped, the card's URL with everything it depends on.
+    static func page(card: Card, text: String, selection: String?, lang: LanguageCode, base: String) -> String {
+        let path = UpstreamRequest.percentEncode(ArticleTitle.normalise(card.title), keep: ":()")
+        var query = "lang=\(lang.code)&format=jpeg"
+        if let selection { query += "&text=" + UpstreamRequest.percentEncode(selection, keep: "") }
+        let image = "\(base)/share/\(path).png?\(query)"
+        let dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
+        func e(_ s: String) -> String { HTMLEscape.attribute(s) }
+        return """
+        <!DOCTYPE html>
+        <html lang="\(e(lang.code))" dir="\(dir)">
+        <head>
+        <meta charset="utf-8">
+        <title>\(e(card.title)) – Wikipedia</title>
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta property="og:type" content="article">
+        <meta property="og:site_name" content="Wikipedia">
+        <meta property="og:title" content="\(e(card.title))">
+        <meta property="og:description" content="\(e(text))">
+        <meta property="og:url" content="\(e(card.url))">
+        <meta property="og:image" content="\(e(image))">
+        <meta property="og:image:type" content="image/jpeg">
+        <meta property="og:image:width" content="\(ShareCard.widthPoints * 2)">
+        <meta property="og:image:height" content="\(ShareCard.heightPoints * 2)">
+        <meta property="og:image:alt" content="\(e(text))">
+        <meta name="twitter:card" content="summary_large_image">
+        <meta name="twitter:title" content="\(e(card.title))">
+        <meta name="twitter:description" content="\(e(text))">
+        <meta name="twitter:image" content="\(e(image))">
+        <link rel="canonical" href="\(e(card.url))">
+        </head>
+        <body>
+        <blockquote>\(e(text))</blockquote>
+        <p><a href="\(e(card.url))">\(e(card.title)) on Wikipedia</a></p>
+        </body>
+        </html>
+
+        """
+    }
+}
+
+/// HTML's special characters as character references: text and quoted attribute values show as written.
+enum HTMLEscape {
+    static func attribute(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}
