@@ -3,10 +3,11 @@
 # debootstrap from this file (release and package list) to run the binary in it as uid 10001 — CI's check that the
 # image has every library the binary needs.
 FROM swift:6.3-bookworm AS build
-# OpenSSL's headers for the upstream client's TLS, zlib's for gzip (system-library targets).
+# OpenSSL's headers for the upstream client's TLS, zlib's for gzip and the PNG card, FreeType's, HarfBuzz's and
+# libjpeg-turbo's for the share card (system-library targets).
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev \
+    && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev libfreetype-dev libharfbuzz-dev libjpeg62-turbo-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -16,10 +17,11 @@ RUN swift build -c release --static-swift-stdlib --product lede \
 
 FROM debian:bookworm-slim
 # libssl for the upstream client's TLS and ca-certificates for the system trust store it verifies against
-# (Wikimedia's certificates). zlib and libstdc++ are part of the base image.
+# (Wikimedia's certificates); FreeType, HarfBuzz, libjpeg-turbo and the Noto fonts (every script the Wikipedias use,
+# CJK included) for the share card. zlib and libstdc++ are part of the base image.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl3 ca-certificates \
+    && apt-get install -y --no-install-recommends libssl3 ca-certificates libfreetype6 libharfbuzz0b libjpeg62-turbo fonts-noto-core fonts-noto-cjk \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin lede
 COPY --from=build /out/lede /usr/local/bin/lede

@@ -49,7 +49,7 @@ let package = Package(
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
-        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "HTTPServer", "HTTPClient"], path: "Fuzz/Targets",
+        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
                           swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.

@@ -25,7 +25,7 @@ build() {
   if [ "${counters:-0}" -lt 10000 ]; then echo "lede-fuzz has ${counters:-no} coverage counters: not instrumented" >&2; exit 1; fi
 }
 
-targets="request response json text inflate decoders deeplink sse jsonl references"
+targets="request response json text inflate decoders deeplink sse jsonl references image"
 
 # The corpus folders of a target: its own seeds, its past findings, and the test fixtures of its reader (Wikimedia's
 # recorded answers for the JSON readers, the Parsoid page for the reference scanner).

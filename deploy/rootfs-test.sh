@@ -76,6 +76,8 @@ check "/healthz 200 from the chroot (uid 10001)" '[ "$(curl -s -o /dev/null -w "
 check "lede healthcheck exits 0 inside the image" 'chroot --userspec=10001:10001 "$root" /usr/local/bin/lede healthcheck --port "$port"'
 check "a live upstream call over TLS, verified against the image's CA file" \
   'curl -s "http://127.0.0.1:$port/summary/Albert_Einstein" | grep -q "Served over TLS to the chroot"'
+check "a share card drawn inside the image (FreeType, HarfBuzz, the Noto fonts)" \
+  '[ "$(curl -s -o /dev/null -w "%{http_code} %{content_type}" "http://127.0.0.1:$port/share/Albert_Einstein.png")" = "200 image/png" ]'
 check "runs as uid 10001" '[ "$(awk "/^Uid:/{print \$2}" /proc/$lede/status)" = 10001 ]'
 kill -TERM "$lede"
 code=0; wait "$lede" || code=$?

@@ -5,6 +5,7 @@ import EventLoops
 @testable import Lede
 import Dispatch
 import Foundation
+import Imaging
 
 /// A fuzz target: any bytes in; a finding is a trap (a failed precondition, a sanitizer report, a crash, a hang).
 struct FuzzTarget: Sendable {
@@ -25,7 +26,28 @@ let fuzzTargets: [FuzzTarget] = [
     FuzzTarget(name: "sse", about: "server-sent events: a WHATWG parser reads back exactly the event written", run: fuzzSSE),
     FuzzTarget(name: "jsonl", about: "JSON Lines: any text in a card or a notification stays one line of valid JSON", run: fuzzJSONLines),
     FuzzTarget(name: "references", about: "the Parsoid reference scanner: every note in one list, every citation's note real, inline HTML only, valid JSON", run: fuzzReferences),
+    FuzzTarget(name: "image", about: "the lead image's header reader and the capped JPEG decoder: a size or nil, an image or a clean refusal, nothing decoded past the cap", run: fuzzImage),
 ]
+
+// MARK: - Lead images
+
+func fuzzImage(_ bytes: UnsafeBufferPointer<UInt8>) {
+    let header = ImageHeader.read(bytes)
+    if let header { check(header.format == .webp || (header.width > 0 && header.height > 0), "a size of zero read as an image") }
+    // Small caps keep each input fast; a header over the cap must be refused before decoding.
+    let cap = 1 << 18
+    let data = Array(bytes)
+    do throws(JPEG.Failure) {
+        let image = try JPEG.decode(data, maxPixels: cap)
+        check(header?.format == .jpeg, "decoded what the header reader does not call a JPEG")
+        check(image.width * image.height <= cap && image.pixels.count == image.width * image.height * 3, "an image past the cap or of the wrong size")
+    } catch {
+        switch error {
+        case .tooLarge(let w, let h): check(w * h > cap, "refused as too large at \(w)×\(h)")
+        case .unreadable: break
+        }
+    }
+}
 
 func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
     if !condition() { fatalError("finding: " + message()) }

@@ -116,9 +116,10 @@ enum ShareCard {
         return text.trimmingCharacters(in: .whitespaces)
     }
 
-    /// A selection as the card takes it: spaces and line ends collapsed; nil when longer than 500 characters.
+    /// A selection as the card takes it: spaces and line ends collapsed; nil when longer than 500 characters (Unicode
+    /// scalars, as JSON Schema's `maxLength` counts them, before anything is collapsed).
     static func selection(_ raw: String) -> String? {
-        let collapsed = raw.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        return collapsed.count <= maxTextCharacters ? collapsed : nil
+        guard raw.unicodeScalars.count <= maxTextCharacters else { return nil }
+        return raw.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
 }

@@ -401,6 +401,21 @@ func run() async throws {
     try roundTrip("GET /article/{title}/references 404", try expect("references 404") { try noReferences.notFound.body.application_problem_plus_json }, rec)
     let noArticle = try await anon.getArticle(path: .init(title: "No_such_article_for_the_client_check"))
     try roundTrip("GET /article/{title} 404", try expect("article 404") { try noArticle.notFound.body.application_problem_plus_json }, rec)
+    // The share card (PNG and the JPEG for previews) and its link preview page.
+    let cardPNG = try await anon.getShareCard(path: .init(title: "Albert_Einstein"), query: .init(lang: .en, scale: ._2))
+    let png = try await Data(collecting: try expect("GET /share/{title}.png") { try cardPNG.ok.body.png }, upTo: 8 << 20)
+    guard png.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { throw Failure(description: "GET /share/{title}.png: not a PNG") }
+    checked += 1; print("ok  GET /share/{title}.png 200 (\(png.count) bytes)")
+    let cardJPEG = try await anon.getShareCard(path: .init(title: "Rijksmuseum"), query: .init(lang: .en, format: .jpeg))
+    let jpeg = try await Data(collecting: try expect("GET /share/{title}.png jpeg") { try cardJPEG.ok.body.jpeg }, upTo: 8 << 20)
+    guard jpeg.starts(with: [0xFF, 0xD8]), jpeg.count < 300_000 else { throw Failure(description: "GET /share/{title}.png?format=jpeg: not a JPEG under 300 KB") }
+    checked += 1; print("ok  GET /share/{title}.png?format=jpeg 200 (\(jpeg.count) bytes)")
+    let sharePage = try await anon.getSharePage(path: .init(title: "Albert_Einstein"), query: .init(lang: .en, text: "Imagination is more important than knowledge."))
+    let pageHTML = String(decoding: try await Data(collecting: try expect("GET /share/{title}") { try sharePage.ok.body.text_html_charset_utf_hyphen_8 }, upTo: 1 << 20), as: UTF8.self)
+    guard pageHTML.contains("og:image"), pageHTML.contains("summary_large_image") else { throw Failure(description: "GET /share/{title}: no og:image") }
+    checked += 1; print("ok  GET /share/{title} 200")
+    let noCard = try await anon.getShareCard(path: .init(title: "No_such_article_for_the_client_check"))
+    try roundTrip("GET /share/{title}.png 404", try expect("share 404") { try noCard.notFound.body.application_problem_plus_json }, rec)
     let related = try await anon.getRelated(path: .init(title: "Amsterdam"), query: .init(limit: 5))
     try roundTrip("GET /related/{title} 200", try expect("related") { try related.ok.body.json }, rec)
     let random = try await anon.getRandom()

@@ -1,0 +1,230 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+import HTTPServer
+import Imaging
+@testable import Lede
+
+/// A media origin that answers every path with the bytes a test gives.
+final class StubMedia: UpstreamTransport, @unchecked Sendable {   // @unchecked: `bytes` is set before the server starts, then only read
+    var bytes: [UInt8] = []
+    var status = 200
+    func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse { UpstreamResponse(status: status, body: bytes) }
+    func baseURL(lang: String) -> String { "https://upload.wikimedia.org" }
+}
+
+/// The PNG's chunks, each checked against its CRC; nil when the signature or a CRC is wrong.
+func pngChunks(_ data: [UInt8]) -> [(type: String, data: [UInt8])]? {
+    guard data.count > 8, Array(data[0..<8]) == PNG.signature else { return nil }
+    var out: [(String, [UInt8])] = []
+    var i = 8
+    while i + 12 <= data.count {
+        let n = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
+        guard i + 12 + n <= data.count else { return nil }
+        let typed = Array(data[(i + 4)..<(i + 8 + n)])
+        let crc = UInt32(data[i + 8 + n]) << 24 | UInt32(data[i + 9 + n]) << 16 | UInt32(data[i + 10 + n]) << 8 | UInt32(data[i + 11 + n])
+        guard PNG.crc(typed) == crc else { return nil }
+        out.append((String(decoding: typed[0..<4], as: UTF8.self), Array(typed[4...])))
+        i += 12 + n
+    }
+    return i == data.count ? out : nil
+}
+
+final class ShareTests: XCTestCase {
+    var server: HTTPServer!
+    var base = ""
+    let media = StubMedia()
+
+    func start(media: UpstreamTransport? = nil) throws {
+        var options = Options()
+        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
+        options.logLevel = .off
+        let app = try LedeApp(options: options, mediaTransport: media)
+        server = app.makeServer(logger: Logger(level: .off))
+        try server.start()
+        base = "http://127.0.0.1:\(server.port)"
+    }
+
+    override func tearDown() { server?.shutdown(); server?.waitUntilStopped() }
+
+    func get(_ path: String) async throws -> (Int, Data, HTTPURLResponse) {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: base + path)!)
+        let http = response as! HTTPURLResponse
+        return (http.statusCode, data, http)
+    }
+
+    override func setUpWithError() throws {
+        try XCTSkipIf(FontCatalog.discover() == nil, "Noto Sans is not installed (fonts-noto-core): .ci/run installs it")
+    }
+
+    // MARK: - Over HTTP
+
+    func testTheCardIsAValidPNGOf1024By582AtScale2And1536By873AtScale3() async throws {
+        try start()
+        for (scale, w, h) in [(2, 1024, 582), (3, 1536, 873)] {
+            let (status, data, http) = try await get("/share/Albert_Einstein.png?scale=\(scale)")
+            XCTAssertEqual(status, 200)
+            XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "image/png")
+            XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=86400")
+            XCTAssertNotNil(http.value(forHTTPHeaderField: "ETag"))
+            let chunks = try XCTUnwrap(pngChunks(Array(data)), "signature and every chunk's CRC")
+            XCTAssertEqual(chunks.map(\.type), ["IHDR", "IDAT", "IEND"])
+            XCTAssertEqual(ImageHeader.read(Array(data)), ImageHeader(format: .png, width: w, height: h))
+            XCTAssertEqual(Array(chunks[0].data[8...12]), [8, 2, 0, 0, 0], "8-bit RGB, deflate, no interlace")
+        }
+        let (s, _, _) = try await get("/share/Albert_Einstein.png?scale=4")
+        XCTAssertEqual(s, 400)
+    }
+
+    func testTheJPEGForLinkPreviewsIsUnder300KB() async throws {
+        try start()
+        let (status, data, http) = try await get("/share/Rijksmuseum.png?format=jpeg")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "image/jpeg")
+        XCTAssertLessThan(data.count, 300_000)
+        XCTAssertEqual(ImageHeader.read(Array(data)), ImageHeader(format: .jpeg, width: 1024, height: 582))
+        XCTAssertNoThrow(try JPEG.decode(Array(data), maxPixels: 1 << 22))
+    }
+
+    func testACardIsKeptAndTheSameOneIsAnsweredAgain() async throws {
+        try start()
+        let (_, first, a) = try await get("/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge.")
+        let (_, second, b) = try await get("/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge.")
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(a.value(forHTTPHeaderField: "ETag"), b.value(forHTTPHeaderField: "ETag"))
+        let (_, other, _) = try await get("/share/Albert_Einstein.png")
+        XCTAssertNotEqual(first, other, "the text is part of what the card depends on")
+    }
+
+    func testAMissingPageIs404AndATextOver500CharactersIs400() async throws {
+        try start()
+        let (missing, body, _) = try await get("/share/No_such_page_at_all_here.png")
+        XCTAssertEqual(missing, 404)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["type"] as? String, "urn:lede:problem:not-found")
+        let long = String(repeating: "word ", count: 101).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let (tooLong, _, _) = try await get("/share/Albert_Einstein.png?text=\(long)")
+        XCTAssertEqual(tooLong, 400)
+    }
+
+    func testA40MegapixelLeadImageIsRefusedFromItsHeaderUndecoded() async throws {
+        // SOI, then a baseline frame header of 8000 × 5000 and nothing more: only the header is ever read.
+        media.bytes = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x13, 0x88, 0x1F, 0x40, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01]
+        try start(media: media)
+        let (status, body, _) = try await get("/share/Albert_Einstein.png")
+        XCTAssertEqual(status, 502)
+        let problem = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:share-image-refused")
+        XCTAssertTrue((problem["detail"] as? String ?? "").contains("8000×5000"))
+    }
+
+    func testATruncatedLeadImageIsRefusedCleanly() async throws {
+        let whole = JPEG.encode(EmbeddedMediaTransport.picture(seed: "x"), quality: 80)
+        media.bytes = Array(whole.prefix(whole.count / 2))
+        try start(media: media)
+        let (status, body, _) = try await get("/share/Albert_Einstein.png")
+        XCTAssertEqual(status, 502)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["type"] as? String, "urn:lede:problem:share-image-refused")
+        let (health, _, _) = try await get("/healthz")
+        XCTAssertEqual(health, 200, "the server goes on")
+    }
+
+    func testThePreviewPageNamesTheCardAndEscapesTheSelection() async throws {
+        try start()
+        let (status, data, http) = try await get("/share/Albert_Einstein?text=%3Cscript%3Ealert(%22x%22)%3C/script%3E%20%26%20'more'")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "text/html; charset=utf-8")
+        let html = String(decoding: data, as: UTF8.self)
+        XCTAssertTrue(html.contains("<meta property=\"og:title\" content=\"Albert Einstein\">"))
+        XCTAssertTrue(html.contains("<meta name=\"twitter:card\" content=\"summary_large_image\">"))
+        XCTAssertTrue(html.contains("<meta property=\"og:image:width\" content=\"1024\">"))
+        XCTAssertTrue(html.contains("<meta property=\"og:image:height\" content=\"582\">"))
+        XCTAssertTrue(html.contains("<meta property=\"og:description\" content=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;more&#39;\">"))
+        XCTAssertFalse(html.contains("<script"), "markup in the selection shows as text")
+        let image = try XCTUnwrap(html.range(of: "og:image\" content=\"").map { html[$0.upperBound...].prefix { $0 != "\"" } })
+        XCTAssertTrue(image.hasPrefix("\(base)/share/Albert_Einstein.png?lang=en&amp;format=jpeg&amp;text=%3Cscript%3E"), String(image))
+        XCTAssertTrue(html.contains("href=\"https://en.wikipedia.org/wiki/Albert_Einstein\""))
+        // The card it names is there.
+        let url = String(image).replacingOccurrences(of: "&amp;", with: "&").dropFirst(base.count)
+        let (card, jpeg, _) = try await get(String(url))
+        XCTAssertEqual(card, 200); XCTAssertLessThan(jpeg.count, 300_000)
+    }
+
+    // MARK: - The drawing, without sockets
+
+    func render(_ text: String, image: RGBImage?) throws -> RGBImage {
+        let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
+        let content = ShareCard.Content(text: text, title: "Title", language: "en", image: image, imageLicense: "CC BY-SA 4.0", imageAuthor: "Someone")
+        return pool.with { ShareCard.render(content, scale: 2, typesetter: $0) }
+    }
+
+    /// Dark pixels (text) in a rectangle.
+    func ink(_ image: RGBImage, x: Range<Int>, y: Range<Int>) -> Int {
+        var n = 0
+        for yy in y { for xx in x { let p = image.pixel(xx, yy); if Int(p.r) + Int(p.g) + Int(p.b) < 200 { n += 1 } } }
+        return n
+    }
+
+    func testTheTextAreaHoldsTextAndTheImageHalfTheImage() throws {
+        let red = RGBImage(width: 64, height: 48, fill: RGB(220, 20, 30))
+        let card = try render("Imagination is more important than knowledge.", image: red)
+        XCTAssertGreaterThan(ink(card, x: 40..<500, y: 40..<300), 2_000, "the selection is drawn")
+        XCTAssertEqual(card.pixel(900, 300), RGB(220, 20, 30), "the image fills its half")
+        XCTAssertEqual(card.pixel(1020, 5), RGB(220, 20, 30))
+        XCTAssertEqual(ink(card, x: 600..<1024, y: 0..<582), 0, "no text over the image")
+        let plain = try render("Imagination is more important than knowledge.", image: nil)
+        XCTAssertEqual(plain.pixel(900, 300), .white, "without an image the text takes the whole width")
+    }
+
+    func testAnArabicCardIsLaidOutRightToLeft() throws {
+        let red = RGBImage(width: 64, height: 48, fill: RGB(220, 20, 30))
+        let card = try render("ألبرت أينشتاين هو عالم فيزياء نظرية ألماني المولد", image: red)
+        XCTAssertEqual(card.pixel(100, 300), RGB(220, 20, 30), "the image on the left")
+        XCTAssertEqual(ink(card, x: 0..<500, y: 0..<582), 0, "no text over it")
+        // The first line ends at the right margin (right-aligned) and its start is not at the left of the text area.
+        let lineBand = 40..<90
+        XCTAssertGreaterThan(ink(card, x: 900..<976, y: lineBand), 50, "ink at the right edge of the text area")
+        XCTAssertGreaterThan(ink(card, x: 536..<1000, y: lineBand), 500)
+    }
+
+    func testLongTextStepsTheSizeDownAndEndsWithAnEllipsisWhenItCannotFit() throws {
+        let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
+        let style = TextStyle(size: 40, color: RGB(0, 0, 0))
+        pool.with { t in
+            let block = t.layout(String(repeating: "relativity ", count: 60), style: style, maxWidth: 400, maxLines: 3)
+            XCTAssertTrue(block.truncated)
+            XCTAssertEqual(block.lines.count, 3)
+            XCTAssertLessThanOrEqual(block.lines.map(\.width).max() ?? 0, 400)
+            let short = t.layout("Short text.", style: style, maxWidth: 400, maxLines: 3)
+            XCTAssertFalse(short.truncated); XCTAssertEqual(short.lines.count, 1)
+            // CJK breaks between characters; an emoji no font has is left out (no box).
+            let cjk = t.layout(String(repeating: "東京都は日本の首都である。", count: 4), style: style, maxWidth: 300, maxLines: 10)
+            XCTAssertGreaterThan(cjk.lines.count, 3)
+            XCTAssertEqual(t.layout("😀", style: style, maxWidth: 300, maxLines: 1).lines.first?.glyphs.count ?? 0, 0)
+        }
+    }
+
+    // MARK: - Rules
+
+    func testTheHeaderReaderReadsSizesWithoutDecoding() {
+        let jpeg = JPEG.encode(RGBImage(width: 33, height: 17, fill: .white), quality: 80)
+        XCTAssertEqual(ImageHeader.read(jpeg), ImageHeader(format: .jpeg, width: 33, height: 17))
+        XCTAssertEqual(ImageHeader.read(PNG.encode(RGBImage(width: 5, height: 9, fill: .white))), ImageHeader(format: .png, width: 5, height: 9))
+        XCTAssertNil(ImageHeader.read(Array(jpeg.prefix(6))))
+        XCTAssertNil(ImageHeader.read([0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x01]), "a length shorter than itself")
+        XCTAssertNil(ImageHeader.read(Array("<html>".utf8)))
+    }
+
+    func testTheFirstSentenceAndTheThumbnailPath() {
+        XCTAssertEqual(ShareCard.firstSentence("J. R. R. Tolkien was an English writer and philologist. He wrote The Hobbit."),
+                       "J. R. R. Tolkien was an English writer and philologist.")
+        XCTAssertEqual(ShareCard.firstSentence("東京都は日本の首都である。人口は多い。"), "東京都は日本の首都である。")
+        XCTAssertEqual(ShareService.thumbnailPath("https://upload.wikimedia.org/wikipedia/commons/thumb/a/ab/Name.jpg/320px-Name.jpg", width: 640),
+                       "/wikipedia/commons/thumb/a/ab/Name.jpg/640px-Name.jpg")
+        XCTAssertEqual(ShareService.thumbnailPath("https://upload.wikimedia.org/wikipedia/commons/a/ab/Name.jpg", width: 640),
+                       "/wikipedia/commons/thumb/a/ab/Name.jpg/640px-Name.jpg")
+        XCTAssertNil(ShareService.thumbnailPath("https://example.org/a/ab/Name.jpg", width: 640))
+        XCTAssertEqual(ShareService.fileName("https://upload.wikimedia.org/wikipedia/commons/thumb/a/ab/Caf%C3%A9.jpg/320px-Caf%C3%A9.jpg"), "Café.jpg")
+    }
+}
