@@ -71,6 +71,12 @@ public final class LedeApp: Sendable {
         register()
     }
 
+    /// An article's share card as a PNG at scale 2 (`lede share-card`).
+    public func shareCard(lang: String, title: String, text: String? = nil) async throws -> [UInt8] {
+        guard let code = LanguageCode(lang) else { throw LanguageCode.unsupportedProblem(lang) }
+        return try await share.card(lang: code, title: title, selection: text, scale: 2, format: .png).identity
+    }
+
     /// The server for these options, with upstream and cache counters in `/metrics`.
     public func makeServer(logger: Logger) -> HTTPServer {
         let server = HTTPServer(configuration: options.server, router: router, logger: logger)

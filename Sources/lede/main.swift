@@ -8,6 +8,18 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 // `lede healthcheck [flags]`: probe a running server's /healthz on loopback (the container HEALTHCHECK).
 let healthcheck = arguments.first == "healthcheck"
 if healthcheck { arguments.removeFirst() }
+// `lede share-card TITLE FILE [LANG] [flags]`: draw an article's share card (PNG, scale 2) into FILE, from the upstream
+// the flags name (the embedded default without them) — the README's card is made so.
+var shareCard: (title: String, file: String, lang: String)?
+if arguments.first == "share-card" {
+    guard arguments.count >= 3 else {
+        FileHandle.standardError.write(Data("usage: lede share-card TITLE FILE [LANG] [flags]\n".utf8))
+        exit(2)
+    }
+    let lang = arguments.count > 3 && !arguments[3].hasPrefix("-") ? arguments[3] : "en"
+    shareCard = (arguments[1], arguments[2], lang)
+    arguments.removeFirst(lang == "en" && !(arguments.count > 3 && arguments[3] == "en") ? 3 : 4)
+}
 
 var options: Options
 do {
@@ -32,6 +44,17 @@ do {
 } catch {
     FileHandle.standardError.write(Data("lede: upstream client: \(error)\n".utf8))
     exit(2)
+}
+if let shareCard {
+    do {
+        let bytes = try await app.shareCard(lang: shareCard.lang, title: shareCard.title)
+        try Data(bytes).write(to: URL(fileURLWithPath: shareCard.file))
+        print("lede: \(shareCard.file): \(bytes.count) bytes")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("lede share-card: \(error)\n".utf8))
+        exit(1)
+    }
 }
 let server = app.makeServer(logger: logger)
 logger.info("upstream", [("upstream", options.upstream), ("timeout", "\(options.upstreamTimeout)")])

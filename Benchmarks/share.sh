@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The share card (issue 49): render time per card at scale 2 for Latin, Arabic and CJK text (uncached: a new text each
+# request), /healthz latency while 16 cards render at once, and a cached card's requests per second against warm
+# /summary in the same run (wrk, alternating rounds).
+#   Benchmarks/share.sh [rounds] [seconds]   (default 3 rounds of 10 s)
+# Needs wrk, python3. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}; duration=${2:-10}
+for tool in wrk python3 curl; do command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }; done
+swift build -c release --product lede >/dev/null
+bin="$(swift build -c release --show-bin-path)/lede"
+port=18394
+"$bin" --host 127.0.0.1 --port $port --access-log off --log-level warning &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do "$bin" healthcheck --port $port && break; sleep 0.1; done
+python3 Benchmarks/share_probe.py $port
+curl -s -o /dev/null "http://127.0.0.1:$port/share/Rijksmuseum.png"; curl -s -o /dev/null "http://127.0.0.1:$port/summary/Rijksmuseum"
+rps() { wrk -t2 -c32 -d"${duration}s" "http://127.0.0.1:$port$1" | awk '/Requests\/sec/ {print $2}'; }
+for r in $(seq 1 "$rounds"); do
+  card=$(rps /share/Rijksmuseum.png); summary=$(rps /summary/Rijksmuseum)
+  echo "round $r: cached card $card req/s, warm /summary $summary req/s, ratio $(python3 -c "print(round($card / $summary, 2))")"
+done
