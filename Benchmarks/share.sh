@@ -17,8 +17,24 @@ trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do "$bin" healthcheck --port $port && break; sleep 0.1; done
 python3 Benchmarks/share_probe.py $port
 curl -s -o /dev/null "http://127.0.0.1:$port/share/Rijksmuseum.png"; curl -s -o /dev/null "http://127.0.0.1:$port/summary/Rijksmuseum"
-rps() { wrk -t2 -c32 -d"${duration}s" "http://127.0.0.1:$port$1" | awk '/Requests\/sec/ {print $2}'; }
+# nginx serving the same card's bytes as a static file (sendfile), as a peer for the large body.
+peer=""
+if command -v nginx >/dev/null; then
+  ngx=$(mktemp -d /tmp/lede-share-nginx-XXXXXX); mkdir -p "$ngx/html"
+  curl -s -o "$ngx/html/card.png" "http://127.0.0.1:$port/share/Rijksmuseum.png"
+  cat > "$ngx/nginx.conf" <<CONF
+worker_processes 2; pid $ngx/nginx.pid; error_log $ngx/error.log;
+events { worker_connections 1024; }
+http { access_log off; sendfile on; tcp_nopush on; client_body_temp_path $ngx; proxy_temp_path $ngx; fastcgi_temp_path $ngx;
+  uwsgi_temp_path $ngx; scgi_temp_path $ngx; server { listen 127.0.0.1:18397; root $ngx/html; } }
+CONF
+  nginx -c "$ngx/nginx.conf" && peer=1
+  trap 'kill $pid 2>/dev/null || true; nginx -c "$ngx/nginx.conf" -s stop 2>/dev/null || true' EXIT
+fi
+rps() { wrk -t2 -c32 -d"${duration}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
 for r in $(seq 1 "$rounds"); do
-  card=$(rps /share/Rijksmuseum.png); summary=$(rps /summary/Rijksmuseum)
-  echo "round $r: cached card $card req/s, warm /summary $summary req/s, ratio $(python3 -c "print(round($card / $summary, 2))")"
+  card=$(rps "http://127.0.0.1:$port/share/Rijksmuseum.png"); summary=$(rps "http://127.0.0.1:$port/summary/Rijksmuseum")
+  line="round $r: cached card $card req/s, warm /summary $summary req/s, ratio $(python3 -c "print(round($card / $summary, 2))")"
+  if [ -n "$peer" ]; then static=$(rps "http://127.0.0.1:18397/card.png"); line="$line; nginx, the same bytes as a file: $static req/s"; fi
+  echo "$line"
 done

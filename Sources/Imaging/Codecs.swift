@@ -6,7 +6,7 @@ import CZlib
 public enum PNG {
     public static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    public static func encode(_ image: RGBImage, level: Int32 = 6) -> [UInt8] {
+    public static func encode(_ image: RGBImage, level: Int32 = 4) -> [UInt8] {
         let stride = image.width * 3
         var filtered = [UInt8](repeating: 0, count: (stride + 1) * image.height)
         image.pixels.withUnsafeBufferPointer { p in

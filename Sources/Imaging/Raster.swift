@@ -68,31 +68,39 @@ public struct Canvas: Sendable {
         }
     }
 
-    /// `source` scaled to cover `rect` (the overflowing side cropped around its centre), bilinear.
+    /// `source` scaled to cover `rect` (the overflowing side cropped around its centre), bilinear in fixed point: each
+    /// column's two source columns and weight worked out once, each row's once.
     public mutating func drawCover(_ source: RGBImage, in rect: PixelRect) {
         let iw = width
         let r = rect.clipped(to: width, height).intersect(clip)
         guard r.width > 0, r.height > 0, rect.width > 0, rect.height > 0 else { return }
         let scale = max(Double(rect.width) / Double(source.width), Double(rect.height) / Double(source.height))
-        let shownW = Double(rect.width) / scale, shownH = Double(rect.height) / scale
-        let originX = (Double(source.width) - shownW) / 2, originY = (Double(source.height) - shownH) / 2
+        let originX = (Double(source.width) - Double(rect.width) / scale) / 2, originY = (Double(source.height) - Double(rect.height) / scale) / 2
         let sw = source.width, sh = source.height
+        /// Source index pairs and the second's weight (0…256) along one axis.
+        func taps(_ from: Int, _ to: Int, _ origin: Int, _ o: Double, _ n: Int) -> ([Int], [Int], [Int]) {
+            var a = [Int](), b = [Int](), w = [Int]()
+            a.reserveCapacity(to - from); b.reserveCapacity(to - from); w.reserveCapacity(to - from)
+            for i in from..<to {
+                let f = o + (Double(i - origin) + 0.5) / scale - 0.5
+                let i0 = min(n - 1, max(0, Int(f.rounded(.down))))
+                a.append(i0); b.append(min(n - 1, i0 + 1)); w.append(Int((max(0, min(1, f - Double(i0))) * 256).rounded()))
+            }
+            return (a, b, w)
+        }
+        let (xa, xb, xw) = taps(r.x, r.maxX, rect.x, originX, sw)
+        let (ya, yb, yw) = taps(r.y, r.maxY, rect.y, originY, sh)
         source.pixels.withUnsafeBufferPointer { s in
             image.pixels.withUnsafeMutableBufferPointer { d in
-                for y in r.y..<r.maxY {
-                    let fy = originY + (Double(y - rect.y) + 0.5) / scale - 0.5
-                    let y0 = min(sh - 1, max(0, Int(fy.rounded(.down)))), y1 = min(sh - 1, y0 + 1)
-                    let wy = max(0, min(1, fy - Double(y0)))
-                    var di = 3 * (y * iw + r.x)
-                    for x in r.x..<r.maxX {
-                        let fx = originX + (Double(x - rect.x) + 0.5) / scale - 0.5
-                        let x0 = min(sw - 1, max(0, Int(fx.rounded(.down)))), x1 = min(sw - 1, x0 + 1)
-                        let wx = max(0, min(1, fx - Double(x0)))
+                for row in 0..<r.height {
+                    let top = 3 * ya[row] * sw, bottom = 3 * yb[row] * sw, wy = yw[row]
+                    var di = 3 * ((r.y + row) * iw + r.x)
+                    for col in 0..<r.width {
+                        let a = 3 * xa[col], b = 3 * xb[col], wx = xw[col]
                         for c in 0..<3 {
-                            let a = Double(s[3 * (y0 * sw + x0) + c]), b = Double(s[3 * (y0 * sw + x1) + c])
-                            let cc = Double(s[3 * (y1 * sw + x0) + c]), dd = Double(s[3 * (y1 * sw + x1) + c])
-                            let top = a + (b - a) * wx, bottom = cc + (dd - cc) * wx
-                            d[di + c] = UInt8(max(0, min(255, (top + (bottom - top) * wy).rounded())))
+                            let t = Int(s[top + a + c]) * (256 - wx) + Int(s[top + b + c]) * wx
+                            let u = Int(s[bottom + a + c]) * (256 - wx) + Int(s[bottom + b + c]) * wx
+                            d[di + c] = UInt8((t * (256 - wy) + u * wy + 32_768) >> 16)
                         }
                         di += 3
                     }

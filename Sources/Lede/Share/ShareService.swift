@@ -50,10 +50,13 @@ final class ShareService: Sendable {
                           headers: ["Retry-After": "3600"])
         }
         let summary = try await api.summary(lang: lang, title: title)
-        let text = Self.text(selection: selection, summary: summary, lang: lang)
-        let key = "share:\(lang.code):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-"):\(scale):\(format.rawValue):\(FNV1a.hash(Array(text.utf8)))"
+        // The page's last edit stands for its revision; without a selection the text is the first sentence of that
+        // revision, made only when the card is (a kept card is found without reading the summary's extract).
+        let textKey = selection.map { FNV1a.hash(Array($0.utf8)) } ?? "first-sentence"
+        let key = "share:\(lang.code):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-"):\(scale):\(format.rawValue):\(textKey)"
         if let kept = responses.cachedValue(key, as: PreparedBody.self) { return kept }
         return try await responses.value(key, ttl: 86_400) { [self] in
+            let text = Self.text(selection: selection, summary: summary, lang: lang)
             let lead = try await leadImage(summary, lang: lang)
             let content = ShareCard.Content(text: text, title: Card(summary: summary, lang: lang).title, language: lang.code, image: lead?.image,
                                             imageLicense: lead?.license, imageAuthor: lead?.author)
