@@ -7,7 +7,8 @@ ReadingLists extension's REST interface (its error bodies {errorKey, messageTran
 pages, `duplicate: true`): demo-alice has a list of three, demo-bob never set up sync (a save sets it up). The editor's
 calls answer with errorformat=html like MediaWiki: the query (three sections, `nosuchsection` past them, bob partially
 blocked), the anonymous token without credentials, and action=edit (`badtoken` for a token it did not issue, else
-Success with a new revision).
+Success with a new revision). Lead images (`--media-upstream` pointed here): any /wikipedia/… path answers a JPEG
+(Tests/Fixtures/media/lead.jpg), so the share card never reaches the network.
 Usage: fake-wikimedia.py PORT FIXTURES_DIR   (loopback only; runs until killed)."""
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +32,8 @@ FULLTEXT = fixture("query_search_fulltext__android.json")
 NOTIFICATIONS = fixture("notifications__ios_mentions.json")
 ISSUED_CONTINUE = json.loads(NOTIFICATIONS).get("query", {}).get("notifications", {}).get("continue")
 TOKENS = fixture("tokens_csrf__android.json")
+with open(os.path.join(FIXTURES, "..", "media", "lead.jpg"), "rb") as f:
+    LEAD_JPEG = f.read()
 
 
 def action_error(code, info):
@@ -119,6 +122,8 @@ class Handler(BaseHTTPRequestHandler):
         lang = parts[1] if len(parts) > 1 else "en"
         rest = "/" + "/".join(parts[2:])
         one = lambda k: (q.get(k) or [""])[0]
+        if path.startswith("/wikipedia/"):
+            return self.answer(200, LEAD_JPEG, "image/jpeg")
         if rest == RL or rest.startswith(RL + "/"):
             return self.reading_lists(rest[len(RL):], one)
         if rest.startswith("/api/rest_v1/feed/featured/"):

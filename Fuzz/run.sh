@@ -35,6 +35,7 @@ corpora() {
   case $t in
     json|decoders) dirs="$dirs Tests/Fixtures/wikimedia" ;;
     references) dirs="$dirs Tests/Fixtures/parsoid" ;;
+    image) dirs="$dirs Tests/Fixtures/media" ;;
   esac
   echo "$dirs"
 }
