@@ -153,9 +153,9 @@ final class ShareTests: XCTestCase {
 
     // MARK: - The drawing, without sockets
 
-    func render(_ text: String, image: RGBImage?) throws -> RGBImage {
+    func render(_ text: String, title: String = "Title", image: RGBImage?) throws -> RGBImage {
         let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
-        let content = ShareCard.Content(text: text, title: "Title", language: "en", image: image, imageLicense: "CC BY-SA 4.0", imageAuthor: "Someone")
+        let content = ShareCard.Content(text: text, title: title, language: "en", image: image, imageLicense: "CC BY-SA 4.0", imageAuthor: "Someone")
         return pool.with { ShareCard.render(content, scale: 2, typesetter: $0) }
     }
 
@@ -179,7 +179,7 @@ final class ShareTests: XCTestCase {
 
     func testAnArabicCardIsLaidOutRightToLeft() throws {
         let red = RGBImage(width: 64, height: 48, fill: RGB(220, 20, 30))
-        let card = try render("ألبرت أينشتاين هو عالم فيزياء نظرية ألماني المولد", image: red)
+        let card = try render("ألبرت أينشتاين هو عالم فيزياء نظرية ألماني المولد", title: "ألبرت أينشتاين", image: red)
         XCTAssertEqual(card.pixel(100, 300), RGB(220, 20, 30), "the image on the left")
         XCTAssertEqual(ink(card, x: 0..<500, y: 0..<582), 0, "no text over it")
         // The first line ends at the right margin (right-aligned) and its start is not at the left of the text area.
@@ -203,6 +203,28 @@ final class ShareTests: XCTestCase {
             XCTAssertGreaterThan(cjk.lines.count, 3)
             XCTAssertEqual(t.layout("😀", style: style, maxWidth: 300, maxLines: 1).lines.first?.glyphs.count ?? 0, 0)
         }
+    }
+
+    func testPastItsQueueTheRenderPoolAnswers503WithRetryAfter() async throws {
+        let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
+        var settings = ShareService.Settings()
+        settings.queueBound = 0   // only as many renders as cores at once
+        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: EmbeddedMediaTransport(), responses: UpstreamCache(), settings: settings)
+        let content = ShareCard.Content(text: "A card", title: "Title", language: "en", image: nil)
+        let outcomes = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    do { _ = try await service.render(content, scale: 3, format: .png, typesetters: pool); return 200 } catch let p as Problem {
+                        XCTAssertNotNil(p.headers["Retry-After"]); XCTAssertEqual(p.slug, "share-busy")
+                        return p.status
+                    } catch { return 500 }
+                }
+            }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        XCTAssertTrue(outcomes.contains(503), "\(outcomes)")
+        XCTAssertTrue(outcomes.contains(200))
+        XCTAssertEqual(Set(outcomes), [200, 503])
     }
 
     // MARK: - Rules
