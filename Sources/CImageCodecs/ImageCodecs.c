@@ -32,14 +32,20 @@ static void lede_jpeg_errors(struct jpeg_decompress_struct *cinfo, struct lede_j
     err->base.output_message = lede_jpeg_silent;
 }
 
+// A decompressor reading `data` up to its header; false when the header is not one. Called after the caller's setjmp:
+// libjpeg's errors jump back there.
+static int lede_jpeg_open(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t length) {
+    jpeg_create_decompress(cinfo);
+    jpeg_mem_src(cinfo, data, (unsigned long)length);
+    return jpeg_read_header(cinfo, TRUE) == JPEG_HEADER_OK;
+}
+
 int lede_jpeg_size(const uint8_t *data, size_t length, int *width, int *height) {
     struct jpeg_decompress_struct cinfo;
     struct lede_jpeg_error err;
     lede_jpeg_errors(&cinfo, &err);
     if (setjmp(err.jump)) { jpeg_destroy_decompress(&cinfo); return 1; }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, data, (unsigned long)length);
-    if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK) { jpeg_destroy_decompress(&cinfo); return 1; }
+    if (!lede_jpeg_open(&cinfo, data, length)) { jpeg_destroy_decompress(&cinfo); return 1; }
     *width = (int)cinfo.image_width;
     *height = (int)cinfo.image_height;
     jpeg_destroy_decompress(&cinfo);
@@ -52,9 +58,7 @@ int lede_jpeg_decode_rgb(const uint8_t *data, size_t length, uint64_t max_pixels
     struct lede_jpeg_error err;
     lede_jpeg_errors(&cinfo, &err);
     if (setjmp(err.jump)) { jpeg_destroy_decompress(&cinfo); return 1; }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, data, (unsigned long)length);
-    if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK) { jpeg_destroy_decompress(&cinfo); return 1; }
+    if (!lede_jpeg_open(&cinfo, data, length)) { jpeg_destroy_decompress(&cinfo); return 1; }
     uint64_t pixels = (uint64_t)cinfo.image_width * (uint64_t)cinfo.image_height;
     if (pixels == 0 || pixels > max_pixels) { jpeg_destroy_decompress(&cinfo); return 2; }
     cinfo.out_color_space = JCS_RGB;

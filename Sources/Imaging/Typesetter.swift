@@ -313,11 +313,6 @@ public final class Typesetter {
         return u.width
     }
 
-    /// Width of `text` on one line, in pixels.
-    public func measure(_ text: String, style: TextStyle, language: String? = nil) -> Double {
-        layout(text, style: style, maxWidth: .infinity, maxLines: 1, language: language).lines.first?.width ?? 0
-    }
-
     // MARK: - Drawing
 
     /// Draws `block` with its first line's top at `top`, each line aligned to the start edge of [`left`, `left + width`]
@@ -375,6 +370,13 @@ public final class TypesetterPool: Sendable {
         defer { idle.withLock { $0.append(UncheckedTypesetter(value: t)) } }
         return try body(t)
     }
+}
+
+/// A text's direction, as the typesetter lays it out.
+public enum TextDirection {
+    /// Whether `text` reads right to left: its first strong character (a letter) is Arabic, Hebrew or of another
+    /// right-to-left script.
+    public static func isRightToLeft(_ text: String) -> Bool { Script.firstStrongIsRTL(text.unicodeScalars.map(\.value)) }
 }
 
 /// The character classes layout needs (by code point ranges: Swift exposes no bidirectional class).

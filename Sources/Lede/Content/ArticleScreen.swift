@@ -382,7 +382,7 @@ enum ArticleScreen {
             let lang: LanguageCode, title: String, auth: String?
             do {
                 lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
-                auth = ctx.request.headers["Authorization"] == nil ? nil : try BearerAuthorization.extract(ctx.request.headers)
+                auth = try BearerAuthorization.optional(ctx.request.headers)
             } catch {
                 return .response(Responses.problem(error))
             }

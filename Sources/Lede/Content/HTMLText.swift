@@ -5,6 +5,24 @@
 /// Linear in its input: no stretch is scanned twice for a tag's end — a tag still open at the end of the input makes
 /// the rest text (no later `<` can close), and inside script and style each tag found is stepped over whole.
 public enum HTMLText {
+    /// Text as HTML: its special characters as character references (`&`, `<`, `>` and both quotes, so the result is
+    /// safe in text and in a quoted attribute value alike).
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
     public static func plain(_ html: String) -> String {
         let u = Array(html.unicodeScalars)
         var out = String.UnicodeScalarView()

@@ -33,11 +33,7 @@ enum EditRoutes {
             let auth: String?, lang: LanguageCode, title: String
             do {
                 (auth, lang, title) = try target(ctx)
-                let type = (ctx.request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                guard type == "application/json" else {
-                    throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the edit as Content-Type: application/json.",
-                                  headers: ["Accept-Post": "application/json"])
-                }
+                try Responses.requireJSON(ctx.request)
             } catch { return .response(Responses.problem(error)) }
             let body = ctx.request.body
             return Responses.async {
@@ -50,7 +46,7 @@ enum EditRoutes {
 
     /// The caller's credentials (optional), the edition and the title.
     static func target(_ ctx: RequestContext) throws -> (String?, LanguageCode, String) {
-        let auth = ctx.request.headers["Authorization"] == nil ? nil : try BearerAuthorization.extract(ctx.request.headers)
+        let auth = try BearerAuthorization.optional(ctx.request.headers)
         return (auth, try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
     }
 

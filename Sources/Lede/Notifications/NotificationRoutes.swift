@@ -153,10 +153,7 @@ enum NotificationRoutes {
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
             do {
                 (auth, lang, feedOn) = try userRequest(ctx.request)
-                let type = (ctx.request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                guard type == "application/json" else {
-                    throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
-                }
+                try Responses.requireJSON(ctx.request)
                 request = try MarkReadRequest.parse(ctx.request.body)
             } catch { return .response(Responses.problem(error)) }
             return Responses.async {

@@ -26,20 +26,11 @@ enum ShareCard {
     /// The selection's sizes, largest first: the largest whose lines fit in 60 % of the card's height.
     static let textSizes: [Double] = [26, 23, 20, 18, 16, 14, 12]
 
-    /// Whether the card reads right to left (its text's first strong character).
-    static func isRightToLeft(_ text: String) -> Bool {
-        for s in text.unicodeScalars where s.properties.isAlphabetic {
-            let v = s.value
-            return (0x0590...0x08FF).contains(v) || (0xFB1D...0xFDFF).contains(v) || (0xFE70...0xFEFF).contains(v)
-        }
-        return false
-    }
-
     static func render(_ c: Content, scale: Int, typesetter t: Typesetter) -> RGBImage {
         let s = Double(scale)
         let W = widthPoints * scale, H = heightPoints * scale
         var canvas = Canvas(width: W, height: H, background: .white)
-        let rtl = isRightToLeft(c.text)
+        let rtl = TextDirection.isRightToLeft(c.text)
         let half = W / 2
         // The image's half (the right one; the left for right-to-left text), faded towards the text.
         if let image = c.image {

@@ -59,7 +59,7 @@ enum ShareRoutes {
         if let selection { query += "&text=" + UpstreamRequest.percentEncode(selection, keep: "") }
         let image = "\(base)/share/\(path).png?\(query)"
         let dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
-        func e(_ s: String) -> String { HTMLEscape.attribute(s) }
+        func e(_ s: String) -> String { HTMLText.escape(s) }
         return """
         <!DOCTYPE html>
         <html lang="\(e(lang.code))" dir="\(dir)">
@@ -90,24 +90,5 @@ enum ShareRoutes {
         </html>
 
         """
-    }
-}
-
-/// HTML's special characters as character references: text and quoted attribute values show as written.
-enum HTMLEscape {
-    static func attribute(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
     }
 }

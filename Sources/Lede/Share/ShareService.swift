@@ -103,10 +103,7 @@ final class ShareService: Sendable {
               let file = Self.fileName(source) else { return nil }
         guard file.lowercased().hasSuffix(".jpg") || file.lowercased().hasSuffix(".jpeg") else { return nil }
         async let credits = try? api.fileInfo(lang: lang, files: ["File:" + file])
-        let response: UpstreamResponse
-        do {
-            response = try await media.send(UpstreamRequest(lang: lang.code, path: path, kind: "media"), deadline: settings.imageTimeout)
-        } catch let e as UpstreamError { throw e }
+        let response = try await media.send(UpstreamRequest(lang: lang.code, path: path, kind: "media"), deadline: settings.imageTimeout)
         switch response.status {
         case 200..<300: break
         case 404: return nil
@@ -138,8 +135,9 @@ final class ShareService: Sendable {
     /// The path of a Commons thumbnail URL at `width` (`…/320px-Name.jpg` → `…/640px-Name.jpg`); an original's path
     /// becomes its thumbnail's. Nil for a URL of another host.
     static func thumbnailPath(_ url: String, width: Int) -> String? {
-        guard let ref = URIReference(url.hasPrefix("//") ? "https:" + url : url).origin, ref.hasSuffix("upload.wikimedia.org") else { return nil }
-        let path = URIReference(url.hasPrefix("//") ? "https:" + url : url).path
+        let ref = URIReference(url.hasPrefix("//") ? "https:" + url : url)
+        guard let origin = ref.origin, origin.hasSuffix("upload.wikimedia.org") else { return nil }
+        let path = ref.path
         var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard let last = parts.last, !last.isEmpty else { return nil }
         if parts.contains("thumb") {

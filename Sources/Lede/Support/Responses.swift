@@ -65,6 +65,14 @@ public enum Responses {
         return prepared
     }
 
+    /// Refuses a request body that is not `application/json` (415 with `Accept-Post`).
+    public static func requireJSON(_ request: HTTPRequest) throws {
+        let type = (request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard type == "application/json" else {
+            throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
+        }
+    }
+
     /// Maps any error to a problem response: problems as they are, upstream errors to 401/404/502/504.
     public static func problem(_ error: Error) -> HTTPResponse {
         if let p = error as? Problem { return p.response }

@@ -186,7 +186,7 @@ struct EditingAnswer: Decodable {
         init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard let code = c.lenientString(.code, nonEmpty: true) else { throw UpstreamError.malformed("message without code") }
-            let html = c.lenientString(.html) ?? c.lenientString(.warning) ?? (c.lenientString(.text) ?? c.lenientString(.info)).map(EditingAnswer.escape) ?? ""
+            let html = c.lenientString(.html) ?? c.lenientString(.warning) ?? (c.lenientString(.text) ?? c.lenientString(.info)).map(HTMLText.escape) ?? ""
             var block: EditBlock?
             var matches: [String] = []
             if let data = try? c.nestedContainer(keyedBy: DataKeys.self, forKey: .data) {
@@ -232,20 +232,6 @@ struct EditingAnswer: Decodable {
             }
             self.id = id; self.url = url
         }
-    }
-
-    /// Plain text kept as text where HTML is expected (`info` of the old format).
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for ch in text {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(ch)
-            }
-        }
-        return out
     }
 
     /// The first error of the answer, in either format.

@@ -484,6 +484,12 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// The rest of a guarded exchange: a slot (unless one is held already) within the deadline, the send, the
     /// outcome settled.
     private func guardedExchange(_ req: UpstreamRequest, _ a: Admitted, holdsSlot: Bool) async throws -> UpstreamResponse {
+        try await takeSlot(req, a, holdsSlot: holdsSlot, deadline: deadline)
+        return try settle(req, a, await send(req, a, deadline: deadline) ?? .failure(.timeout))
+    }
+
+    /// A slot of the origin's concurrency within `deadline` (unless one is held already); a timeout otherwise, counted.
+    private func takeSlot(_ req: UpstreamRequest, _ a: Admitted, holdsSlot: Bool, deadline: Double) async throws {
         do {
             if !holdsSlot { try await guards.acquire(a.gate, timeout: deadline) }
         } catch {
@@ -491,16 +497,15 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             metrics.record(kind: req.kind, outcome: "timeout", seconds: Self.seconds(since: a.start))
             throw UpstreamError.timeout
         }
+    }
+
+    /// The exchange itself in what is left of `deadline` since the call began; nil when nothing is left (nothing sent).
+    private func send(_ req: UpstreamRequest, _ a: Admitted, deadline: Double) async -> Result<UpstreamResponse, UpstreamError>? {
         let remaining = deadline - Self.seconds(since: a.start)
-        let result: Result<UpstreamResponse, UpstreamError>
-        if remaining > 0 {
-            do { result = .success(try await transport.send(req, deadline: remaining)) }
-            catch let e as UpstreamError { result = .failure(e) }
-            catch { result = .failure(.unavailable(status: 0)) }
-        } else {
-            result = .failure(.timeout)
-        }
-        return try settle(req, a, result)
+        guard remaining > 0 else { return nil }
+        do { return .success(try await transport.send(req, deadline: remaining)) }
+        catch let e as UpstreamError { return .failure(e) }
+        catch { return .failure(.unavailable(status: 0)) }
     }
 
     /// The held slot given back and the outcome of an exchange recorded (breaker, metrics, Wikimedia's
@@ -547,20 +552,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     /// `UpstreamError`. Failed once sent (no complete answer in time, the connection lost): `EditOutcomeUnknown`.
     func sendOnce(_ req: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
         let a = try admit(req)
-        if !guards.tryAcquire(a.gate) {
-            do { try await guards.acquire(a.gate, timeout: deadline) } catch {
-                if a.probe { guards.record(a.gate, outcome: .abandoned, probe: true) }
-                metrics.record(kind: req.kind, outcome: "timeout", seconds: Self.seconds(since: a.start))
-                throw UpstreamError.timeout
-            }
-        }
-        let remaining = deadline - Self.seconds(since: a.start)
-        let result: Result<UpstreamResponse, UpstreamError>
-        if remaining > 0 {
-            do { result = .success(try await transport.send(req, deadline: remaining)) }
-            catch let e as UpstreamError { result = .failure(e) }
-            catch { result = .failure(.unavailable(status: 0)) }
-        } else {
+        try await takeSlot(req, a, holdsSlot: guards.tryAcquire(a.gate), deadline: deadline)
+        guard let result = await send(req, a, deadline: deadline) else {
             guards.release(a.gate)
             throw UpstreamError.timeout
         }

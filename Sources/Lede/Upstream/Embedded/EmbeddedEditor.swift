@@ -100,7 +100,7 @@ final class EmbeddedEditor: Sendable {
             var content = current.text
             if let raw = q["rvsection"] {
                 guard let n = Int(raw), let range = Self.sectionRange(n, in: current.text) else {
-                    return "{\"errors\":[{\"code\":\"nosuchsection\",\"html\":\(JSONText.quote("There is no section \(EditingAnswer.escape(raw)) in r\(current.revision).")),\"module\":\"query+revisions\"}]}"
+                    return "{\"errors\":[{\"code\":\"nosuchsection\",\"html\":\(JSONText.quote("There is no section \(HTMLText.escape(raw)) in r\(current.revision).")),\"module\":\"query+revisions\"}]}"
                 }
                 content = String(current.text[range])
             }
