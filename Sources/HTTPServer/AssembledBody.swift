@@ -49,20 +49,61 @@ public struct AssembledBody: Sendable {
         case literal(Range<Int>)
     }
 
-    public let contentType: String
+    /// Everything behind one reference: a body is copied several times on its way to the socket (into the response,
+    /// out of it, into the encoder), and each copy of five fields cost four reference-count operations where one
+    /// reference costs one. Copy-on-write: `append` copies it first when it is shared.
+    final class Storage: @unchecked Sendable {   // invariant: mutated only through AssembledBody's mutating members, after isKnownUniquelyReferenced
+        let contentType: String
+        /// Whether `contentType` is one gzip is offered for, decided once (it was decided per response: 1.4k instructions).
+        let compressible: Bool
+        var fields: AssembledFields?
+        var pieces: [Piece] = []
+        var literals: [UInt8] = []
+        var count = 0
+        var hash: UInt64 = FNV1a.offset
+
+        init(contentType: String, compressible: Bool) { self.contentType = contentType; self.compressible = compressible }
+
+        func copy() -> Storage {
+            let c = Storage(contentType: contentType, compressible: compressible)
+            c.fields = fields; c.pieces = pieces; c.literals = literals; c.count = count; c.hash = hash
+            return c
+        }
+    }
+
+    private var storage: Storage
+
+    public var contentType: String { storage.contentType }
+    private var compressible: Bool { storage.compressible }
     /// The response fields this body always travels with, rendered once (then the response itself carries none).
-    public var fields: AssembledFields?
-    public private(set) var pieces: [Piece] = []
+    public var fields: AssembledFields? {
+        get { storage.fields }
+        set { unique(); storage.fields = newValue }
+    }
+    public var pieces: [Piece] { storage.pieces }
     /// Every per-request byte, in order; literal pieces are ranges of it (one buffer, not one array per piece).
-    public private(set) var literals: [UInt8] = []
+    public var literals: [UInt8] { storage.literals }
     /// Identity length.
-    public private(set) var count = 0
-    private var hash: UInt64 = FNV1a.offset
+    public var count: Int { storage.count }
+    private var hash: UInt64 { storage.hash }
 
     public init(contentType: String = "application/json", capacity: Int = 16) {
-        self.contentType = contentType
-        pieces.reserveCapacity(capacity)
-        literals.reserveCapacity(256)
+        storage = Storage(contentType: contentType, compressible: Compression.isCompressible(contentType))
+        storage.pieces.reserveCapacity(capacity)
+        storage.literals.reserveCapacity(256)
+    }
+
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    /// Calls `body` with each piece in order, read in place (no copy of the list or of a piece's reference).
+    func forEachPiece(_ body: (Piece, UnsafeBufferPointer<UInt8>) -> Void) {
+        storage.literals.withUnsafeBufferPointer { literals in
+            storage.pieces.withUnsafeBufferPointer { pieces in
+                for i in 0..<pieces.count { body(pieces[i], literals) }
+            }
+        }
     }
 
     /// Fragments smaller than this are copied as literals: a stored block costs less than a tiny deflate stream.
@@ -71,25 +112,29 @@ public struct AssembledBody: Sendable {
     public mutating func append(_ fragment: BodyFragment) {
         guard !fragment.bytes.isEmpty else { return }
         if fragment.bytes.count < Self.smallFragment { append(literal: fragment.bytes); return }
-        pieces.append(.fragment(fragment))
-        count += fragment.bytes.count
+        unique()
+        let s = storage
+        s.pieces.append(.fragment(fragment))
+        s.count += fragment.bytes.count
         // The fragment's identity enters the tag as one 64-bit word, marked so it cannot collide with literal bytes.
-        hash = FNV1a.mix(hash ^ 0xff, fragment.identity)
+        s.hash = FNV1a.mix(s.hash ^ 0xff, fragment.identity)
     }
 
     /// Per-request bytes; consecutive literals merge into one piece.
     public mutating func append(literal bytes: UnsafeBufferPointer<UInt8>) {
         guard !bytes.isEmpty else { return }
-        let start = literals.count
-        literals.append(contentsOf: bytes)
-        var h = hash
+        unique()
+        let s = storage
+        let start = s.literals.count
+        s.literals.append(contentsOf: bytes)
+        var h = s.hash
         for b in bytes { h = (h ^ UInt64(b)) &* FNV1a.prime }
-        hash = h
-        count += bytes.count
-        if case .literal(let last)? = pieces.last, last.upperBound == start {
-            pieces[pieces.count - 1] = .literal(last.lowerBound..<literals.count)
+        s.hash = h
+        s.count += bytes.count
+        if case .literal(let last)? = s.pieces.last, last.upperBound == start {
+            s.pieces[s.pieces.count - 1] = .literal(last.lowerBound..<s.literals.count)
         } else {
-            pieces.append(.literal(start..<literals.count))
+            s.pieces.append(.literal(start..<s.literals.count))
         }
     }
 
@@ -108,7 +153,7 @@ public struct AssembledBody: Sendable {
     public var gzipETag: String { "\"" + FNV1a.hex(hash) + "-gz\"" }
 
     /// Whether a gzip representation is offered (the same threshold as other bodies).
-    public var offersGzip: Bool { count > Compression.threshold && Compression.isCompressible(contentType) }
+    public var offersGzip: Bool { count > Compression.threshold && compressible }
 
     public func identityBytes() -> [UInt8] {
         var out: [UInt8] = []

@@ -186,16 +186,9 @@ public struct HTTPRequest: Sendable {
     /// holds no escape, and only the values of names asked for are decoded. A route that reads many parameters (the
     /// feed reads eight) makes no string per name.
     public func firstQueryValues(_ names: QueryNames) -> [String?] {
-        var values = [String?](repeating: nil, count: names.names.count)
+        var values = [String?](repeating: nil, count: names.strings.count)
         forEachQueryPair { raw, rawValue in
-            let index: Int?
-            if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
-                guard let decoded = PercentDecoding.decode(bytes: raw, plusAsSpace: true) else { return false }
-                index = names.strings.firstIndex(of: decoded)
-            } else {
-                index = names.names.firstIndex { $0.count == raw.count && $0.withUnsafeBufferPointer { memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 } }
-            }
-            guard let index, values[index] == nil else { return false }
+            guard let index = names.index(of: raw), values[index] == nil else { return false }
             if let rawValue { values[index] = PercentDecoding.decode(bytes: rawValue, plusAsSpace: true) } else { values[index] = "" }
             return false
         }
@@ -237,9 +230,15 @@ public enum PercentDecoding {
 
     /// The same over bytes (the text they spell, when it needs no decoding).
     public static func decode(bytes s: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool = false) -> String? {
-        if !s.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+        // One scan: an escape (then decoded below), else whether any byte is past ASCII.
+        var escaped = false, ascii = true
+        for b in s {
+            if b == UInt8(ascii: "%") || (plusAsSpace && b == UInt8(ascii: "+")) { escaped = true; break }
+            if b >= 0x80 { ascii = false }
+        }
+        if !escaped {
             // ASCII needs no validation (and `String(validating:)` instantiates generic metadata on every call).
-            if !s.contains(where: { $0 >= 0x80 }) { return String(decoding: s, as: UTF8.self) }
+            if ascii { return String(decoding: s, as: UTF8.self) }
             return String(validating: s, as: UTF8.self)
         }
         var out = [UInt8](); out.reserveCapacity(s.count)
@@ -267,13 +266,43 @@ public enum PercentDecoding {
     }
 }
 
-/// Parameter names a route reads with `firstQueryValues`, as bytes once.
+/// Parameter names a route reads with `firstQueryValues`, as bytes once: all of them in one buffer, each found by its
+/// start, length and first byte (a pair's name is compared with memcmp only when those match).
 public struct QueryNames: Sendable {
-    let names: [[UInt8]]
     let strings: [String]
+    private let bytes: [UInt8]
+    /// Per name: where it starts in `bytes`, its length, its first byte.
+    private let table: [(start: Int, count: Int, first: UInt8)]
+
     public init(_ names: [String]) {
         precondition(names.allSatisfy { !$0.isEmpty }, "query names are not empty")
-        self.strings = names
-        self.names = names.map { Array($0.utf8) }
+        strings = names
+        var bytes: [UInt8] = [], table: [(start: Int, count: Int, first: UInt8)] = []
+        for name in names {
+            let u = Array(name.utf8)
+            table.append((bytes.count, u.count, u[0]))
+            bytes += u
+        }
+        self.bytes = bytes
+        self.table = table
+    }
+
+    /// The index of the name `raw` spells (raw query bytes: an escaped name is decoded first), or nil.
+    func index(of raw: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = raw.first else { return nil }
+        var plain = true
+        for b in raw where b == UInt8(ascii: "%") || b == UInt8(ascii: "+") { plain = false; break }
+        guard plain else {
+            guard let decoded = PercentDecoding.decode(bytes: raw, plusAsSpace: true) else { return nil }
+            return strings.firstIndex(of: decoded)
+        }
+        return bytes.withUnsafeBufferPointer { b in
+            table.withUnsafeBufferPointer { t in
+                for i in 0..<t.count where t[i].count == raw.count && t[i].first == first {
+                    if memcmp(b.baseAddress! + t[i].start, raw.baseAddress!, raw.count) == 0 { return i }
+                }
+                return nil
+            }
+        }
     }
 }

@@ -154,10 +154,22 @@ public enum FNV1a {
 public enum Compression {
     /// Bodies larger than this are gzip-compressed for clients that accept it.
     public static let threshold = 1024
+    static let compressiblePrefixes: [[UInt8]] = ["text/", "application/json", "application/problem+json", "application/yaml",
+                                                  "application/javascript"].map { Array($0.utf8) }
+    static let jsonSuffix = Array("+json".utf8)
+
+    /// Whether a body of this type is worth compressing; compared as bytes, case-insensitively, with no string made
+    /// (every assembled body asks).
     public static func isCompressible(_ contentType: String?) -> Bool {
-        guard let t = contentType?.lowercasedASCII() else { return false }
-        return t.hasPrefix("text/") || t.hasPrefix("application/json") || t.hasPrefix("application/problem+json")
-            || t.hasPrefix("application/yaml") || t.hasPrefix("application/javascript") || t.hasSuffix("+json")
+        guard var t = contentType else { return false }
+        return t.withUTF8 { u in
+            func matches(_ w: [UInt8], at start: Int) -> Bool {
+                guard start >= 0, start + w.count <= u.count else { return false }
+                for i in 0..<w.count where ASCII.lower(u[start + i]) != w[i] { return false }
+                return true
+            }
+            return compressiblePrefixes.contains { matches($0, at: 0) } || matches(jsonSuffix, at: u.count - jsonSuffix.count)
+        }
     }
 
     /// Whether `Accept-Encoding` admits gzip (a `q=0` excludes it; `*` admits it). Scans bytes, no allocation.

@@ -1,4 +1,5 @@
 import EventLoops
+import Glibc
 
 /// Limits the parser enforces. Defaults follow the issue: 8 KiB request line, 32 KiB header section, 1 MiB body.
 public struct ParserLimits: Sendable {
@@ -276,17 +277,25 @@ public struct RequestParser {
         try buffer.withUnsafeBufferPointer { b in
             var sp1 = ls
             while sp1 < le, b[sp1] != 32 { sp1 += 1 }
-            // The target in one pass: where it ends, whether a byte in it must be percent-encoded (CTL, non-ASCII,
-            // '#'), its first '?' and whether '%' comes before that.
-            var sp2 = sp1 + 1, unencoded = false, question = -1, escaped = false
-            while sp2 < le {
-                let c = b[sp2]
-                if c == 32 { break }
-                if c < 32 || c >= 127 || c == 35 { unencoded = true }
-                else if c == 63 { if question < 0 { question = sp2 } }
-                else if c == 37 && question < 0 { escaped = true }
-                sp2 += 1
+            // The target: where it ends (memchr), whether a byte in it must be percent-encoded (CTL, non-ASCII, '#':
+            // one branch-free pass), its first '?' and whether '%' comes before that (memchr). A feed's target is
+            // 130 bytes; the byte-by-byte scan with four branches a byte cost ~20 instructions a byte.
+            let base = b.baseAddress!
+            func find(_ byte: Int32, _ from: Int, _ to: Int) -> Int? {
+                guard from < to, let p = memchr(base + from, byte, to - from) else { return nil }
+                return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(p))
             }
+            let sp2 = find(32, sp1 + 1, le) ?? le
+            var flagged: UInt8 = 0
+            if sp1 + 1 < sp2 {
+                for i in (sp1 + 1)..<sp2 {
+                    let c = b[i]
+                    flagged |= (c &- 33 >= 94 ? 1 : 0) | (c == 35 ? 1 : 0)
+                }
+            }
+            let unencoded = flagged != 0
+            let question = find(63, sp1 + 1, sp2) ?? -1
+            let escaped = find(37, sp1 + 1, question < 0 ? sp2 : question) != nil
             guard sp1 < le, sp2 < le else { throw ParseError(400, "The request line must be: method SP target SP version.") }
             guard sp1 > ls, (ls..<sp1).allSatisfy({ ByteScan.isToken(b[$0]) }) else {
                 throw ParseError(400, "The method is not a valid token.")
@@ -513,7 +522,9 @@ public struct RequestParser {
         return s
     }
 
-    static func checkPercentEncoding<C: Collection>(_ u: C) throws where C.Element == UInt8, C.Index == Int {
+    static func checkPercentEncoding(_ u: Slice<UnsafeBufferPointer<UInt8>>) throws {
+        // Most queries hold no escape: one memchr finds that.
+        guard !u.isEmpty, memchr(u.base.baseAddress! + u.startIndex, 37, u.count) != nil else { return }
         var i = u.startIndex
         while i < u.endIndex {
             if u[i] == 37 {

@@ -35,6 +35,11 @@ enum ResponseEncoder {
                 return finish(p.identity, into: &out)
             }
         }
+        if case .assembled(let a) = response.body, a.fields != nil, response.headers.isEmpty {
+            // Fast path: an assembled body whose fields were rendered once needs no field list or summary.
+            return encodeAssembled(a, status: response.status, fields: [], summary: FieldSummary.none, into: &out, request: &request,
+                                   keepAlive: keepAlive, date: date, bodies: bodies)
+        }
         var status = response.status
         var body: [UInt8]
         var fields = response.headers.fields
@@ -126,12 +131,12 @@ enum ResponseEncoder {
     /// An assembled identity body without copying it whole: each large fragment's bytes as a body of their own, the
     /// literals and small fragments between them appended to `out`.
     private static func gather(_ a: AssembledBody, into out: inout [UInt8], bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>) -> (Int, [UInt8]?) {
-        for piece in a.pieces {
+        a.forEachPiece { piece, literals in
             switch piece {
             case .fragment(let f):
                 if f.bytes.count >= gatheredFragment { bodies.pointee.append((at: out.count, bytes: f.bytes)) } else { out.append(contentsOf: f.bytes) }
             case .literal(let r):
-                out.append(contentsOf: a.literals[r])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[r]))
             }
         }
         return (a.count, nil)
@@ -167,6 +172,9 @@ enum ResponseEncoder {
         var contentType: String?, contentEncoding: String?, etag: String?, vary: String?
         /// Bit i set: field i is written by the encoder, not copied (for the first 64 fields).
         var ownFields: UInt64 = 0
+
+        /// The summary of no fields.
+        static let none = FieldSummary([])
 
         init(_ fields: [(name: String, value: String)]) {
             for (i, f) in fields.enumerated() {

@@ -50,6 +50,49 @@ final class RequestBytesTests: XCTestCase {
         }
     }
 
+    /// `firstQueryValues` (a route's parameters in one pass, names matched by length, first byte and memcmp) finds for
+    /// each name what `queryParameter` finds, names that share a length and first byte and escaped names included.
+    func testFirstQueryValuesFindWhatQueryParameterFinds() throws {
+        let names = ["lat", "lon", "lang", "b", "b c", "é", "backgroundedAt"]
+        let table = QueryNames(names)
+        let queries = ["lat=1&lon=2&lang=de", "lon=2&lat=1&lat=9", "l%61t=3&lo%6E=4", "b=%ZZ&b=ok", "b+c=1&b%20c=2", "%C3%A9=e&lang",
+                       "latx=1&la=2&lat", "backgroundedAt=2026-01-01T00:00:00Z&b=x+y%2B", "", "&&=v&lang=fr"]
+        for q in queries {
+            var r = try request("GET /p HTTP/1.1\r\nHost: t\r\n\r\n")
+            r.query = q
+            let values = r.firstQueryValues(table)
+            for (i, name) in names.enumerated() {
+                XCTAssertEqual(values[i], r.queryParameter(name), "\(q) \(name)")
+            }
+        }
+    }
+
+    /// The request line's target is scanned with memchr and one branch-free pass: what must be percent-encoded is
+    /// still refused wherever it is, and the first '?' still splits path and query.
+    func testTheTargetScanRefusesUnencodedBytesAnywhereAndSplitsAtTheFirstQuestionMark() throws {
+        for bad in ["/a?x=\u{7F}", "/a?x=#", "/\u{01}", "/a?b=é", "/a?" + String(repeating: "x", count: 100) + "#"] {
+            XCTAssertEqual(outcome("GET \(bad) HTTP/1.1\r\nHost: a\r\n\r\n"), "400", bad.debugDescription)
+        }
+        let r = try request("GET /a%2Fb?x=%3F?y&z=%25 HTTP/1.1\r\nHost: t\r\n\r\n")
+        XCTAssertEqual(r.path, "/a%2Fb")
+        XCTAssertEqual(r.query, "x=%3F?y&z=%25")
+        XCTAssertEqual(r.queryParameter("x"), "??y")
+        XCTAssertEqual(r.queryParameter("z"), "%")
+        XCTAssertEqual(outcome("GET /a?x=%2 HTTP/1.1\r\nHost: a\r\n\r\n"), "400")
+        XCTAssertEqual(outcome("GET /a?x=~!$'()*,;:@/?-._ HTTP/1.1\r\nHost: a\r\n\r\n"), "GET /a")
+    }
+
+    func testCompressibleTypesAreRecognisedInAnyCase() {
+        for t in ["application/json", "Application/JSON; charset=utf-8", "text/html", "TEXT/plain", "application/problem+json",
+                  "application/vnd.api+json", "application/x-ndjson+JSON", "application/yaml", "application/javascript"] {
+            XCTAssertTrue(Compression.isCompressible(t), t)
+        }
+        for t in ["image/png", "application/octet-stream", "json", "", "application/jso", "+jso"] {
+            XCTAssertFalse(Compression.isCompressible(t), t)
+        }
+        XCTAssertFalse(Compression.isCompressible(nil))
+    }
+
     func testCodeThatSetsTheTargetPathOrQueryChangesOnlyThatPartAndOnlyItsCopy() throws {
         let parsed = try request("GET /a/b?x=1 HTTP/1.1\r\nHost: t\r\n\r\n")
         var r = parsed

@@ -116,13 +116,40 @@ final class ArticleTitleTests: XCTestCase {
                       "iPhone", "1984 (novel)", "\tTab\tinside", "x  _ y", "Talk:Foo bar", "ABC", "zebra crossing"]
         for t in titles {
             XCTAssertEqual(ArticleTitle.normaliseASCII(t), ArticleTitle.normaliseUnicode(t), "'\(t)'")
-            // A cache key made in one string: the prefix, then the same normalised title.
-            XCTAssertEqual(ArticleTitle.key("because:en:", t), "because:en:" + ArticleTitle.normaliseUnicode(t), "'\(t)'")
         }
-        XCTAssertEqual(ArticleTitle.key("k:", "café au lait"), "k:Café_au_lait")
         XCTAssertNil(ArticleTitle.normaliseASCII("Café"))
         XCTAssertEqual(ArticleTitle.normalise("éclair au chocolat"), "Éclair_au_chocolat")
         XCTAssertEqual(ArticleTitle.normalise("São Paulo"), "São_Paulo")
+    }
+
+    /// The feed reads `because` and `continue` in one pass over an ASCII title's bytes: the same title (or the same
+    /// problem) as the title rules followed by the database form.
+    func testANormalisedArticleTitleIsTheTitleRulesThenTheDatabaseForm() {
+        let titles = ["albert Einstein", "  Albert   Einstein ", "Albert__Einstein", "_leading", "a", "", " ", "   ", "iPhone",
+                      "1984 (novel)", "\tTab", "x  _ y", "Talk:Foo bar", "zebra crossing", "café au lait", "a#b", "a|b", "{x}",
+                      String(repeating: "a", count: 255), String(repeating: "a", count: 256), "\u{00A0}São Paulo ", "e\u{0}"]
+        for t in titles {
+            let expected = Result { ArticleTitle.normalise(try ContentRoutes.articleTitle(t)) }
+            let got = Result { try ContentRoutes.normalisedArticleTitle(t) }
+            switch (expected, got) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, "'\(t)'")
+            case (.failure(let a as Problem), .failure(let b as Problem)): XCTAssertEqual(a.slug, b.slug, "'\(t)'")
+            default: XCTFail("'\(t)': \(expected) against \(got)")
+            }
+        }
+        XCTAssertEqual(try ContentRoutes.normalisedArticleTitle(" albert  einstein "), "Albert_einstein")
+    }
+
+    /// Cache keys written as bytes read as the interpolated strings they replace.
+    func testKeyTextWritesWhatInterpolationWould() {
+        for (a, b) in [(0, 0), (5235, 483), (-1, -17999), (Int.max, Int.min + 1), (9, 10)] {
+            XCTAssertEqual(KeyText.make("nearby:en:", a, UInt8(ascii: ","), b), "nearby:en:\(a),\(b)")
+        }
+        XCTAssertEqual(KeyText.make("shared:en:", 20419, ":true"), "shared:en:20419:true")
+        XCTAssertEqual(KeyText.make("shared:de:", -3, ":false"), "shared:de:-3:false")
+        XCTAssertEqual(KeyText.make("because:en:", "Albert_Einstein"), "because:en:Albert_Einstein")
+        XCTAssertEqual(KeyText.make("continue:ja:", "東京"), "continue:ja:東京")
+        XCTAssertEqual(KeyText.make("", ""), "")
     }
 
     func testTrimmingSpacesMatchesFoundationWhitespaces() {

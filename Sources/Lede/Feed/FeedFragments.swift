@@ -53,7 +53,6 @@ struct GeoCell: Hashable, Sendable {
         Coordinate(latitude: (Double(latIndex) + 0.5) / Self.perDegree, longitude: (Double(lonIndex) + 0.5) / Self.perDegree)!
     }
 
-    var key: String { String(latIndex) + "," + String(lonIndex) }
 }
 
 /// A nearby section's cards for one cell, encoded once with holes where each user's `bearingDegrees` and

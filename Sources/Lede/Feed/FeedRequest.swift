@@ -42,6 +42,7 @@ public struct FeedRequest: Sendable, Equatable {
     public var isToday: Bool
     public var sections: [SectionKind]
     public var nearby: Coordinate?
+    /// The titles in their database form (`Albert_Einstein`).
     public var because: String?
     public var continueTitle: String?
     public var backgroundedAt: Date?
@@ -89,9 +90,10 @@ public struct FeedRequest: Sendable, Equatable {
             _ = try Coordinate.parse(lat: lat ?? "0", lon: lon ?? "0").get()
             incompleteLocation = true
         }
-        // An empty value is no value (an app with no history sends `because=`); anything else must be a title.
-        let because = try q.because.flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
-        let cont = try q.`continue`.flatMap { $0.isEmpty ? nil : try ContentRoutes.articleTitle($0) }
+        // An empty value is no value (an app with no history sends `because=`); anything else must be a title, kept in
+        // its database form (`Albert_Einstein`): what the sections' cache keys are made of.
+        let because = try q.because.flatMap { $0.isEmpty ? nil : try ContentRoutes.normalisedArticleTitle($0) }
+        let cont = try q.`continue`.flatMap { $0.isEmpty ? nil : try ContentRoutes.normalisedArticleTitle($0) }
         var backgroundedAt: Date?
         if let raw = q.backgroundedAt {
             guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
@@ -120,12 +122,19 @@ public struct FeedRequest: Sendable, Equatable {
     static func noFeed(_ detail: String) -> Problem { Problem(status: 404, slug: "no-feed-for-date", detail: detail) }
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
+    /// Read in place from the array (copying eight strings into fields and destroying them cost 16 reference-count
+    /// operations a request).
     struct FirstValues {
         static let names = QueryNames(["lang", "date", "sections", "lat", "lon", "because", "continue", "backgroundedAt"])
-        let lang, date, sections, lat, lon, because, `continue`, backgroundedAt: String?
-        init(_ v: [String?]) {
-            (lang, date, sections, lat, lon) = (v[0], v[1], v[2], v[3], v[4])
-            (because, `continue`, backgroundedAt) = (v[5], v[6], v[7])
-        }
+        let v: [String?]
+        init(_ v: [String?]) { self.v = v }
+        var lang: String? { v[0] }
+        var date: String? { v[1] }
+        var sections: String? { v[2] }
+        var lat: String? { v[3] }
+        var lon: String? { v[4] }
+        var because: String? { v[5] }
+        var `continue`: String? { v[6] }
+        var backgroundedAt: String? { v[7] }
     }
 }

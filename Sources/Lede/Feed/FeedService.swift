@@ -95,20 +95,37 @@ public final class FeedService: Sendable {
     }
 
     /// The sections every user of a language and date shares, with the feed's head (date, generatedAt, lang).
-    struct SharedPart: Sendable {
-        var fragments: [SectionKind: Fragment]
-        var date: FeedDate
-        var lang: String
-        var generatedAt: String
-        var expires: Date
-        var head: BodyFragment
+    /// A class, immutable: every warm personal feed reads one, and a reference costs one retain where the struct's
+    /// copy cost one per field.
+    final class SharedPart: Sendable {
+        let fragments: [SectionKind: Fragment]
+        let date: FeedDate
+        let lang: String
+        let generatedAt: String
+        let expires: Date
+        let head: BodyFragment
         /// Claimed when a section that missed its deadline lands (then this part is not worth keeping).
-        var landed: Once?
+        let landed: Once?
         /// The head and every shared section in screen order, joined, as one fragment: compressed as one stream
         /// (sections repeat each other's keys and URLs), for the usual request that shows every shared section.
-        var run: BodyFragment
-        /// The status and retry of each section of `run`, in screen order (what an answer showing the run notes).
-        var runNotes: [(status: Status, retryAfter: Int?)] = []
+        let run: BodyFragment
+        /// What the sections of `run` came out as (an answer showing the run counts them), and their earliest retry.
+        let runStatuses: Statuses
+        let runEarliestRetry: Int?
+
+        init(fragments: [SectionKind: Fragment], date: FeedDate, lang: String, generatedAt: String, expires: Date, head: BodyFragment,
+             landed: Once?, run: BodyFragment) {
+            self.fragments = fragments; self.date = date; self.lang = lang; self.generatedAt = generatedAt; self.expires = expires
+            self.head = head; self.landed = landed; self.run = run
+            var statuses = Statuses()
+            var earliest: Int?
+            for f in SectionKind.ordered.compactMap({ fragments[$0] }) {
+                statuses.append(f.status)
+                if let r = f.retryAfter { earliest = min(earliest ?? r, r) }
+            }
+            runStatuses = statuses
+            runEarliestRetry = earliest
+        }
         /// A section in it is a placeholder (not last good data standing in for one).
         var hasPlaceholder: Bool { fragments.values.contains { $0.status != .ok } }
         var cost: Int { fragments.values.reduce(head.bytes.count + run.bytes.count + run.deflated.count) { $0 + $1.body.bytes.count + $1.body.deflated.count } }
@@ -186,9 +203,8 @@ public final class FeedService: Sendable {
         if let f = randomFragment(await random) { fragments[.random] = f }
         fragments = withLastGood(fragments, key: Self.sharedKey(lang.code, date.dayNumber, isToday))
         let earliest = fragments.values.compactMap(\.retryAfter).min()
-        var part = Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)))
-        if earliest != nil { part.landed = flag }
-        return part
+        return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)),
+                               landed: earliest != nil ? flag : nil)
     }
 
     /// Keeps each real section as its language and date's last good data, and puts the last good data (younger than
@@ -264,7 +280,7 @@ public final class FeedService: Sendable {
         }
     }
 
-    static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date) -> SharedPart {
+    static func sharedPart(_ fragments: [SectionKind: Fragment], date: FeedDate, lang: String, expires: Date, landed: Once? = nil) -> SharedPart {
         let generatedAt = Timestamp.rfc3339Seconds()
         let head = Array(head(date: date, generatedAt: generatedAt, lang: lang).utf8)
         var run = head
@@ -272,10 +288,8 @@ public final class FeedService: Sendable {
             if i > 0 { run.append(44) }
             run.append(contentsOf: f.body.bytes)
         }
-        var part = SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
-                              head: BodyFragment(head), run: BodyFragment(run))
-        part.runNotes = SectionKind.ordered.compactMap { fragments[$0] }.map { ($0.status, $0.retryAfter) }
-        return part
+        return SharedPart(fragments: fragments, date: date, lang: lang, generatedAt: generatedAt, expires: expires,
+                          head: BodyFragment(head), landed: landed, run: BodyFragment(run))
     }
 
     // MARK: - The feed
@@ -292,17 +306,19 @@ public final class FeedService: Sendable {
                 return .prepared(entry.body)
             }
         }
+        // The clock read once for the four lookups (both caches run on `now`).
+        let clock = now(), t = clock.timeIntervalSinceReferenceDate
         var part: SharedPart?
         if request.wantsShared {
-            guard let cached = sharedCache.cachedValue(sharedKey(request), as: SharedPart.self) else { return nil }
+            guard let cached = sharedCache.cachedValue(sharedKey(request), as: SharedPart.self, at: t) else { return nil }
             part = cached
         }
         var personal = PersonalParts()
         for kind in Self.personalKinds where request.sections.contains(kind) {
-            switch personalKey(kind, request) {
+            switch personalKey(kind, request, now: clock) {
             case nil: continue
             case let key?:
-                guard let value = fragments.cachedValue(key, as: PersonalPart.self) else { return nil }
+                guard let value = fragments.cachedValue(key, as: PersonalPart.self, at: t) else { return nil }
                 personal[kind] = value
             }
         }
@@ -348,7 +364,9 @@ public final class FeedService: Sendable {
         if let part, part.date == request.date, part.lang == request.lang.code {
             if wholeRun {
                 body.append(part.run)
-                for n in part.runNotes { note(n.status, n.retryAfter); chosen += 1 }
+                statuses.add(part.runStatuses)
+                if let r = part.runEarliestRetry { earliestRetry = min(earliestRetry ?? r, r) }
+                chosen += part.runStatuses.count
             } else {
                 body.append(part.head)
             }
@@ -391,9 +409,14 @@ public final class FeedService: Sendable {
     }
 
     /// What the sections of one answer came out as, counted (no list per request).
-    struct Statuses {
+    struct Statuses: Sendable {
         var count = 0, failed = 0, backingOff = 0
         var longestWait: Int?
+        /// Another run's counts added to these.
+        mutating func add(_ other: Statuses) {
+            count += other.count; failed += other.failed; backingOff += other.backingOff
+            if let w = other.longestWait { longestWait = max(longestWait ?? w, w) }
+        }
         mutating func append(_ s: Status) {
             count += 1
             if s != .ok && s != .timeout { failed += 1 }
@@ -466,17 +489,18 @@ public final class FeedService: Sendable {
     static func ttl(_ kind: SectionKind) -> Double { kind == .becauseYouRead ? 600 : 300 }
 
     /// The fragment cache key of a personal section this request shows, or nil when it does not show it.
-    func personalKey(_ kind: SectionKind, _ r: FeedRequest) -> String? {
+    func personalKey(_ kind: SectionKind, _ r: FeedRequest, now clock: Date? = nil) -> String? {
         switch kind {
         case .becauseYouRead:
             guard let title = r.because else { return nil }
-            return ArticleTitle.key(Self.keyPrefix(.because, r.lang.code), title)
+            return KeyText.make(Self.keyPrefix(.because, r.lang.code), title)   // already normalised
         case .continueReading:
-            guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: now()) else { return nil }
-            return ArticleTitle.key(Self.keyPrefix(.continue, r.lang.code), title)
+            guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: clock ?? now()) else { return nil }
+            return KeyText.make(Self.keyPrefix(.continue, r.lang.code), title)
         case .nearby:
             guard let point = r.nearby else { return nil }
-            return Self.keyPrefix(.nearby, r.lang.code) + GeoCell(point).key
+            let cell = GeoCell(point)
+            return KeyText.make(Self.keyPrefix(.nearby, r.lang.code), cell.latIndex, UInt8(ascii: ","), cell.lonIndex)
         default:
             return nil
         }
@@ -554,7 +578,7 @@ public final class FeedService: Sendable {
     /// The shared part's key for a language and day (`shared:en:20419:true`), made without interpolation: every
     /// warm personal feed looks it up.
     static func sharedKey(_ lang: String, _ day: Int, _ isToday: Bool) -> String {
-        keyPrefix(.shared, lang) + String(day) + (isToday ? ":true" : ":false")
+        KeyText.make(keyPrefix(.shared, lang), day, isToday ? ":true" : ":false")
     }
 
     /// What a cache key of the feed names first.

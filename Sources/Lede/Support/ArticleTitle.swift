@@ -45,11 +45,6 @@ public enum ArticleTitle {
         }
     }
 
-    /// `prefix` then the normalised title: a cache key made with one string for an ASCII title.
-    public static func key(_ prefix: String, _ title: String) -> String {
-        normaliseASCII(title, after: prefix) ?? prefix + normaliseUnicode(title)
-    }
-
     /// Drops leading and trailing spaces and tabs, Unicode space separators included (Foundation's
     /// `.whitespaces`), without Foundation; the string itself when there is nothing to drop.
     static func trimmingSpaces(_ s: String) -> String {

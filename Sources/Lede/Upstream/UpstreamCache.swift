@@ -35,9 +35,11 @@ public final class UpstreamCache: Sendable {
     /// What is kept for a page that does not exist.
     private struct Missing: Sendable { let error: UpstreamError }
 
-    private final class Node {
+    /// An entry: the LRU bookkeeping here, the value in `Entry<T>`, kept with its static type so that reading it back
+    /// is a class check, not an existential cast (`swift_dynamicCast` cost ~370 instructions a lookup, and a box
+    /// around the value one more retain and release).
+    private class Node {
         let key: String
-        var value: any Sendable
         var cost: Int
         var expires: Double
         /// Seconds past `expires` the value may be served while it is refreshed (0: not at all).
@@ -46,8 +48,16 @@ public final class UpstreamCache: Sendable {
         var touched = -Double.infinity
         var prev: Node?
         var next: Node?
-        init(key: String, value: any Sendable, cost: Int, expires: Double, staleFor: Double) {
-            self.key = key; self.value = value; self.cost = cost; self.expires = expires; self.staleFor = staleFor
+        init(key: String, cost: Int, expires: Double, staleFor: Double) {
+            self.key = key; self.cost = cost; self.expires = expires; self.staleFor = staleFor
+        }
+    }
+
+    private final class Entry<T: Sendable>: Node {
+        let value: T
+        init(key: String, value: T, cost: Int, expires: Double, staleFor: Double) {
+            self.value = value
+            super.init(key: key, cost: cost, expires: expires, staleFor: staleFor)
         }
     }
 
@@ -94,8 +104,12 @@ public final class UpstreamCache: Sendable {
     /// The fresh value for `key` if one is cached, without fetching: lets a handler answer on the event loop
     /// when the answer is at hand, and go off the loop only when it is not.
     public func cachedValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> T? {
-        let now = clock()
-        return state.withLock { $0.freshValue(key, now: now, as: T.self) }
+        cachedValue(key, as: T.self, at: clock())
+    }
+
+    /// The same at `now` (this cache's clock, read once by a caller that makes several lookups).
+    public func cachedValue<T: Sendable>(_ key: String, as type: T.Type = T.self, at now: Double) -> T? {
+        state.withLock { $0.freshValue(key, now: now, as: T.self) }
     }
 
     /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call), and up to `staleFor`
@@ -116,7 +130,7 @@ public final class UpstreamCache: Sendable {
         let now = clock()
         return state.withLock { s in
             if let v = s.freshValue(key, now: now, as: T.self) { return (v, false, false) }
-            guard let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, let v = node.value as? T else { return nil }
+            guard let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, let v = (node as? Entry<T>)?.value else { return nil }
             s.counters.revalidated += 1
             s.moveToFront(node)
             return (v, s.refreshing.insert(key).inserted, true)
@@ -129,7 +143,7 @@ public final class UpstreamCache: Sendable {
     }
 
     /// What a lookup found under the lock: a value, a fetch already running, or the fetch it started.
-    private enum LookupStep { case cached(any Sendable), running(Task<any Sendable, Error>), started(Task<any Sendable, Error>, Int) }
+    private enum LookupStep<T: Sendable> { case cached(T), missing(UpstreamError), running(Task<any Sendable, Error>), started(Task<any Sendable, Error>, Int) }
 
     /// How a lookup was answered.
     public enum Source: String, Sendable { case hit, miss, coalesced, stale }
@@ -139,14 +153,19 @@ public final class UpstreamCache: Sendable {
                                     staleWhileRevalidate: (@Sendable (T) -> Double)? = nil,
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
         let now = clock()
-        let step: LookupStep = state.withLock { s in
-            if let v = s.freshValue(key, now: now, as: (any Sendable).self) { return .cached(v) }
-            // Stale but within what its caller allows: served now, refreshed in the background (once per key).
-            if let node = s.map[key], node.staleFor > 0, now < node.expires + node.staleFor, !(node.value is Missing) {
-                s.counters.revalidated += 1
-                s.moveToFront(node)
-                if s.inflight[key] == nil { s.inflight[key] = fetchTask(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch) }
-                return .cached(node.value)
+        let step: LookupStep<T> = state.withLock { s in
+            if let node = s.map[key] {
+                if node.expires > now {
+                    if let missing = node as? Entry<Missing> { s.counters.hits += 1; return .missing(missing.value.error) }
+                    if let v = s.fresh(node, now: now, as: T.self) { return .cached(v) }
+                }
+                // Stale but within what its caller allows: served now, refreshed in the background (once per key).
+                if node.staleFor > 0, now < node.expires + node.staleFor, let v = (node as? Entry<T>)?.value {
+                    s.counters.revalidated += 1
+                    s.moveToFront(node)
+                    if s.inflight[key] == nil { s.inflight[key] = fetchTask(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch) }
+                    return .cached(v)
+                }
             }
             if let running = s.inflight[key] {
                 s.counters.coalesced += 1
@@ -159,8 +178,9 @@ public final class UpstreamCache: Sendable {
         }
         switch step {
         case .cached(let v):
-            if let missing = v as? Missing { throw missing.error }
-            return (v as! T, .hit)
+            return (v, .hit)
+        case .missing(let error):
+            throw error
         case .running(let running):
             return (try await running.value as! T, .coalesced)
         case .started(let task, let servedStaleBefore):
@@ -187,7 +207,7 @@ public final class UpstreamCache: Sendable {
                 return value
             } catch {
                 let now = clock(), limits = self.limits
-                let stale: (any Sendable)? = state.withLock { s in
+                let stale: T? = state.withLock { s in
                     s.inflight[key] = nil
                     if case .notFound = error as? UpstreamError, limits.notFoundTTL > 0 {
                         s.store(key, Missing(error: error as! UpstreamError), cost: 64, expires: now + limits.notFoundTTL, staleFor: 0)
@@ -195,7 +215,7 @@ public final class UpstreamCache: Sendable {
                     guard let e = error as? UpstreamError, e.allowsStale, let node = s.map[key], node.expires + limits.staleIfError > now else { return nil }
                     s.counters.staleServed += 1
                     s.moveToFront(node)
-                    return node.value
+                    return (node as? Entry<T>)?.value
                 }
                 if let stale { return stale }
                 throw error
@@ -232,8 +252,14 @@ public final class UpstreamCache: Sendable {
         init(limits: Limits) { self.limits = limits }
 
         /// A fresh entry's value of type `T`, counted as a hit and made the most recently used.
-        mutating func freshValue<T>(_ key: String, now: Double, as type: T.Type) -> T? {
-            guard let node = map[key], node.expires > now, let value = node.value as? T else { return nil }
+        mutating func freshValue<T: Sendable>(_ key: String, now: Double, as type: T.Type) -> T? {
+            guard let node = map[key] else { return nil }
+            return fresh(node, now: now, as: T.self)
+        }
+
+        /// `node`'s value if it is fresh and a `T`, counted as a hit.
+        mutating func fresh<T: Sendable>(_ node: Node, now: Double, as type: T.Type) -> T? {
+            guard node.expires > now, let value = (node as? Entry<T>)?.value else { return nil }
             counters.hits += 1
             // Recency at a second's grain: a hot entry is relinked once a second, not on every hit (its place among
             // the least recently used is what counts, and a second is nothing against their lifetimes).
@@ -241,10 +267,10 @@ public final class UpstreamCache: Sendable {
             return value
         }
 
-        mutating func store(_ key: String, _ value: any Sendable, cost: Int, expires: Double, staleFor: Double) {
+        mutating func store<T: Sendable>(_ key: String, _ value: T, cost: Int, expires: Double, staleFor: Double) {
             if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
             guard cost <= limits.maxBytes else { return }
-            let node = Node(key: key, value: value, cost: cost, expires: expires, staleFor: staleFor)
+            let node = Entry(key: key, value: value, cost: cost, expires: expires, staleFor: staleFor)
             map[key] = node
             linkFront(node)
             bytes += cost
