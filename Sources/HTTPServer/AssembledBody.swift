@@ -142,6 +142,21 @@ public struct AssembledBody: Sendable {
         bytes.withUnsafeBufferPointer { append(literal: $0) }
     }
 
+    /// One per-request byte (the comma between sections).
+    public mutating func append(byte: UInt8) {
+        unique()
+        let s = storage
+        let start = s.literals.count
+        s.literals.append(byte)
+        s.hash = (s.hash ^ UInt64(byte)) &* FNV1a.prime
+        s.count += 1
+        if case .literal(let last)? = s.pieces.last, last.upperBound == start {
+            s.pieces[s.pieces.count - 1] = .literal(last.lowerBound..<(start + 1))
+        } else {
+            s.pieces.append(.literal(start..<(start + 1)))
+        }
+    }
+
     public mutating func append(literal string: String) {
         var s = string
         s.withUTF8 { append(literal: $0) }
@@ -216,7 +231,8 @@ public struct AssembledBody: Sendable {
     func appendETagField(gzipped: Bool, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { b in
             let p = b.baseAddress!
-            for (i, c) in "ETag: \"".utf8.enumerated() { p[i] = c }
+            // `ETag: "` (iterating a string literal's UTF-8 here cost ~500 instructions a response)
+            p[0] = 69; p[1] = 84; p[2] = 97; p[3] = 103; p[4] = 58; p[5] = 32; p[6] = 34
             FNV1a.writeHex(hash, p + 7)
             var n = 23
             if gzipped { p[n] = 45; p[n + 1] = 103; p[n + 2] = 122; n += 3 }   // -gz

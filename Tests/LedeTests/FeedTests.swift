@@ -217,6 +217,25 @@ final class FeedScenarioTests: XCTestCase {
         XCTAssertEqual(try feedRequest("", now: now).date.description, "2026-11-22")
         XCTAssertTrue(try feedRequest("", now: now).isToday)
     }
+
+    /// The feed reads plain values from their bytes and escaped ones through decoding: both spell the same request.
+    func testPlainAndEscapedParametersReadAlike() throws {
+        let now = Date(timeIntervalSince1970: 1_795_392_000)   // 2026-11-22
+        let plain = try feedRequest("lat=52.3547498&lon=-4.5&because=albert_Einstein&continue=Rijksmuseum&backgroundedAt=2026-01-01T00:00:00Z", now: now)
+        let escaped = try feedRequest("l%61t=%35%32.3547498&lon=%2D4.5&because=albert+Einstein&continue=%52ijksmuseum"
+                                      + "&backgroundedAt=2026-01-01T00%3A00%3A00Z", now: now)
+        XCTAssertEqual(plain, escaped)
+        XCTAssertEqual(plain.because, "Albert_Einstein", "titles are kept in their database form")
+        XCTAssertEqual(plain.nearby, Coordinate(latitude: 52.3547498, longitude: -4.5))
+        XCTAssertEqual(plain.backgroundedAt, Date(timeIntervalSince1970: 1_767_225_600))
+        XCTAssertEqual(try feedRequest("because=S%C3%A3o+Paulo", now: now).because, "São_Paulo")
+        XCTAssertEqual(try feedRequest("because=São Paulo".replacingOccurrences(of: " ", with: "%20").replacingOccurrences(of: "ã", with: "%C3%A3"), now: now).because, "São_Paulo")
+        // A value that does not decode is left out, and a later one of that name stands.
+        XCTAssertEqual(try feedRequest("because=%FF&because=Amsterdam", now: now).because, "Amsterdam")
+        for bad in ["lat=52.1.1&lon=4", "lat=&lon=4", "lat=52&lon=+4", "backgroundedAt=", "backgroundedAt=2026-01-01T00:00:00", "because=a%23b"] {
+            XCTAssertThrowsError(try feedRequest(bad, now: now), bad) { XCTAssertEqual(($0 as? Problem)?.status, 400, bad) }
+        }
+    }
 }
 
 final class FeedLiveTests: FakeUpstreamTestCase {

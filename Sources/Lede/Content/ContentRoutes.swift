@@ -118,6 +118,12 @@ enum ContentRoutes {
         return ArticleTitle.normalise(try articleTitle(raw))
     }
 
+    /// The same over a title's bytes (valid UTF-8).
+    static func normalisedArticleTitle(bytes: UnsafeBufferPointer<UInt8>) throws -> String {
+        if let t = asciiNormalisedTitle(bytes) { return t }
+        return ArticleTitle.normalise(try articleTitle(String(decoding: bytes, as: UTF8.self)))
+    }
+
     /// The same as `asciiTitle` then `ArticleTitle.normaliseASCII`: nil when the title is not ASCII, holds a forbidden
     /// byte, is over 255 bytes or is only spaces (the general path then decides, or gives the problem).
     private static func asciiNormalisedTitle(_ u: UnsafeBufferPointer<UInt8>) -> String? {

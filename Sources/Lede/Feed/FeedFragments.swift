@@ -123,7 +123,7 @@ struct NearbyCell: Sendable {
         chosen.sort { $0.distance != $1.distance ? $0.distance < $1.distance : items[$0.index].title < items[$1.index].title }
         body.append(literal: Self.open)
         for (i, c) in chosen.enumerated() {
-            if i > 0 { body.append(literal: Self.comma) }
+            if i > 0 { body.append(byte: UInt8(ascii: ",")) }
             let item = items[c.index]
             let first = item.bearingFirst ? c.bearing : c.distance, second = item.bearingFirst ? c.distance : c.bearing
             body.append(item.pieces[0])
@@ -143,7 +143,6 @@ struct NearbyCell: Sendable {
     static let latitude = Array("],\"kind\":\"nearby\",\"latitude\":".utf8)
     static let longitude = Array(",\"longitude\":".utf8)
     static let close = Array(",\"status\":\"ok\"}".utf8)
-    static let comma: [UInt8] = [44]
 }
 
 /// Nearby sections already assembled for a user's exact point, each kept as one fragment: the same user asking again

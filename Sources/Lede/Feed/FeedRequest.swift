@@ -63,12 +63,21 @@ public struct FeedRequest: Sendable, Equatable {
     public static let continueReadingAfter: TimeInterval = 24 * 3600
 
     public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
-        // Query parameters read once (the first value of each name wins).
-        let q = FirstValues(request.firstQueryValues(FirstValues.names))
-        let lang = try LanguageCode.resolve(lang: q.lang, acceptLanguage: request.headers["Accept-Language"])
+        // Query parameters read once (the first value of each name wins), where they lie: numbers, the date-time and
+        // ASCII titles are read from their bytes, with no string made for them.
+        var parsed: FeedRequest?
+        try request.withFirstQueryValues(queryNames) { parsed = try parse(values: $0, request: request, now: now) }
+        return parsed!
+    }
+
+    /// The parameters the feed reads, in the order `parse(values:)` indexes them.
+    static let queryNames = QueryNames(["lang", "date", "sections", "lat", "lon", "because", "continue", "backgroundedAt"])
+
+    private static func parse(values v: UnsafeBufferPointer<RawQueryValue?>, request: HTTPRequest, now: Date) throws -> FeedRequest {
+        let lang = try LanguageCode.resolve(lang: v[0]?.string, acceptLanguage: request.headers["Accept-Language"])
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
-        if let raw = q.date {
+        if let raw = v[1]?.string {
             guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
             // A well-formed date outside the feed's days names no feed: 404, like upstream's featured feed.
             guard d <= today else { throw noFeed("There is no feed for \(raw) yet: it is in the future (UTC).") }
@@ -76,28 +85,37 @@ public struct FeedRequest: Sendable, Equatable {
             date = d
         }
         var sections = SectionKind.ordered
-        if let raw = q.sections {
+        if let raw = v[2]?.string {
             let chosen = Set(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
             sections = SectionKind.ordered.filter(chosen.contains)
         }
-        let lat = q.lat, lon = q.lon
+        // nil: absent; .some(nil): not a plain decimal.
+        func decimal(_ raw: RawQueryValue) -> Double? {
+            raw.isPlain ? Coordinate.parseDecimal(bytes: raw.bytes) : raw.string.flatMap(Coordinate.parseDecimal)
+        }
+        let lat = v[3].map(decimal), lon = v[4].map(decimal)
         var nearby: Coordinate?
         var incompleteLocation = false
         if lat != nil, lon != nil {
             nearby = try Coordinate.parse(lat: lat, lon: lon).get()
         } else if lat != nil || lon != nil {
             // Still validated: a malformed or out-of-range coordinate is a 400 whether or not its pair came.
-            _ = try Coordinate.parse(lat: lat ?? "0", lon: lon ?? "0").get()
+            _ = try Coordinate.parse(lat: lat ?? .some(0), lon: lon ?? .some(0)).get()
             incompleteLocation = true
         }
         // An empty value is no value (an app with no history sends `because=`); anything else must be a title, kept in
         // its database form (`Albert_Einstein`): what the sections' cache keys are made of.
-        let because = try q.because.flatMap { $0.isEmpty ? nil : try ContentRoutes.normalisedArticleTitle($0) }
-        let cont = try q.`continue`.flatMap { $0.isEmpty ? nil : try ContentRoutes.normalisedArticleTitle($0) }
+        func title(_ raw: RawQueryValue) throws -> String? {
+            if raw.bytes.isEmpty { return nil }
+            return raw.isPlain ? try ContentRoutes.normalisedArticleTitle(bytes: raw.bytes) : try ContentRoutes.normalisedArticleTitle(raw.string ?? "")
+        }
+        let because = try v[5].flatMap(title)
+        let cont = try v[6].flatMap(title)
         var backgroundedAt: Date?
-        if let raw = q.backgroundedAt {
-            guard let d = parseISO8601(raw) else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
-            backgroundedAt = d
+        if let raw = v[7] {
+            let seconds = raw.isPlain ? Timestamp.parseRFC3339(bytes: raw.bytes) : raw.string.flatMap(Timestamp.parseRFC3339)
+            guard let seconds else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
+            backgroundedAt = Date(timeIntervalSince1970: seconds)
         }
         var request = FeedRequest(lang: lang, date: date, isToday: date == today, sections: sections, nearby: nearby, because: because,
                                   continueTitle: cont, backgroundedAt: backgroundedAt)
@@ -112,29 +130,8 @@ public struct FeedRequest: Sendable, Equatable {
         return now.timeIntervalSince(backgroundedAt) > continueReadingAfter
     }
 
-    /// RFC 3339 (what the app sends: `2026-11-20T08:30:00Z`, fractions and offsets allowed), parsed without a
-    /// formatter: this runs on the event loop for every warm personal feed.
-    static func parseISO8601(_ s: String) -> Date? {
-        Timestamp.parseRFC3339(s).map { Date(timeIntervalSince1970: $0) }
-    }
-
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
     static func noFeed(_ detail: String) -> Problem { Problem(status: 404, slug: "no-feed-for-date", detail: detail) }
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
-    /// Read in place from the array (copying eight strings into fields and destroying them cost 16 reference-count
-    /// operations a request).
-    struct FirstValues {
-        static let names = QueryNames(["lang", "date", "sections", "lat", "lon", "because", "continue", "backgroundedAt"])
-        let v: [String?]
-        init(_ v: [String?]) { self.v = v }
-        var lang: String? { v[0] }
-        var date: String? { v[1] }
-        var sections: String? { v[2] }
-        var lat: String? { v[3] }
-        var lon: String? { v[4] }
-        var because: String? { v[5] }
-        var `continue`: String? { v[6] }
-        var backgroundedAt: String? { v[7] }
-    }
 }

@@ -377,21 +377,21 @@ public final class FeedService: Sendable {
             if kind.isShared {
                 if wholeRun { continue }
                 guard let f = part?.fragments[kind] else { continue }
-                if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
                 body.append(f.body); note(f); chosen += 1
             } else {
                 switch personal[kind] {
                 case .section(let f)?:
-                    if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                    if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
                     body.append(f.body); note(f); chosen += 1
                 case .nearby(let cell)?:
                     guard let point = request.nearby else { continue }
-                    if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                    if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
                     body.append(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius))); statuses.append(.ok); chosen += 1
                 case .absent?, nil:
                     if kind == .nearby, request.incompleteLocation {
                         // Not counted as a failed section: nothing upstream failed, the request lacked half a point.
-                        if chosen > 0 { body.append(literal: NearbyCell.comma) }
+                        if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
                         body.append(Self.incompleteLocation); chosen += 1
                     }
                     continue

@@ -15,44 +15,52 @@ public struct Coordinate: Sendable, Equatable {
     /// `nan` or `inf`; at most 40 characters.
     public static func parseDecimal(_ text: String) -> Double? {
         var text = text
-        return text.withUTF8 { u -> Double? in
-            guard !u.isEmpty, u.count <= 40 else { return nil }
-            var i = 0
-            if u[0] == UInt8(ascii: "-") { i = 1 }
-            let intStart = i
-            var mantissa = 0, digits = 0, fractionDigits = 0
-            func digit(_ b: UInt8) { if digits < 18 { mantissa = mantissa * 10 + Int(b - 48) }; digits += 1 }
+        return text.withUTF8 { parseDecimal(bytes: $0) }
+    }
+
+    /// The same over the text's bytes.
+    public static func parseDecimal(bytes u: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard !u.isEmpty, u.count <= 40 else { return nil }
+        var i = 0
+        if u[0] == UInt8(ascii: "-") { i = 1 }
+        let intStart = i
+        var mantissa = 0, digits = 0, fractionDigits = 0
+        func digit(_ b: UInt8) { if digits < 18 { mantissa = mantissa * 10 + Int(b - 48) }; digits += 1 }
+        while i < u.count, (48...57).contains(u[i]) { digit(u[i]); i += 1 }
+        guard i > intStart else { return nil }
+        if i < u.count {
+            guard u[i] == UInt8(ascii: "."), i + 1 < u.count else { return nil }
+            i += 1
+            let fracStart = i
             while i < u.count, (48...57).contains(u[i]) { digit(u[i]); i += 1 }
-            guard i > intStart else { return nil }
-            if i < u.count {
-                guard u[i] == UInt8(ascii: "."), i + 1 < u.count else { return nil }
-                i += 1
-                let fracStart = i
-                while i < u.count, (48...57).contains(u[i]) { digit(u[i]); i += 1 }
-                fractionDigits = i - fracStart
-                guard fractionDigits > 0, i == u.count else { return nil }
-            }
-            // Exact fast path (Clinger): a mantissa below 2^53 and a power of ten up to 10^22 are exact doubles, and one
-            // division of exact values is correctly rounded: the same double strtod gives, without a string.
-            if digits <= 15, fractionDigits <= 22 {
-                let v = Double(mantissa) / powersOfTen[fractionDigits]
-                return u[0] == UInt8(ascii: "-") ? -v : v
-            }
-            return Double(String(decoding: u, as: UTF8.self))
+            fractionDigits = i - fracStart
+            guard fractionDigits > 0, i == u.count else { return nil }
         }
+        // Exact fast path (Clinger): a mantissa below 2^53 and a power of ten up to 10^22 are exact doubles, and one
+        // division of exact values is correctly rounded: the same double strtod gives, without a string.
+        if digits <= 15, fractionDigits <= 22 {
+            let v = Double(mantissa) / powersOfTen[fractionDigits]
+            return u[0] == UInt8(ascii: "-") ? -v : v
+        }
+        return Double(String(decoding: u, as: UTF8.self))
     }
 
     private static let powersOfTen: [Double] = (0...22).reduce(into: [1.0]) { p, _ in p.append(p.last! * 10) }
 
     /// Parses `lat` and `lon` query values; nil with a reason when they are not a valid point.
     public static func parse(lat: String?, lon: String?) -> Result<Coordinate, Problem> {
+        parse(lat: lat.map { parseDecimal($0) }, lon: lon.map { parseDecimal($0) })
+    }
+
+    /// The same from values already read as decimals: nil when absent, `.some(nil)` when not a plain decimal.
+    public static func parse(lat: Double??, lon: Double??) -> Result<Coordinate, Problem> {
         guard let lat, let lon else {
             return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "Both lat and lon are required."))
         }
-        guard let la = parseDecimal(lat) else {
+        guard let la = lat else {
             return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be a plain decimal number such as 52.3547498."))
         }
-        guard let lo = parseDecimal(lon) else {
+        guard let lo = lon else {
             return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lon must be a plain decimal number such as 4.8339215."))
         }
         guard (-90...90).contains(la) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be between -90 and 90.")) }
