@@ -88,10 +88,14 @@ public struct AssembledBody: Sendable {
     private var hash: UInt64 { storage.hash }
 
     public init(contentType: String = "application/json", capacity: Int = 16) {
-        storage = Storage(contentType: contentType, compressible: Compression.isCompressible(contentType))
+        // JSON (nearly every body) without scanning the type's bytes.
+        let compressible = contentType == Self.json || Compression.isCompressible(contentType)
+        storage = Storage(contentType: contentType, compressible: compressible)
         storage.pieces.reserveCapacity(capacity)
         storage.literals.reserveCapacity(256)
     }
+
+    private static let json = "application/json"
 
     private mutating func unique() {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
