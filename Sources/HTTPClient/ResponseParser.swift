@@ -462,7 +462,7 @@ public struct ResponseParser {
         for i in h.spans.indices {
             let kind = h.spans[i].kind
             if kind == .transferEncoding {
-                try ResponseHead.forEachMember(h.valueBytes(i)) { t in
+                ResponseHead.forEachMember(h.valueBytes(i)) { t in
                     if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
                 }
             } else if kind == .contentLength {

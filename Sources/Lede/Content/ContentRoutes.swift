@@ -127,37 +127,25 @@ enum ContentRoutes {
     /// The same as `asciiTitle` then `ArticleTitle.normaliseASCII`: nil when the title is not ASCII, holds a forbidden
     /// byte, is over 255 bytes or is only spaces (the general path then decides, or gives the problem).
     private static func asciiNormalisedTitle(_ u: UnsafeBufferPointer<UInt8>) -> String? {
-        guard u.count <= 255 else { return nil }
+        guard u.count <= 255, isPlainASCIITitle(u), let t = ArticleTitle.normaliseASCII(bytes: u), !t.isEmpty else { return nil }
+        return t
+    }
+
+    /// Every byte printable ASCII and allowed in a title (no controls, `# < > [ ] { | }`).
+    private static func isPlainASCIITitle(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
         for b in u {
-            if b >= 128 || b < 32 { return nil }
-            switch b { case 35, 60, 62, 91, 93, 123, 124, 125: return nil; default: break }
+            if b >= 128 || b < 32 { return false }
+            switch b { case 35, 60, 62, 91, 93, 123, 124, 125: return false; default: break }
         }
-        var start = 0, end = u.count
-        while start < end, u[start] == 32 { start += 1 }
-        while end > start, u[end - 1] == 32 { end -= 1 }
-        guard start < end else { return nil }
-        return String(unsafeUninitializedCapacity: end - start) { out in
-            var n = 0
-            for i in start..<end {
-                let b = u[i] == 32 ? 95 : u[i]
-                if b == 95, n > 0, out[n - 1] == 95 { continue }
-                out[n] = b; n += 1
-            }
-            if out[0] >= 97, out[0] <= 122 { out[0] -= 32 }
-            return n
-        }
+        return true
     }
 
     /// `articleTitle` over the bytes of an ASCII title (nearly every one in a URL): the title trimmed of spaces and tabs,
     /// "" when nothing else is left, nil when it is not ASCII (the general rules then decide). Throws nothing itself: a
     /// forbidden byte or a title over 255 characters answers nil too, and the general path gives the problem.
     private static func asciiTitle(_ u: UnsafeBufferPointer<UInt8>) -> String? {
-        guard u.count <= 255 else { return nil }
+        guard u.count <= 255, isPlainASCIITitle(u) else { return nil }
         var start = 0, end = u.count
-        for b in u {
-            if b >= 128 || b < 32 { return nil }
-            switch b { case 35, 60, 62, 91, 93, 123, 124, 125: return nil; default: break }
-        }
         while start < end, u[start] == 32 { start += 1 }
         while end > start, u[end - 1] == 32 { end -= 1 }
         if start == 0 && end == u.count { return String(decoding: u, as: UTF8.self) }

@@ -17,31 +17,27 @@ public enum ArticleTitle {
 
     /// The same rules over bytes for an ASCII title (nearly every title in a URL, and every request for a cached
     /// answer computes this key): nil when the title holds anything else.
-    static func normaliseASCII(_ title: String) -> String? { normaliseASCII(title, after: "") }
+    static func normaliseASCII(_ title: String) -> String? {
+        var title = title
+        return title.withUTF8 { normaliseASCII(bytes: $0) }
+    }
 
-    /// `prefix` then the normalised ASCII title, made as one string (a cache key: `because:en:Albert_Einstein`);
-    /// nil when the title holds anything but ASCII.
-    static func normaliseASCII(_ title: String, after prefix: String) -> String? {
-        var title = title, prefix = prefix
-        return title.withUTF8 { u -> String? in
-            if u.contains(where: { $0 >= 128 }) { return nil }
-            var start = 0, end = u.count
-            while start < end, u[start] == 32 || u[start] == 9 { start += 1 }
-            while end > start, u[end - 1] == 32 || u[end - 1] == 9 { end -= 1 }
-            return prefix.withUTF8 { p in
-                String(unsafeUninitializedCapacity: p.count + end - start) { out in
-                    var n = 0
-                    for b in p { out[n] = b; n += 1 }
-                    let first = n
-                    for i in start..<end {
-                        let b = u[i] == 32 ? 95 : u[i]
-                        if b == 95, n > first, out[n - 1] == 95 { continue }
-                        out[n] = b; n += 1
-                    }
-                    if n > first, out[first] >= 97, out[first] <= 122 { out[first] -= 32 }
-                    return n
-                }
+    /// The same over a title's bytes: trimmed of spaces and tabs, spaces as underscores, runs of underscores as one, the
+    /// first letter upper-case. nil when a byte is not ASCII.
+    static func normaliseASCII(bytes u: UnsafeBufferPointer<UInt8>) -> String? {
+        if u.contains(where: { $0 >= 128 }) { return nil }
+        var start = 0, end = u.count
+        while start < end, u[start] == 32 || u[start] == 9 { start += 1 }
+        while end > start, u[end - 1] == 32 || u[end - 1] == 9 { end -= 1 }
+        return String(unsafeUninitializedCapacity: end - start) { out in
+            var n = 0
+            for i in start..<end {
+                let b = u[i] == 32 ? 95 : u[i]
+                if b == 95, n > 0, out[n - 1] == 95 { continue }
+                out[n] = b; n += 1
             }
+            if n > 0, out[0] >= 97, out[0] <= 122 { out[0] -= 32 }
+            return n
         }
     }
 
