@@ -202,7 +202,7 @@ public struct HTTPRequest: Sendable {
             values.initialize(repeating: nil)
             forEachQueryPair { raw, rawValue in
                 guard let index = names.index(of: raw), values[index] == nil else { return false }
-                guard let rawValue else { values[index] = RawQueryValue(bytes: UnsafeBufferPointer(start: nil, count: 0), plain: true); return false }
+                guard let rawValue else { values[index] = .empty; return false }
                 // A value that fails to decode is left out (a later pair of that name may stand), as in `queryItems`.
                 values[index] = RawQueryValue(checking: rawValue)
                 return false
@@ -242,8 +242,15 @@ public struct RawQueryValue {
     public let bytes: UnsafeBufferPointer<UInt8>
     /// No escape in it: `bytes` are the decoded value.
     public let isPlain: Bool
+    /// The decoded value when checking it already made it (an escaped or non-ASCII value), so it is decoded once.
+    private let decoded: String?
 
-    init(bytes: UnsafeBufferPointer<UInt8>, plain: Bool) { self.bytes = bytes; self.isPlain = plain }
+    /// A name with no `=`: the empty value.
+    static var empty: RawQueryValue { RawQueryValue(bytes: UnsafeBufferPointer(start: nil, count: 0), isPlain: true, decoded: "") }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, isPlain: Bool, decoded: String?) {
+        self.bytes = bytes; self.isPlain = isPlain; self.decoded = decoded
+    }
 
     /// nil when the value does not decode (a malformed escape, or not UTF-8).
     init?(checking bytes: UnsafeBufferPointer<UInt8>) {
@@ -252,18 +259,16 @@ public struct RawQueryValue {
             if b == UInt8(ascii: "%") || b == UInt8(ascii: "+") { escaped = true; break }
             if b >= 0x80 { ascii = false }
         }
+        var decoded: String?
         if escaped || !ascii {
-            guard PercentDecoding.decode(bytes: bytes, plusAsSpace: true) != nil else { return nil }
+            guard let d = PercentDecoding.decode(bytes: bytes, plusAsSpace: true) else { return nil }
+            decoded = d
         }
-        self.bytes = bytes
-        self.isPlain = !escaped
+        self.init(bytes: bytes, isPlain: !escaped, decoded: decoded)
     }
 
     /// The decoded value (`+` as space).
-    public var string: String? {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return "" }
-        return PercentDecoding.decode(bytes: UnsafeBufferPointer(start: base, count: bytes.count), plusAsSpace: true)
-    }
+    public var string: String { decoded ?? String(decoding: bytes, as: UTF8.self) }
 }
 
 public enum PercentDecoding {

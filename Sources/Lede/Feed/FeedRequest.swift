@@ -91,7 +91,7 @@ public struct FeedRequest: Sendable, Equatable {
         }
         // nil: absent; .some(nil): not a plain decimal.
         func decimal(_ raw: RawQueryValue) -> Double? {
-            raw.isPlain ? Coordinate.parseDecimal(bytes: raw.bytes) : raw.string.flatMap(Coordinate.parseDecimal)
+            raw.isPlain ? Coordinate.parseDecimal(bytes: raw.bytes) : Coordinate.parseDecimal(raw.string)
         }
         let lat = v[3].map(decimal), lon = v[4].map(decimal)
         var nearby: Coordinate?
@@ -107,13 +107,13 @@ public struct FeedRequest: Sendable, Equatable {
         // its database form (`Albert_Einstein`): what the sections' cache keys are made of.
         func title(_ raw: RawQueryValue) throws -> String? {
             if raw.bytes.isEmpty { return nil }
-            return raw.isPlain ? try ContentRoutes.normalisedArticleTitle(bytes: raw.bytes) : try ContentRoutes.normalisedArticleTitle(raw.string ?? "")
+            return raw.isPlain ? try ContentRoutes.normalisedArticleTitle(bytes: raw.bytes) : try ContentRoutes.normalisedArticleTitle(raw.string)
         }
         let because = try v[5].flatMap(title)
         let cont = try v[6].flatMap(title)
         var backgroundedAt: Date?
         if let raw = v[7] {
-            let seconds = raw.isPlain ? Timestamp.parseRFC3339(bytes: raw.bytes) : raw.string.flatMap(Timestamp.parseRFC3339)
+            let seconds = raw.isPlain ? Timestamp.parseRFC3339(bytes: raw.bytes) : Timestamp.parseRFC3339(raw.string)
             guard let seconds else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
             backgroundedAt = Date(timeIntervalSince1970: seconds)
         }
