@@ -140,16 +140,24 @@ final class ArticleTitleTests: XCTestCase {
         XCTAssertEqual(try ContentRoutes.normalisedArticleTitle(" albert  einstein "), "Albert_einstein")
     }
 
-    /// Cache keys written as bytes read as the interpolated strings they replace.
-    func testKeyTextWritesWhatInterpolationWould() {
-        for (a, b) in [(0, 0), (5235, 483), (-1, -17999), (Int.max, Int.min + 1), (9, 10)] {
-            XCTAssertEqual(KeyText.make("nearby:en:", a, UInt8(ascii: ","), b), "nearby:en:\(a),\(b)")
+    /// The feed's cache keys: equal exactly when they name the same thing; kinds, languages, days, titles and cells
+    /// never share one.
+    func testFeedKeysAreEqualExactlyWhenTheyNameTheSameThing() {
+        let keys: [FeedKey] = [
+            .shared(lang: "en", day: 20419, isToday: true), .shared(lang: "en", day: 20419, isToday: false),
+            .shared(lang: "de", day: 20419, isToday: true), .shared(lang: "en", day: 20420, isToday: true),
+            FeedKey(.because, lang: "en", title: "Albert_Einstein"), FeedKey(.continueReading, lang: "en", title: "Albert_Einstein"),
+            FeedKey(.because, lang: "ja", title: "Albert_Einstein"), FeedKey(.because, lang: "en", title: "東京"),
+            FeedKey(.because, lang: "en", title: ""), FeedKey(.nearby, lang: "en", 5235, 483), FeedKey(.nearby, lang: "en", 483, 5235),
+            FeedKey(.nearby, lang: "en", 0, 0), FeedKey(.nearby, lang: "de", 5235, 483),
+        ]
+        XCTAssertEqual(Set(keys).count, keys.count)
+        for key in keys where !key.title.isEmpty {
+            XCTAssertNotEqual(FeedKey(key.kind, lang: key.lang, title: key.title + "x"), key)
         }
-        XCTAssertEqual(KeyText.make("shared:en:", 20419, ":true"), "shared:en:20419:true")
-        XCTAssertEqual(KeyText.make("shared:de:", -3, ":false"), "shared:de:-3:false")
-        XCTAssertEqual(KeyText.make("because:en:", "Albert_Einstein"), "because:en:Albert_Einstein")
-        XCTAssertEqual(KeyText.make("continue:ja:", "東京"), "continue:ja:東京")
-        XCTAssertEqual(KeyText.make("", ""), "")
+        var titled = "Albert"; titled += "_Einstein"   // built, not a literal
+        XCTAssertEqual(FeedKey(.because, lang: "en", title: titled), keys[4])
+        XCTAssertEqual(FeedKey(.because, lang: "en", title: titled).hashValue, keys[4].hashValue)
     }
 
     func testTrimmingSpacesMatchesFoundationWhitespaces() {

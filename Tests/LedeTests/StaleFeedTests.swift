@@ -80,16 +80,17 @@ final class StaleFeedTests: FakeUpstreamTestCase {
         let clock = ManualClock()
         let service = FeedService(api: StubAPI(), feedMaxAge: 2, now: { Date(timeIntervalSinceReferenceDate: clock.now) })
         let good = FeedService.Fragment(kind: .featured, body: BodyFragment(Array("{\"kind\":\"featured\"}".utf8)), status: .ok)
-        _ = service.withLastGood([.featured: good], key: "k")
+        let k = FeedKey.shared(lang: "en", day: 20419, isToday: true), other = FeedKey.shared(lang: "de", day: 20419, isToday: true)
+        _ = service.withLastGood([.featured: good], key: k)
         let hole = service.placeholder(.featured, .timeout)
-        let stood = service.withLastGood([.featured: hole], key: "k")[.featured]
+        let stood = service.withLastGood([.featured: hole], key: k)[.featured]
         XCTAssertEqual(stood?.status, .ok)
         XCTAssertEqual(stood?.stale, true)
         XCTAssertEqual(stood?.body.bytes, good.body.bytes)
         XCTAssertLessThanOrEqual(stood?.retryAfter ?? 99, service.staleMaxAge)
-        XCTAssertEqual(service.withLastGood([.featured: hole], key: "other")[.featured]?.status, .timeout)
+        XCTAssertEqual(service.withLastGood([.featured: hole], key: other)[.featured]?.status, .timeout)
         clock.advance(service.staleBound + 1)
-        XCTAssertEqual(service.withLastGood([.featured: hole], key: "k")[.featured]?.status, .timeout, "too old to stand in")
+        XCTAssertEqual(service.withLastGood([.featured: hole], key: k)[.featured]?.status, .timeout, "too old to stand in")
     }
 
     /// The article screen's stale window follows the same rule: a refresh that comes back with a placeholder keeps the

@@ -16,14 +16,14 @@ public final class FeedService: Sendable {
     /// A section merely slow at the section deadline: when its data is expected (the rest of the upstream deadline).
     var pendingRetry: Int { max(1, Int((upstreamTimeout - sectionTimeout).rounded(.up))) }
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
-    let sharedCache: UpstreamCache
+    let sharedCache: KeyedCache<FeedKey>
     let now: @Sendable () -> Date
     /// Non-personal feeds kept whole, by what they depend on.
     private let prepared = Mutex<[PreparedKey: (body: PreparedBody, expires: Double)]>([:])
     private let maxPrepared = 512
     /// Personal sections' fragments: "Because you read" and "Continue reading" by language and normalised title,
     /// nearby by language and geosearch cell. Bounded by entries and bytes, least recently used evicted first.
-    let fragments: UpstreamCache
+    let fragments: KeyedCache<FeedKey>
     /// Each user's nearby section for an exact point, as one fragment.
     let nearbyMemo = NearbyMemo()
 
@@ -32,7 +32,7 @@ public final class FeedService: Sendable {
     public let feedMaxAge: Double
     /// The last good data of each shared section, by language and date: what a refresh that times out or fails keeps
     /// showing instead of a placeholder, while it is younger than `staleBound`.
-    private let lastGood = Mutex<[String: [SectionKind: (fragment: Fragment, at: Double)]]>([:])
+    private let lastGood = Mutex<[FeedKey: [SectionKind: (fragment: Fragment, at: Double)]]>([:])
     private let maxLastGood = 256
     /// How old a shared section's last good data may be and still stand in for a refresh that did not land in time:
     /// ten lifetimes (`--feed-max-age` × 10). Past it, a placeholder.
@@ -48,8 +48,8 @@ public final class FeedService: Sendable {
         self.upstreamTimeout = max(upstreamTimeout, sectionTimeout)
         self.feedMaxAge = feedMaxAge
         self.now = now
-        self.sharedCache = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
-        self.fragments = UpstreamCache(limits: fragmentLimits, clock: { now().timeIntervalSinceReferenceDate })
+        self.sharedCache = KeyedCache(limits: .init(maxEntries: 2_000, maxBytes: 64 << 20, staleIfError: 0), clock: { now().timeIntervalSinceReferenceDate })
+        self.fragments = KeyedCache(limits: fragmentLimits, clock: { now().timeIntervalSinceReferenceDate })
     }
 
     /// How a section came out. A placeholder's `reason` and `retryAfterSeconds` come from it.
@@ -166,14 +166,14 @@ public final class FeedService: Sendable {
     /// Forgets a shared part that holds placeholders once the data they stood for has landed: the next request
     /// builds it anew from the (now warm) upstream cache.
     func dropShared(lang: LanguageCode, date: FeedDate, isToday: Bool) {
-        sharedCache.remove(Self.sharedKey(lang.code, date.dayNumber, isToday))
+        sharedCache.remove(FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday))
         prepared.withLock { kept in
             kept = kept.filter { !($0.key.lang == lang.code && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
         }
     }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
-        let key = Self.sharedKey(lang.code, date.dayNumber, isToday)
+        let key = FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday)
         // The build itself never throws: failures become placeholders, cached briefly.
         // A part whose late sections already landed while it was being built is not kept at all.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
@@ -201,7 +201,7 @@ public final class FeedService: Sendable {
         async let random = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await pool.card(lang: lang).card }
         var fragments = featuredFragments(await featured, lang: lang, isToday: isToday)
         if let f = randomFragment(await random) { fragments[.random] = f }
-        fragments = withLastGood(fragments, key: Self.sharedKey(lang.code, date.dayNumber, isToday))
+        fragments = withLastGood(fragments, key: FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday))
         let earliest = fragments.values.compactMap(\.retryAfter).min()
         return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)),
                                landed: earliest != nil ? flag : nil)
@@ -210,7 +210,7 @@ public final class FeedService: Sendable {
     /// Keeps each real section as its language and date's last good data, and puts the last good data (younger than
     /// `staleBound`) in place of each placeholder, with the placeholder's retry as its lifetime: a refresh that timed
     /// out or failed shows what was there a moment ago, never a hole.
-    func withLastGood(_ fragments: [SectionKind: Fragment], key: String) -> [SectionKind: Fragment] {
+    func withLastGood(_ fragments: [SectionKind: Fragment], key: FeedKey) -> [SectionKind: Fragment] {
         let t = now().timeIntervalSinceReferenceDate, bound = staleBound, maxKeys = maxLastGood, shortest = staleMaxAge
         return lastGood.withLock { kept in
             var out = fragments
@@ -489,18 +489,18 @@ public final class FeedService: Sendable {
     static func ttl(_ kind: SectionKind) -> Double { kind == .becauseYouRead ? 600 : 300 }
 
     /// The fragment cache key of a personal section this request shows, or nil when it does not show it.
-    func personalKey(_ kind: SectionKind, _ r: FeedRequest, now clock: Date? = nil) -> String? {
+    func personalKey(_ kind: SectionKind, _ r: FeedRequest, now clock: Date? = nil) -> FeedKey? {
         switch kind {
         case .becauseYouRead:
             guard let title = r.because else { return nil }
-            return KeyText.make(Self.keyPrefix(.because, r.lang.code), title)   // already normalised
+            return FeedKey(.because, lang: r.lang.code, title: title)   // already normalised
         case .continueReading:
             guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: clock ?? now()) else { return nil }
-            return KeyText.make(Self.keyPrefix(.continue, r.lang.code), title)
+            return FeedKey(.continueReading, lang: r.lang.code, title: title)
         case .nearby:
             guard let point = r.nearby else { return nil }
             let cell = GeoCell(point)
-            return KeyText.make(Self.keyPrefix(.nearby, r.lang.code), cell.latIndex, UInt8(ascii: ","), cell.lonIndex)
+            return FeedKey(.nearby, lang: r.lang.code, cell.latIndex, cell.lonIndex)
         default:
             return nil
         }
@@ -573,31 +573,7 @@ public final class FeedService: Sendable {
         }
     }
 
-    func sharedKey(_ r: FeedRequest) -> String { Self.sharedKey(r.lang.code, r.date.dayNumber, r.isToday) }
-
-    /// The shared part's key for a language and day (`shared:en:20419:true`), made without interpolation: every
-    /// warm personal feed looks it up.
-    static func sharedKey(_ lang: String, _ day: Int, _ isToday: Bool) -> String {
-        KeyText.make(keyPrefix(.shared, lang), day, isToday ? ":true" : ":false")
-    }
-
-    /// What a cache key of the feed names first.
-    enum KeyKind: String { case shared, because, `continue`, nearby
-        /// `kind:en:` as a literal: no string made for nearly every key.
-        var english: String {
-            switch self {
-            case .shared: return "shared:en:"
-            case .because: return "because:en:"
-            case .continue: return "continue:en:"
-            case .nearby: return "nearby:en:"
-            }
-        }
-    }
-
-    /// `kind:lang:`, the start of a cache key.
-    static func keyPrefix(_ kind: KeyKind, _ lang: String) -> String {
-        lang == "en" ? kind.english : kind.rawValue + ":" + lang + ":"
-    }
+    func sharedKey(_ r: FeedRequest) -> FeedKey { .shared(lang: r.lang.code, day: r.date.dayNumber, isToday: r.isToday) }
 
     /// An answer with placeholders may be kept only until the earliest of their retries. (The usual English answers
     /// carry `englishPersonalFields` / `englishSharedFields` instead: `assemble`.)

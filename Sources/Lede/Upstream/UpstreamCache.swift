@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 
+/// The cache of upstream answers (keyed by their request's text): `KeyedCache` with string keys.
+public typealias UpstreamCache = KeyedCache<String>
+
 /// The cache in front of public (never user-bound) upstream calls:
 /// - a TTL per entry (chosen per call kind by the caller);
 /// - bounded by entries and bytes, least recently used evicted first;
@@ -12,25 +15,10 @@ import Synchronization
 /// - stale-while-revalidate (RFC 5861), per entry: a value its caller allows to go stale is served for a bounded time
 ///   past its expiry while one refresh (per key) runs in the background — no request waits on the refresh of
 ///   something that was warm.
-public final class UpstreamCache: Sendable {
-    public struct Limits: Sendable {
-        public var maxEntries: Int = 10_000
-        public var maxBytes: Int = 64 << 20
-        /// Seconds past expiry a value may still be served when the upstream fails.
-        public var staleIfError: Double = 600
-        /// Seconds a `notFound` answer is kept (0: not kept).
-        public var notFoundTTL: Double = 60
-        public init(maxEntries: Int = 10_000, maxBytes: Int = 64 << 20, staleIfError: Double = 600, notFoundTTL: Double = 60) {
-            self.maxEntries = maxEntries; self.maxBytes = maxBytes; self.staleIfError = staleIfError; self.notFoundTTL = notFoundTTL
-        }
-    }
-
-    public struct Counters: Sendable, Equatable {
-        public var hits = 0, misses = 0, coalesced = 0, staleServed = 0, evictions = 0
-        /// Stale values served while a background refresh ran (stale-while-revalidate).
-        public var revalidated = 0
-        public var entries = 0, bytes = 0
-    }
+public final class KeyedCache<Key: Hashable & Sendable>: Sendable {
+    public typealias Limits = CacheLimits
+    public typealias Counters = CacheCounters
+    public typealias Source = CacheSource
 
     /// What is kept for a page that does not exist.
     private struct Missing: Sendable { let error: UpstreamError }
@@ -39,7 +27,7 @@ public final class UpstreamCache: Sendable {
     /// is a class check, not an existential cast (`swift_dynamicCast` cost ~370 instructions a lookup, and a box
     /// around the value one more retain and release).
     private class Node {
-        let key: String
+        let key: Key
         var cost: Int
         var expires: Double
         /// Seconds past `expires` the value may be served while it is refreshed (0: not at all).
@@ -48,14 +36,14 @@ public final class UpstreamCache: Sendable {
         var touched = -Double.infinity
         var prev: Node?
         var next: Node?
-        init(key: String, cost: Int, expires: Double, staleFor: Double) {
+        init(key: Key, cost: Int, expires: Double, staleFor: Double) {
             self.key = key; self.cost = cost; self.expires = expires; self.staleFor = staleFor
         }
     }
 
     private final class Entry<T: Sendable>: Node {
         let value: T
-        init(key: String, value: T, cost: Int, expires: Double, staleFor: Double) {
+        init(key: Key, value: T, cost: Int, expires: Double, staleFor: Double) {
             self.value = value
             super.init(key: key, cost: cost, expires: expires, staleFor: staleFor)
         }
@@ -95,7 +83,7 @@ public final class UpstreamCache: Sendable {
     /// `ttlFor`, when given, decides the lifetime from the fetched value (e.g. short for a partial result).
     /// `staleWhileRevalidate`, when given, says how long past its expiry a fetched value may be served while one refresh
     /// runs in the background (0 for a value that must not be served stale).
-    public func value<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+    public func value<T: Sendable>(_ key: Key, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
                                    staleWhileRevalidate: (@Sendable (T) -> Double)? = nil,
                                    fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> T {
         try await lookup(key, ttl: ttl, ttlFor: ttlFor, staleWhileRevalidate: staleWhileRevalidate, fetch: fetch).0
@@ -103,18 +91,18 @@ public final class UpstreamCache: Sendable {
 
     /// The fresh value for `key` if one is cached, without fetching: lets a handler answer on the event loop
     /// when the answer is at hand, and go off the loop only when it is not.
-    public func cachedValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> T? {
+    public func cachedValue<T: Sendable>(_ key: Key, as type: T.Type = T.self) -> T? {
         cachedValue(key, as: T.self, at: clock())
     }
 
     /// The same at `now` (this cache's clock, read once by a caller that makes several lookups).
-    public func cachedValue<T: Sendable>(_ key: String, as type: T.Type = T.self, at now: Double) -> T? {
+    public func cachedValue<T: Sendable>(_ key: Key, as type: T.Type = T.self, at now: Double) -> T? {
         state.withLock { $0.freshValue(key, now: now, as: T.self) }
     }
 
     /// Keeps `value` for `ttl` seconds (for answers built on the spot, without an upstream call), and up to `staleFor`
     /// seconds more for `revalidatingValue` while it is rebuilt.
-    public func insert<T: Sendable>(_ key: String, _ value: T, cost: Int, ttl: Double, staleFor: Double = 0) {
+    public func insert<T: Sendable>(_ key: Key, _ value: T, cost: Int, ttl: Double, staleFor: Double = 0) {
         let expires = clock() + ttl
         state.withLock { s in
             s.counters.misses += 1
@@ -126,7 +114,7 @@ public final class UpstreamCache: Sendable {
     /// A fresh value, or a stale one within its stale-while-revalidate window (for values kept with `insert`, whose
     /// caller rebuilds them): `refresh` is true for the one caller that should rebuild it now — until its `insert` (or
     /// `refreshFailed`) no other caller is asked to. `stale` says the value is past its lifetime.
-    public func revalidatingValue<T: Sendable>(_ key: String, as type: T.Type = T.self) -> (value: T, refresh: Bool, stale: Bool)? {
+    public func revalidatingValue<T: Sendable>(_ key: Key, as type: T.Type = T.self) -> (value: T, refresh: Bool, stale: Bool)? {
         let now = clock()
         return state.withLock { s in
             if let v = s.freshValue(key, now: now, as: T.self) { return (v, false, false) }
@@ -138,18 +126,15 @@ public final class UpstreamCache: Sendable {
     }
 
     /// A rebuild asked for by `revalidatingValue` failed: the next caller may try again.
-    public func refreshFailed(_ key: String) {
+    public func refreshFailed(_ key: Key) {
         _ = state.withLock { $0.refreshing.remove(key) }
     }
 
     /// What a lookup found under the lock: a value, a fetch already running, or the fetch it started.
     private enum LookupStep<T: Sendable> { case cached(T), missing(UpstreamError), running(Task<any Sendable, Error>), started(Task<any Sendable, Error>, Int) }
 
-    /// How a lookup was answered.
-    public enum Source: String, Sendable { case hit, miss, coalesced, stale }
-
     /// Like `value`, and says whether the answer came from the cache or from the upstream.
-    public func lookup<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
+    public func lookup<T: Sendable>(_ key: Key, ttl: Double, ttlFor: (@Sendable (T) -> Double)? = nil,
                                     staleWhileRevalidate: (@Sendable (T) -> Double)? = nil,
                                     fetch: @escaping @Sendable () async throws -> (T, Int)) async throws -> (T, Source) {
         let now = clock()
@@ -193,7 +178,7 @@ public final class UpstreamCache: Sendable {
 
     /// The fetch of `key`: stores what it gets (or, on a transient failure, hands back the last good value within
     /// stale-if-error) and leaves the in-flight table.
-    private func fetchTask<T: Sendable>(_ key: String, ttl: Double, ttlFor: (@Sendable (T) -> Double)?, staleWhileRevalidate: (@Sendable (T) -> Double)?,
+    private func fetchTask<T: Sendable>(_ key: Key, ttl: Double, ttlFor: (@Sendable (T) -> Double)?, staleWhileRevalidate: (@Sendable (T) -> Double)?,
                                         fetch: @escaping @Sendable () async throws -> (T, Int)) -> Task<any Sendable, Error> {
         Task<any Sendable, Error> { [self] in
             do {
@@ -224,7 +209,7 @@ public final class UpstreamCache: Sendable {
     }
 
     /// Drops the entry for `key`, if any (a value that a fresher one has overtaken).
-    public func remove(_ key: String) {
+    public func remove(_ key: Key) {
         state.withLock { s in
             guard let node = s.map.removeValue(forKey: key) else { return }
             s.unlink(node)
@@ -241,18 +226,18 @@ public final class UpstreamCache: Sendable {
 
     private struct State {
         let limits: Limits
-        var map: [String: Node] = [:]
+        var map: [Key: Node] = [:]
         var head: Node?   // most recently used
         var tail: Node?   // least recently used
         var bytes = 0
-        var inflight: [String: Task<any Sendable, Error>] = [:]
+        var inflight: [Key: Task<any Sendable, Error>] = [:]
         /// Keys a caller of `revalidatingValue` is rebuilding.
-        var refreshing = Set<String>()
+        var refreshing = Set<Key>()
         var counters = Counters()
         init(limits: Limits) { self.limits = limits }
 
         /// A fresh entry's value of type `T`, counted as a hit and made the most recently used.
-        mutating func freshValue<T: Sendable>(_ key: String, now: Double, as type: T.Type) -> T? {
+        mutating func freshValue<T: Sendable>(_ key: Key, now: Double, as type: T.Type) -> T? {
             guard let node = map[key] else { return nil }
             return fresh(node, now: now, as: T.self)
         }
@@ -267,7 +252,7 @@ public final class UpstreamCache: Sendable {
             return value
         }
 
-        mutating func store<T: Sendable>(_ key: String, _ value: T, cost: Int, expires: Double, staleFor: Double) {
+        mutating func store<T: Sendable>(_ key: Key, _ value: T, cost: Int, expires: Double, staleFor: Double) {
             if let old = map[key] { unlink(old); bytes -= old.cost; map[key] = nil }
             guard cost <= limits.maxBytes else { return }
             let node = Entry(key: key, value: value, cost: cost, expires: expires, staleFor: staleFor)
@@ -301,3 +286,27 @@ public final class UpstreamCache: Sendable {
         }
     }
 }
+
+/// The bounds of a `KeyedCache`.
+public struct CacheLimits: Sendable {
+    public var maxEntries: Int = 10_000
+    public var maxBytes: Int = 64 << 20
+    /// Seconds past expiry a value may still be served when the upstream fails.
+    public var staleIfError: Double = 600
+    /// Seconds a `notFound` answer is kept (0: not kept).
+    public var notFoundTTL: Double = 60
+    public init(maxEntries: Int = 10_000, maxBytes: Int = 64 << 20, staleIfError: Double = 600, notFoundTTL: Double = 60) {
+        self.maxEntries = maxEntries; self.maxBytes = maxBytes; self.staleIfError = staleIfError; self.notFoundTTL = notFoundTTL
+    }
+}
+
+/// What a `KeyedCache` has done, and what it holds.
+public struct CacheCounters: Sendable, Equatable {
+    public var hits = 0, misses = 0, coalesced = 0, staleServed = 0, evictions = 0
+    /// Stale values served while a background refresh ran (stale-while-revalidate).
+    public var revalidated = 0
+    public var entries = 0, bytes = 0
+}
+
+/// How a lookup was answered.
+public enum CacheSource: String, Sendable { case hit, miss, coalesced, stale }

@@ -1,0 +1,22 @@
+/// A key of the feed's caches, made of the values it names: a language and day's shared part, a title's "Because you
+/// read" or "Continue reading" fragment, or a geosearch cell's nearby articles. Nothing is formatted or allocated to
+/// make one (every warm personal feed looks up three or four), and two kinds can never meet under one key.
+struct FeedKey: Hashable, Sendable {
+    enum Kind: UInt8, Sendable { case shared, because, continueReading, nearby }
+    let kind: Kind
+    let lang: String
+    /// The normalised title (because, continue reading); empty for the others.
+    let title: String
+    /// Shared: the day number and 1 for today, 0 for another day. Nearby: the cell's latitude and longitude indexes.
+    let a: Int, b: Int
+
+    init(_ kind: Kind, lang: String, title: String) {
+        self.kind = kind; self.lang = lang; self.title = title; a = 0; b = 0
+    }
+
+    init(_ kind: Kind, lang: String, _ a: Int, _ b: Int) {
+        self.kind = kind; self.lang = lang; title = ""; self.a = a; self.b = b
+    }
+
+    static func shared(lang: String, day: Int, isToday: Bool) -> FeedKey { FeedKey(.shared, lang: lang, day, isToday ? 1 : 0) }
+}
