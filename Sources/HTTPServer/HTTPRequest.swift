@@ -44,6 +44,8 @@ public struct HTTPRequest: Sendable {
         var targetEnd = 0
         var path = 0..<0
         var query: Range<Int>?
+        /// The query holds no `%` or `+` escape and no byte past ASCII: every name and value in it is its own bytes.
+        var queryIsPlain = false
     }
 
     /// Target, path and query laid out in one array: the target, then the path, then the query.
@@ -53,7 +55,10 @@ public struct HTTPRequest: Sendable {
         bytes.append(contentsOf: path.utf8)
         let p = bytes.count
         var parts = TargetParts(targetEnd: t, path: t..<p, query: nil)
-        if let query { bytes.append(contentsOf: query.utf8); parts.query = p..<bytes.count }
+        if let query {
+            bytes.append(contentsOf: query.utf8); parts.query = p..<bytes.count
+            parts.queryIsPlain = query.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }
+        }
         return (bytes, parts)
     }
 
@@ -200,11 +205,13 @@ public struct HTTPRequest: Sendable {
     public func withFirstQueryValues(_ names: QueryNames, _ body: (UnsafeBufferPointer<RawQueryValue?>) throws -> Void) rethrows {
         try withUnsafeTemporaryAllocation(of: RawQueryValue?.self, capacity: names.strings.count) { values in
             values.initialize(repeating: nil)
+            // A query the parser found plain (no escape at all) needs no name or value looked at byte by byte.
+            let plain = storage.parts.queryIsPlain
             forEachQueryPair { raw, rawValue in
-                guard let index = names.index(of: raw), values[index] == nil else { return false }
+                guard let index = names.index(of: raw, plain: plain), values[index] == nil else { return false }
                 guard let rawValue else { values[index] = .empty; return false }
                 // A value that fails to decode is left out (a later pair of that name may stand), as in `queryItems`.
-                values[index] = RawQueryValue(checking: rawValue)
+                values[index] = plain ? RawQueryValue(plain: rawValue) : RawQueryValue(checking: rawValue)
                 return false
             }
             return try body(UnsafeBufferPointer(values))
@@ -251,6 +258,9 @@ public struct RawQueryValue {
     private init(bytes: UnsafeBufferPointer<UInt8>, isPlain: Bool, decoded: String?) {
         self.bytes = bytes; self.isPlain = isPlain; self.decoded = decoded
     }
+
+    /// A value from a query known to hold no escape and no byte past ASCII.
+    init(plain bytes: UnsafeBufferPointer<UInt8>) { self.init(bytes: bytes, isPlain: true, decoded: nil) }
 
     /// nil when the value does not decode (a malformed escape, or not UTF-8).
     init?(checking bytes: UnsafeBufferPointer<UInt8>) {
@@ -339,10 +349,11 @@ public struct QueryNames: Sendable {
     }
 
     /// The index of the name `raw` spells (raw query bytes: an escaped name is decoded first), or nil.
-    func index(of raw: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// `plain`: the whole query is known to hold no escape.
+    func index(of raw: UnsafeBufferPointer<UInt8>, plain knownPlain: Bool = false) -> Int? {
         guard let first = raw.first else { return nil }
         var plain = true
-        for b in raw where b == UInt8(ascii: "%") || b == UInt8(ascii: "+") { plain = false; break }
+        if !knownPlain { for b in raw where b == UInt8(ascii: "%") || b == UInt8(ascii: "+") { plain = false; break } }
         guard plain else {
             guard let decoded = PercentDecoding.decode(bytes: raw, plusAsSpace: true) else { return nil }
             return strings.firstIndex(of: decoded)

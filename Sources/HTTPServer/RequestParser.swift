@@ -364,8 +364,10 @@ public struct RequestParser {
         parts.targetEnd = te - ts
         if q < te {
             let rest = t[(q + 1)..<te]
-            try RequestParser.checkPercentEncoding(rest)
+            let escaped = try RequestParser.checkPercentEncoding(rest)
             parts.query = (q + 1 - ts)..<(te - ts)
+            // Bytes past ASCII were refused above: no `%` and no `+` makes every name and value its own bytes.
+            parts.queryIsPlain = !escaped && (rest.isEmpty || memchr(t.baseAddress! + q + 1, 43, rest.count) == nil)
         } else {
             parts.query = nil
         }
@@ -522,9 +524,11 @@ public struct RequestParser {
         return s
     }
 
-    static func checkPercentEncoding(_ u: Slice<UnsafeBufferPointer<UInt8>>) throws {
+    /// Throws when a `%` is not followed by two hex digits; returns whether the query holds any `%`.
+    @discardableResult
+    static func checkPercentEncoding(_ u: Slice<UnsafeBufferPointer<UInt8>>) throws -> Bool {
         // Most queries hold no escape: one memchr finds that.
-        guard !u.isEmpty, memchr(u.base.baseAddress! + u.startIndex, 37, u.count) != nil else { return }
+        guard !u.isEmpty, memchr(u.base.baseAddress! + u.startIndex, 37, u.count) != nil else { return false }
         var i = u.startIndex
         while i < u.endIndex {
             if u[i] == 37 {
@@ -534,6 +538,7 @@ public struct RequestParser {
                 i += 3
             } else { i += 1 }
         }
+        return true
     }
 
     // MARK: - Chunks

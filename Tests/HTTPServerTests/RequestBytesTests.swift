@@ -64,6 +64,14 @@ final class RequestBytesTests: XCTestCase {
             for (i, name) in names.enumerated() {
                 XCTAssertEqual(values[i], r.queryParameter(name), "\(q) \(name)")
             }
+            // The same query read off the wire, where the parser notes whether it holds any escape.
+            guard let wire = try? request("GET /p?\(q) HTTP/1.1\r\nHost: t\r\n\r\n") else { continue }
+            XCTAssertEqual(wire.firstQueryValues(table), values, q)
+        }
+        // A query with no escape anywhere, and one whose only escape is a `+` or comes last.
+        for q in ["lat=1&lon=2", "b=x+y&lat=1", "lat=1&b=%41"] {
+            let wire = try request("GET /p?\(q) HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertEqual(wire.firstQueryValues(table), names.map { wire.queryParameter($0) }, q)
         }
     }
 

@@ -143,21 +143,26 @@ final class ArticleTitleTests: XCTestCase {
     /// The feed's cache keys: equal exactly when they name the same thing; kinds, languages, days, titles and cells
     /// never share one.
     func testFeedKeysAreEqualExactlyWhenTheyNameTheSameThing() {
+        let en = LanguageCode("en")!, de = LanguageCode("de")!, ja = LanguageCode("ja")!
         let keys: [FeedKey] = [
-            .shared(lang: "en", day: 20419, isToday: true), .shared(lang: "en", day: 20419, isToday: false),
-            .shared(lang: "de", day: 20419, isToday: true), .shared(lang: "en", day: 20420, isToday: true),
-            FeedKey(.because, lang: "en", title: "Albert_Einstein"), FeedKey(.continueReading, lang: "en", title: "Albert_Einstein"),
-            FeedKey(.because, lang: "ja", title: "Albert_Einstein"), FeedKey(.because, lang: "en", title: "東京"),
-            FeedKey(.because, lang: "en", title: ""), FeedKey(.nearby, lang: "en", 5235, 483), FeedKey(.nearby, lang: "en", 483, 5235),
-            FeedKey(.nearby, lang: "en", 0, 0), FeedKey(.nearby, lang: "de", 5235, 483),
+            .shared(lang: en, day: 20419, isToday: true), .shared(lang: en, day: 20419, isToday: false),
+            .shared(lang: de, day: 20419, isToday: true), .shared(lang: en, day: 20420, isToday: true),
+            FeedKey(.because, lang: en, title: "Albert_Einstein"), FeedKey(.continueReading, lang: en, title: "Albert_Einstein"),
+            FeedKey(.because, lang: ja, title: "Albert_Einstein"), FeedKey(.because, lang: en, title: "東京"),
+            FeedKey(.because, lang: en, title: ""), FeedKey(.nearby, lang: en, 5235, 483), FeedKey(.nearby, lang: en, 483, 5235),
+            FeedKey(.nearby, lang: en, 0, 0), FeedKey(.nearby, lang: de, 5235, 483),
         ]
         XCTAssertEqual(Set(keys).count, keys.count)
+        let editions = [en.index: en, de.index: de, ja.index: ja]
         for key in keys where !key.title.isEmpty {
-            XCTAssertNotEqual(FeedKey(key.kind, lang: key.lang, title: key.title + "x"), key)
+            XCTAssertNotEqual(FeedKey(key.kind, lang: editions[key.lang]!, title: key.title + "x"), key)
         }
         var titled = "Albert"; titled += "_Einstein"   // built, not a literal
-        XCTAssertEqual(FeedKey(.because, lang: "en", title: titled), keys[4])
-        XCTAssertEqual(FeedKey(.because, lang: "en", title: titled).hashValue, keys[4].hashValue)
+        XCTAssertEqual(FeedKey(.because, lang: en, title: titled), keys[4])
+        XCTAssertEqual(FeedKey(.because, lang: en, title: titled).hashValue, keys[4].hashValue)
+        XCTAssertEqual(FeedKey(.because, lang: LanguageCode("EN")!, title: titled), keys[4])
+        // Every edition has its own number.
+        XCTAssertEqual(Set(LanguageCode.all.map { LanguageCode($0)!.index }).count, LanguageCode.all.count)
     }
 
     func testTrimmingSpacesMatchesFoundationWhitespaces() {

@@ -80,7 +80,7 @@ final class StaleFeedTests: FakeUpstreamTestCase {
         let clock = ManualClock()
         let service = FeedService(api: StubAPI(), feedMaxAge: 2, now: { Date(timeIntervalSinceReferenceDate: clock.now) })
         let good = FeedService.Fragment(kind: .featured, body: BodyFragment(Array("{\"kind\":\"featured\"}".utf8)), status: .ok)
-        let k = FeedKey.shared(lang: "en", day: 20419, isToday: true), other = FeedKey.shared(lang: "de", day: 20419, isToday: true)
+        let k = FeedKey.shared(lang: .english, day: 20419, isToday: true), other = FeedKey.shared(lang: LanguageCode("de")!, day: 20419, isToday: true)
         _ = service.withLastGood([.featured: good], key: k)
         let hole = service.placeholder(.featured, .timeout)
         let stood = service.withLastGood([.featured: hole], key: k)[.featured]

@@ -166,14 +166,14 @@ public final class FeedService: Sendable {
     /// Forgets a shared part that holds placeholders once the data they stood for has landed: the next request
     /// builds it anew from the (now warm) upstream cache.
     func dropShared(lang: LanguageCode, date: FeedDate, isToday: Bool) {
-        sharedCache.remove(FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday))
+        sharedCache.remove(FeedKey.shared(lang: lang, day: date.dayNumber, isToday: isToday))
         prepared.withLock { kept in
             kept = kept.filter { !($0.key.lang == lang.code && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
         }
     }
 
     func shared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
-        let key = FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday)
+        let key = FeedKey.shared(lang: lang, day: date.dayNumber, isToday: isToday)
         // The build itself never throws: failures become placeholders, cached briefly.
         // A part whose late sections already landed while it was being built is not kept at all.
         let ttlFor: @Sendable (SharedPart) -> Double = { [now] part in part.landed?.claimed == true ? 0 : part.expires.timeIntervalSince(now()) }
@@ -201,7 +201,7 @@ public final class FeedService: Sendable {
         async let random = withDeadline(sectionTimeout, late: { landed(Self.succeeded($0)) }) { try await pool.card(lang: lang).card }
         var fragments = featuredFragments(await featured, lang: lang, isToday: isToday)
         if let f = randomFragment(await random) { fragments[.random] = f }
-        fragments = withLastGood(fragments, key: FeedKey.shared(lang: lang.code, day: date.dayNumber, isToday: isToday))
+        fragments = withLastGood(fragments, key: FeedKey.shared(lang: lang, day: date.dayNumber, isToday: isToday))
         let earliest = fragments.values.compactMap(\.retryAfter).min()
         return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)),
                                landed: earliest != nil ? flag : nil)
@@ -493,14 +493,14 @@ public final class FeedService: Sendable {
         switch kind {
         case .becauseYouRead:
             guard let title = r.because else { return nil }
-            return FeedKey(.because, lang: r.lang.code, title: title)   // already normalised
+            return FeedKey(.because, lang: r.lang, title: title)   // already normalised
         case .continueReading:
             guard let title = r.continueTitle, FeedRequest.showsContinueReading(backgroundedAt: r.backgroundedAt, now: clock ?? now()) else { return nil }
-            return FeedKey(.continueReading, lang: r.lang.code, title: title)
+            return FeedKey(.continueReading, lang: r.lang, title: title)
         case .nearby:
             guard let point = r.nearby else { return nil }
             let cell = GeoCell(point)
-            return FeedKey(.nearby, lang: r.lang.code, cell.latIndex, cell.lonIndex)
+            return FeedKey(.nearby, lang: r.lang, cell.latIndex, cell.lonIndex)
         default:
             return nil
         }
@@ -573,7 +573,7 @@ public final class FeedService: Sendable {
         }
     }
 
-    func sharedKey(_ r: FeedRequest) -> FeedKey { .shared(lang: r.lang.code, day: r.date.dayNumber, isToday: r.isToday) }
+    func sharedKey(_ r: FeedRequest) -> FeedKey { .shared(lang: r.lang, day: r.date.dayNumber, isToday: r.isToday) }
 
     /// An answer with placeholders may be kept only until the earliest of their retries. (The usual English answers
     /// carry `englishPersonalFields` / `englishSharedFields` instead: `assemble`.)

@@ -3,15 +3,17 @@ import HTTPServer
 /// A Wikipedia language edition code, valid by construction.
 public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     public let code: String
+    /// Where the edition stands among all of them, sorted by code: a number that names it (keys hash it, not the text).
+    let index: UInt16
     public var description: String { code }
 
     public init?(_ raw: String) {
         var raw = raw
-        guard let code = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) else { return nil }
-        self.code = code
+        guard let found = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) else { return nil }
+        self.init(verified: found)
     }
 
-    private init(verified code: String) { self.code = code }
+    private init(verified found: (code: String, index: UInt16)) { code = found.code; index = found.index }
 
     public static let english = LanguageCode("en")!
 
@@ -36,13 +38,13 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     /// back the table's own string (no hashing, no new string).
     private static let sorted: [(bytes: [UInt8], code: String)] = all.sorted().map { (bytes: Array($0.utf8), code: $0) }
 
-    static func find(_ tag: UnsafeBufferPointer<UInt8>) -> String? {
+    static func find(_ tag: UnsafeBufferPointer<UInt8>) -> (code: String, index: UInt16)? {
         guard tag.count <= 16 else { return nil }
         var lo = 0, hi = sorted.count
         while lo < hi {
             let mid = (lo + hi) / 2
             let order = compare(tag, sorted[mid].bytes)
-            if order == 0 { return sorted[mid].code }
+            if order == 0 { return (sorted[mid].code, UInt16(mid)) }
             if order < 0 { hi = mid } else { lo = mid + 1 }
         }
         return nil
