@@ -47,6 +47,35 @@ public struct AssembledBody: Sendable {
         case fragment(BodyFragment)
         /// A run of per-request bytes in `literals`.
         case literal(Range<Int>)
+        /// A few per-request bytes (the commas between sections, the closing brackets) held in the piece itself.
+        case short(ShortBytes)
+    }
+
+    /// Up to 15 bytes held inline: a body whose literals are all this short needs no buffer for them.
+    public struct ShortBytes: Sendable {
+        static let capacity = 15
+        private var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+            = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private var length: UInt8 = 0
+        public var count: Int { Int(length) }
+
+        init() {}
+
+        /// Appends `more` when it fits (false when it does not: nothing is appended).
+        mutating func append(_ more: UnsafeBufferPointer<UInt8>) -> Bool {
+            let n = Int(length)
+            guard more.count <= Self.capacity - n else { return false }
+            withUnsafeMutableBytes(of: &bytes) { raw in
+                for (i, b) in more.enumerated() { raw[n + i] = b }
+            }
+            length += UInt8(more.count)
+            return true
+        }
+
+        /// The bytes, lent to `body`.
+        public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            try withUnsafeBytes(of: bytes) { raw in try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(length))) }
+        }
     }
 
     /// Everything behind one reference: a body is copied several times on its way to the socket (into the response,
@@ -92,7 +121,6 @@ public struct AssembledBody: Sendable {
         let compressible = contentType == Self.json || Compression.isCompressible(contentType)
         storage = Storage(contentType: contentType, compressible: compressible)
         storage.pieces.reserveCapacity(capacity)
-        storage.literals.reserveCapacity(256)
     }
 
     private static let json = "application/json"
@@ -124,17 +152,23 @@ public struct AssembledBody: Sendable {
         s.hash = FNV1a.mix(s.hash ^ 0xff, fragment.identity)
     }
 
-    /// Per-request bytes; consecutive literals merge into one piece.
+    /// Per-request bytes; consecutive literals merge into one piece. A few bytes are held in the piece itself (the
+    /// literals' buffer is made only for a longer run).
     public mutating func append(literal bytes: UnsafeBufferPointer<UInt8>) {
         guard !bytes.isEmpty else { return }
         unique()
         let s = storage
-        let start = s.literals.count
-        s.literals.append(contentsOf: bytes)
         var h = s.hash
         for b in bytes { h = (h ^ UInt64(b)) &* FNV1a.prime }
         s.hash = h
         s.count += bytes.count
+        if bytes.count <= ShortBytes.capacity {
+            if case .short(var last)? = s.pieces.last, last.append(bytes) { s.pieces[s.pieces.count - 1] = .short(last); return }
+            var short = ShortBytes()
+            if short.append(bytes) { s.pieces.append(.short(short)); return }
+        }
+        let start = s.literals.count
+        s.literals.append(contentsOf: bytes)
         if case .literal(let last)? = s.pieces.last, last.upperBound == start {
             s.pieces[s.pieces.count - 1] = .literal(last.lowerBound..<s.literals.count)
         } else {
@@ -148,17 +182,8 @@ public struct AssembledBody: Sendable {
 
     /// One per-request byte (the comma between sections).
     public mutating func append(byte: UInt8) {
-        unique()
-        let s = storage
-        let start = s.literals.count
-        s.literals.append(byte)
-        s.hash = (s.hash ^ UInt64(byte)) &* FNV1a.prime
-        s.count += 1
-        if case .literal(let last)? = s.pieces.last, last.upperBound == start {
-            s.pieces[s.pieces.count - 1] = .literal(last.lowerBound..<(start + 1))
-        } else {
-            s.pieces.append(.literal(start..<(start + 1)))
-        }
+        var byte = byte
+        withUnsafePointer(to: &byte) { append(literal: UnsafeBufferPointer(start: $0, count: 1)) }
     }
 
     public mutating func append(literal string: String) {
@@ -181,6 +206,7 @@ public struct AssembledBody: Sendable {
             switch p {
             case .fragment(let f): out.append(contentsOf: f.bytes)
             case .literal(let r): out.append(contentsOf: literals[r])
+            case .short(let b): b.withBytes { out.append(contentsOf: $0) }
             }
         }
         return out
@@ -193,6 +219,7 @@ public struct AssembledBody: Sendable {
             switch p {
             case .fragment(let f): n += f.deflated.count
             case .literal(let r): n += Deflate.storedCount(r.count)
+            case .short(let b): n += Deflate.storedCount(b.count)
             }
         }
         return n
@@ -220,9 +247,9 @@ public struct AssembledBody: Sendable {
                 out.append(contentsOf: f.deflated)
                 crc = UInt32(truncatingIfNeeded: crc32_combine_op(UInt(crc), UInt(f.crc), f.combineOp))
             case .literal(let r):
-                let l = literals[r]
-                Deflate.appendStored(l, to: &out)
-                crc = Deflate.crc(l, continuing: crc)   // the running CRC goes on over the literal's bytes
+                literals.withUnsafeBufferPointer { l in crc = Deflate.appendStored(UnsafeBufferPointer(rebasing: l[r]), crc: crc, to: &out) }
+            case .short(let b):
+                b.withBytes { crc = Deflate.appendStored($0, crc: crc, to: &out) }
             }
         }
         return crc
@@ -288,7 +315,13 @@ enum Deflate {
 
     static func storedCount(_ n: Int) -> Int { n + 5 * max(1, (n + maxStored - 1) / maxStored) }
 
-    static func appendStored(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    /// `bytes` as stored blocks appended to `out`; returns `crc` continued over them (a literal's part in the CRC).
+    static func appendStored(_ bytes: UnsafeBufferPointer<UInt8>, crc: UInt32, to out: inout [UInt8]) -> UInt32 {
+        appendStored(bytes, to: &out)
+        return UInt32(crc32(UInt(crc), bytes.baseAddress, UInt32(bytes.count)))
+    }
+
+    static func appendStored<C: RandomAccessCollection<UInt8>>(_ bytes: C, to out: inout [UInt8]) where C.Index == Int {
         var start = bytes.startIndex
         repeat {
             let n = min(maxStored, bytes.endIndex - start)

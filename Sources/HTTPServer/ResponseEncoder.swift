@@ -137,6 +137,8 @@ enum ResponseEncoder {
                 if f.bytes.count >= gatheredFragment { bodies.pointee.append((at: out.count, bytes: f.bytes)) } else { out.append(contentsOf: f.bytes) }
             case .literal(let r):
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[r]))
+            case .short(let b):
+                b.withBytes { out.append(contentsOf: $0) }
             }
         }
         return (a.count, nil)

@@ -157,9 +157,14 @@ final class RouterAndEncodingTests: XCTestCase {
             var body = AssembledBody()
             var expected: [UInt8] = []
             for _ in 0..<Int.random(in: 0...8, using: &rng) {
-                let n = [0, 1, 7, 300, 5_000, 70_000][Int.random(in: 0..<6, using: &rng)]
+                // Literals short enough to be held in their piece (≤ 15 bytes, merged while they fit) and longer ones.
+                let n = [0, 1, 7, 14, 15, 16, 300, 5_000, 70_000][Int.random(in: 0..<9, using: &rng)]
                 let bytes = (0..<n).map { _ in UInt8.random(in: 32...(round.isMultiple(of: 2) ? 40 : 126), using: &rng) }
-                if Bool.random(using: &rng) { body.append(BodyFragment(bytes)) } else { body.append(literal: bytes) }
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: body.append(BodyFragment(bytes))
+                case 1: body.append(literal: bytes)
+                default: for b in bytes { body.append(byte: b) }
+                }
                 expected += bytes
             }
             XCTAssertEqual(body.identityBytes(), expected)
@@ -190,6 +195,8 @@ final class RouterAndEncodingTests: XCTestCase {
         XCTAssertNotEqual(tag([a, ",", b]), tag([a, ";", b]))
         XCTAssertNotEqual(tag([a, b]), tag([a, ",", b]))
         XCTAssertEqual(tag(["x", "y"]), tag(["xy"]), "literals are bytes, however they are split")
+        let ten = String(repeating: "x", count: 10)
+        XCTAssertEqual(tag([a, ten, ten, ten, b]), tag([a, ten + ten + ten, b]), "held in their pieces or in the buffer")
     }
 
     func testCounterTableCountsEveryKeyAcrossGrowth() {
