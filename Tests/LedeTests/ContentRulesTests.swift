@@ -127,7 +127,8 @@ final class ArticleTitleTests: XCTestCase {
     func testANormalisedArticleTitleIsTheTitleRulesThenTheDatabaseForm() {
         let titles = ["albert Einstein", "  Albert   Einstein ", "Albert__Einstein", "_leading", "a", "", " ", "   ", "iPhone",
                       "1984 (novel)", "\tTab", "x  _ y", "Talk:Foo bar", "zebra crossing", "café au lait", "a#b", "a|b", "{x}",
-                      String(repeating: "a", count: 255), String(repeating: "a", count: 256), "\u{00A0}São Paulo ", "e\u{0}"]
+                      String(repeating: "a", count: 255), String(repeating: "a", count: 256), "\u{00A0}São Paulo ", "e\u{0}",
+                      "Tab\t", " \t x", "a\u{7F}b", "[[x]]", "a<b>", "  _  ", "x\u{1F}"]
         for t in titles {
             let expected = Result { ArticleTitle.normalise(try ContentRoutes.articleTitle(t)) }
             let got = Result { try ContentRoutes.normalisedArticleTitle(t) }
