@@ -3,7 +3,8 @@
 # request (from /proc/<pid>/stat around each run) and wrk's own CPU per request, alternating the two routes.
 #   Benchmarks/feed-cpu.sh [rounds] [seconds]        (defaults 3 and 4)
 # Env: LEDE_BIN (another build, e.g. an earlier commit's, for a before/after in one sitting), LOOPS (2), PERSONAL (the
-# personal URL's path). Needs wrk. Not part of CI. Run it for two builds one after the other, twice, and compare the
+# personal URL's path), LEDE_ARGS (more flags for lede: with "--bench-routes on", PERSONAL=/_bench/json compares a prepared
+# body). Needs wrk. Not part of CI. Run it for two builds one after the other, twice, and compare the
 # ratios: the machine's speed drifts between runs, the two routes of one round see the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ fi
 port=18195
 old="backgroundedAt=2026-01-01T00:00:00Z"
 personal=${PERSONAL:-"/feed?because=Albert_Einstein&lat=52.3547498&lon=4.8339215&continue=Rijksmuseum&$old"}
-"$bin" --host 127.0.0.1 --port $port --loops "${LOOPS:-2}" --access-log off --log-level warning &
+"$bin" --host 127.0.0.1 --port $port --loops "${LOOPS:-2}" --access-log off --log-level warning ${LEDE_ARGS:-} &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do "$bin" healthcheck --port $port && break; sleep 0.1; done
