@@ -19,14 +19,7 @@ final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
         defer { fake.stop() }
-        var options = Options()
-        options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
-        options.logLevel = .off
-        options.upstream = fake.template
-        let app = try LedeApp(options: options)
-        app.router.get("/_test/arm") { _ in lede_allocations_arm(); return .response(.text("armed")) }
-        let server = app.makeServer(logger: Logger(level: .off))
-        try server.start()
+        let server = try armedLedeServer { $0.upstream = fake.template }
         defer { lede_allocations_disarm(); server.shutdown(); server.waitUntilStopped() }
 
         let c = try RawClient(port: server.port)

@@ -4,7 +4,8 @@ import Synchronization
 /// The cache of upstream answers (keyed by their request's text): `KeyedCache` with string keys.
 public typealias UpstreamCache = KeyedCache<String>
 
-/// The cache in front of public (never user-bound) upstream calls:
+/// A cache of what no user owns — public (never user-bound) upstream answers, the feed's shared and personal parts
+/// (`KeyedCache<FeedKey>`: keys made of the values they name, with no text formatted to look one up):
 /// - a TTL per entry (chosen per call kind by the caller);
 /// - bounded by entries and bytes, least recently used evicted first;
 /// - concurrent misses for one key share one fetch (coalescing);
