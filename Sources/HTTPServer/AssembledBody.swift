@@ -318,7 +318,7 @@ enum Deflate {
     /// `bytes` as stored blocks appended to `out`; returns `crc` continued over them (a literal's part in the CRC).
     static func appendStored(_ bytes: UnsafeBufferPointer<UInt8>, crc: UInt32, to out: inout [UInt8]) -> UInt32 {
         appendStored(bytes, to: &out)
-        return UInt32(crc32(UInt(crc), bytes.baseAddress, UInt32(bytes.count)))
+        return Deflate.crc(bytes, continuing: crc)
     }
 
     static func appendStored<C: RandomAccessCollection<UInt8>>(_ bytes: C, to out: inout [UInt8]) where C.Index == Int {
@@ -336,6 +336,10 @@ enum Deflate {
     static func crc(_ bytes: [UInt8]) -> UInt32 { crc(bytes[...]) }
 
     static func crc(_ bytes: ArraySlice<UInt8>, continuing start: UInt32 = 0) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(crc32(UInt(start), $0.baseAddress, UInt32($0.count))) }
+        bytes.withUnsafeBufferPointer { crc($0, continuing: start) }
+    }
+
+    static func crc(_ bytes: UnsafeBufferPointer<UInt8>, continuing start: UInt32) -> UInt32 {
+        UInt32(crc32(UInt(start), bytes.baseAddress, UInt32(bytes.count)))
     }
 }

@@ -350,7 +350,7 @@ public struct QueryNames: Sendable {
 
     /// The index of the name `raw` spells (raw query bytes: an escaped name is decoded first), or nil.
     /// `plain`: the whole query is known to hold no escape.
-    func index(of raw: UnsafeBufferPointer<UInt8>, plain knownPlain: Bool = false) -> Int? {
+    func index(of raw: UnsafeBufferPointer<UInt8>, plain knownPlain: Bool) -> Int? {
         guard let first = raw.first else { return nil }
         var plain = true
         if !knownPlain { for b in raw where b == UInt8(ascii: "%") || b == UInt8(ascii: "+") { plain = false; break } }

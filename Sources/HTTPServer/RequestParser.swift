@@ -525,7 +525,6 @@ public struct RequestParser {
     }
 
     /// Throws when a `%` is not followed by two hex digits; returns whether the query holds any `%`.
-    @discardableResult
     static func checkPercentEncoding(_ u: Slice<UnsafeBufferPointer<UInt8>>) throws -> Bool {
         // Most queries hold no escape: one memchr finds that.
         guard !u.isEmpty, memchr(u.base.baseAddress! + u.startIndex, 37, u.count) != nil else { return false }
