@@ -133,8 +133,10 @@ enum ResponseEncoder {
     private static func gather(_ a: AssembledBody, into out: inout [UInt8], bodies: UnsafeMutablePointer<[(at: Int, bytes: [UInt8])]>) -> (Int, [UInt8]?) {
         a.forEachPiece { piece, literals in
             switch piece {
-            case .fragment(let f):
-                if f.bytes.count >= gatheredFragment { bodies.pointee.append((at: out.count, bytes: f.bytes)) } else { out.append(contentsOf: f.bytes) }
+            case .fragment(let u):
+                u._withUnsafeGuaranteedRef { f in
+                    if f.bytes.count >= gatheredFragment { bodies.pointee.append((at: out.count, bytes: f.bytes)) } else { out.append(contentsOf: f.bytes) }
+                }
             case .literal(let r):
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: literals[r]))
             case .short(let b):

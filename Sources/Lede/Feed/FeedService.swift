@@ -380,21 +380,13 @@ public final class FeedService: Sendable {
                 if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
                 body.append(f.body); note(f); chosen += 1
             } else {
-                switch personal[kind] {
-                case .section(let f)?:
-                    if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
-                    body.append(f.body); note(f); chosen += 1
-                case .nearby(let cell)?:
-                    guard let point = request.nearby else { continue }
-                    if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
-                    body.append(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius))); statuses.append(.ok); chosen += 1
-                case .absent?, nil:
-                    if kind == .nearby, request.incompleteLocation {
-                        // Not counted as a failed section: nothing upstream failed, the request lacked half a point.
-                        if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
-                        body.append(Self.incompleteLocation); chosen += 1
-                    }
-                    continue
+                // The part passed where it is held (a borrowed argument): no copy retained and released per section.
+                switch kind {
+                case .becauseYouRead: appendPersonal(personal.because, kind, request, to: &body, statuses: &statuses, retry: &earliestRetry, chosen: &chosen)
+                case .nearby: appendPersonal(personal.nearby, kind, request, to: &body, statuses: &statuses, retry: &earliestRetry, chosen: &chosen)
+                case .continueReading:
+                    appendPersonal(personal.continueReading, kind, request, to: &body, statuses: &statuses, retry: &earliestRetry, chosen: &chosen)
+                default: continue
                 }
             }
         }
@@ -406,6 +398,29 @@ public final class FeedService: Sendable {
             return .assembled(body)
         }
         return .assembled(body, headers: headers(request, earliestRetry: earliestRetry))
+    }
+
+    /// A personal section into an answer being assembled (with the comma before it when it is not the first).
+    private func appendPersonal(_ part: PersonalPart?, _ kind: SectionKind, _ request: FeedRequest, to body: inout AssembledBody,
+                                statuses: inout Statuses, retry earliestRetry: inout Int?, chosen: inout Int) {
+        switch part {
+        case .section(let f)?:
+            if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
+            body.append(f.body); chosen += 1
+            statuses.append(f.status)
+            if let r = f.retryAfter { earliestRetry = min(earliestRetry ?? r, r) }
+        case .nearby(let cell)?:
+            guard let point = request.nearby else { return }
+            if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
+            body.append(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius))); chosen += 1
+            statuses.append(.ok)
+        case .absent?, nil:
+            if kind == .nearby, request.incompleteLocation {
+                // Not counted as a failed section: nothing upstream failed, the request lacked half a point.
+                if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
+                body.append(Self.incompleteLocation); chosen += 1
+            }
+        }
     }
 
     /// What the sections of one answer came out as, counted (no list per request).
