@@ -218,6 +218,20 @@ final class FeedScenarioTests: XCTestCase {
         XCTAssertTrue(try feedRequest("", now: now).isToday)
     }
 
+    /// A request's chosen sections are one word, read back in screen order whatever order (or repetition) they came in.
+    func testChosenSectionsKeepScreenOrder() throws {
+        let chosen = try feedRequest("sections=continueReading,random,featured,random,nearby").sections
+        XCTAssertEqual(Array(chosen), [.featured, .random, .nearby, .continueReading])
+        XCTAssertTrue(chosen.contains(.random)); XCTAssertFalse(chosen.contains(.news))
+        XCTAssertEqual(Array(try feedRequest("").sections), SectionKind.ordered, "every section by default")
+        XCTAssertEqual(Array(SectionSet([])), [])
+        for kind in SectionKind.ordered { XCTAssertEqual(Array(SectionSet([kind])), [kind], "\(kind) has a bit of its own") }
+        let shared = try feedRequest("sections=featured,mostRead,pictureOfTheDay,news,onThisDay,random,nearby")
+        XCTAssertTrue(shared.showsEverySharedSection); XCTAssertTrue(shared.wantsShared)
+        let personal = try feedRequest("sections=nearby,becauseYouRead")
+        XCTAssertFalse(personal.showsEverySharedSection); XCTAssertFalse(personal.wantsShared)
+    }
+
     /// The feed reads plain values from their bytes and escaped ones through decoding: both spell the same request.
     func testPlainAndEscapedParametersReadAlike() throws {
         let now = Date(timeIntervalSince1970: 1_795_392_000)   // 2026-11-22

@@ -26,6 +26,22 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
     /// The bits of every shared kind.
     public static let sharedMask = ordered.reduce(0) { $1.isShared ? $0 | $1.bit : $0 }
 
+    /// The kind whose `bit` is `1 << index` (screen order).
+    init?(bitIndex index: Int) {
+        switch index {
+        case 0: self = .featured
+        case 1: self = .mostRead
+        case 2: self = .pictureOfTheDay
+        case 3: self = .news
+        case 4: self = .onThisDay
+        case 5: self = .random
+        case 6: self = .becauseYouRead
+        case 7: self = .nearby
+        case 8: self = .continueReading
+        default: return nil
+        }
+    }
+
     /// The same for every user of a language and date.
     public var isShared: Bool {
         switch self {
@@ -35,12 +51,39 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
     }
 }
 
+/// Chosen section kinds as bits, iterated in screen order: a request's choice held in one word (an array of them was
+/// retained and released with every copy of a request, on memory both loops share).
+public struct SectionSet: Sequence, Sendable, Equatable {
+    public private(set) var bits: Int
+
+    public init<S: Sequence>(_ kinds: S) where S.Element == SectionKind { bits = kinds.reduce(0) { $0 | $1.bit } }
+
+    /// Every kind.
+    public static let all = SectionSet(bits: SectionKind.ordered.reduce(0) { $0 | $1.bit })
+
+    private init(bits: Int) { self.bits = bits }
+
+    public func contains(_ kind: SectionKind) -> Bool { bits & kind.bit != 0 }
+
+    public func makeIterator() -> Iterator { Iterator(rest: bits) }
+
+    public struct Iterator: IteratorProtocol {
+        var rest: Int
+        public mutating func next() -> SectionKind? {
+            guard rest != 0 else { return nil }
+            let index = rest.trailingZeroBitCount
+            rest &= rest - 1
+            return SectionKind(bitIndex: index)
+        }
+    }
+}
+
 /// `GET /feed` parameters, validated once at the edge.
 public struct FeedRequest: Sendable, Equatable {
     public var lang: LanguageCode
     public var date: FeedDate
     public var isToday: Bool
-    public var sections: [SectionKind]
+    public var sections: SectionSet
     public var nearby: Coordinate?
     /// The titles in their database form (`Albert_Einstein`).
     public var because: String?
@@ -51,10 +94,10 @@ public struct FeedRequest: Sendable, Equatable {
     public var incompleteLocation = false
 
     /// Whether every shared section is asked for (the usual request).
-    public var showsEverySharedSection: Bool { sections.reduce(0) { $1.isShared ? $0 | $1.bit : $0 } == SectionKind.sharedMask }
+    public var showsEverySharedSection: Bool { sections.bits & SectionKind.sharedMask == SectionKind.sharedMask }
 
     /// Whether any shared section is asked for.
-    public var wantsShared: Bool { sections.contains { $0.isShared } }
+    public var wantsShared: Bool { sections.bits & SectionKind.sharedMask != 0 }
 
     /// Whether the request carries anything personal (then the answer is `private`).
     public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil || incompleteLocation }
@@ -84,10 +127,9 @@ public struct FeedRequest: Sendable, Equatable {
             guard d >= earliest else { throw noFeed("There is no feed for \(raw): the feed starts on 2015-01-01.") }
             date = d
         }
-        var sections = SectionKind.ordered
+        var sections = SectionSet.all
         if let raw = v[2]?.string {
-            let chosen = Set(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
-            sections = SectionKind.ordered.filter(chosen.contains)
+            sections = SectionSet(try QueryList.cases(raw, of: SectionKind.self, name: "sections", slug: "invalid-feed-request"))
         }
         // nil: absent; .some(nil): not a plain decimal.
         func decimal(_ raw: RawQueryValue) -> Double? {

@@ -584,7 +584,7 @@ public final class FeedService: Sendable {
         var sections: Int
         init(_ r: FeedRequest) {
             lang = r.lang.code; day = r.date.dayNumber; isToday = r.isToday
-            sections = r.sections.reduce(0) { $0 | $1.bit }
+            sections = r.sections.bits
         }
     }
 
