@@ -30,6 +30,7 @@ final class FeedAllocationTests: XCTestCase {
         XCTAssertLessThanOrEqual(per, FeedAllocationTests.personalCeiling)
     }
 
-    /// 92.0 in every run here (debug build; the release build makes two: `Benchmarks/callgrind.sh`), plus one and a half.
+    /// 92.0 in every run when it was set (debug build; the release build makes two: `Benchmarks/callgrind.sh`), plus one
+    /// and a half. Since fa06c44 (fragment pieces read unretained) the debug build makes 49.0: the ceiling is loose by 43.
     static let personalCeiling = 93.5
 }

@@ -119,10 +119,7 @@ public final class FeedService: Sendable {
             self.head = head; self.landed = landed; self.run = run
             var statuses = Statuses()
             var earliest: Int?
-            for f in SectionKind.ordered.compactMap({ fragments[$0] }) {
-                statuses.append(f.status)
-                if let r = f.retryAfter { earliest = min(earliest ?? r, r) }
-            }
+            for f in SectionKind.ordered.compactMap({ fragments[$0] }) { statuses.append(f.status, retry: f.retryAfter, earliest: &earliest) }
             runStatuses = statuses
             runEarliestRetry = earliest
         }
@@ -355,17 +352,12 @@ public final class FeedService: Sendable {
         var chosen = 0
         var statuses = Statuses()
         var earliestRetry: Int? = maxAge
-        func note(_ status: Status, _ retry: Int?) {
-            statuses.append(status)
-            if let r = retry { earliestRetry = min(earliestRetry ?? r, r) }
-        }
-        func note(_ f: Fragment) { note(f.status, f.retryAfter) }
         let wholeRun = request.showsEverySharedSection
         if let part, part.date == request.date, part.lang == request.lang.code {
             if wholeRun {
                 body.append(part.run)
                 statuses.add(part.runStatuses)
-                if let r = part.runEarliestRetry { earliestRetry = min(earliestRetry ?? r, r) }
+                earliestRetry = Statuses.earlier(earliestRetry, part.runEarliestRetry)
                 chosen += part.runStatuses.count
             } else {
                 body.append(part.head)
@@ -378,7 +370,8 @@ public final class FeedService: Sendable {
                 if wholeRun { continue }
                 guard let f = part?.fragments[kind] else { continue }
                 if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
-                body.append(f.body); note(f); chosen += 1
+                body.append(f.body); chosen += 1
+                statuses.append(f.status, retry: f.retryAfter, earliest: &earliestRetry)
             } else {
                 // The part passed where it is held (a borrowed argument): no copy retained and released per section.
                 switch kind {
@@ -407,8 +400,7 @@ public final class FeedService: Sendable {
         case .section(let f)?:
             if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
             body.append(f.body); chosen += 1
-            statuses.append(f.status)
-            if let r = f.retryAfter { earliestRetry = min(earliestRetry ?? r, r) }
+            statuses.append(f.status, retry: f.retryAfter, earliest: &earliestRetry)
         case .nearby(let cell)?:
             guard let point = request.nearby else { return }
             if chosen > 0 { body.append(byte: UInt8(ascii: ",")) }
@@ -431,6 +423,16 @@ public final class FeedService: Sendable {
         mutating func add(_ other: Statuses) {
             count += other.count; failed += other.failed; backingOff += other.backingOff
             if let w = other.longestWait { longestWait = max(longestWait ?? w, w) }
+        }
+        /// `s` counted, and `retry` (a section's retryAfterSeconds) kept in `earliest` when it is sooner.
+        mutating func append(_ s: Status, retry: Int?, earliest: inout Int?) {
+            append(s)
+            earliest = Self.earlier(earliest, retry)
+        }
+        /// The sooner of two retries, either of which may be absent.
+        static func earlier(_ a: Int?, _ b: Int?) -> Int? {
+            guard let b else { return a }
+            return min(a ?? b, b)
         }
         mutating func append(_ s: Status) {
             count += 1
