@@ -21,8 +21,7 @@ final class Connection: LoopDescriptorHandler {
     private var outStart = 0
     /// Large shared bodies, each to be sent right after `out[..<at]`, from their own storage (head and body
     /// in one `sendmsg` with two iovecs; never copied).
-    private var bodies: [(at: Int, bytes: [UInt8])] = []
-    private var bodySent = 0
+    private var bodies = PendingBodies()
     private var hasPendingOutput: Bool { !bodies.isEmpty || outStart < out.count }
     private var interestRead = true
     private var interestWrite = false
@@ -39,9 +38,7 @@ final class Connection: LoopDescriptorHandler {
     /// The streamed response being written, if any: no other request is answered until it ends.
     private var stream: OpenStream?
     private var pendingBytes: Int {
-        var n = out.count - outStart
-        for b in bodies { n += b.bytes.count }
-        return n - bodySent
+        out.count - outStart + bodies.pendingBytes
     }
 
     /// A streamed response in progress: its framing, its producer and the producer's parked writes.
@@ -263,14 +260,13 @@ final class Connection: LoopDescriptorHandler {
         if machine.draining && parser.bufferedByteCount == 0 { keepAlive = false }
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
-        let bodiesBefore = bodies.count
+        let queuedBefore = bodies.pendingBytes
         let response = Connection.withTraceID(response, current.trace)
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
-        if let largeBody { bodies.append((at: out.count, bytes: largeBody)) }
-        var total = out.count - start
-        for i in bodiesBefore..<bodies.count { total += bodies[i].bytes.count }
+        if let largeBody { bodies.append(largeBody, at: out.count) }
+        let total = out.count - start + bodies.pendingBytes - queuedBefore
         let now = Syscall.monotonicNanos()
         let started = current.started, route = current.route
         core.metrics.record(loop: server.id, route: route, status: response.status, seconds: Double(now &- started) / 1e9, bytes: total)
@@ -306,14 +302,14 @@ final class Connection: LoopDescriptorHandler {
             let r: Syscall.IOResult
             if bodies.count > 1 {
                 r = gatherSend()
-            } else if let body = bodies.first {
-                let headEnd = body.at
+            } else if !bodies.isEmpty {
+                let headEnd = bodies.at(0)
                 r = out.withUnsafeBytes { o in
-                    body.bytes.withUnsafeBytes { b in
+                    bodies.withBytes(0) { b in   // (none of it sent while head bytes before it are pending)
                         if outStart < headEnd {
                             return Syscall.send2(fd, o.baseAddress! + outStart, headEnd - outStart, b.baseAddress!, b.count)
                         }
-                        return Syscall.send(fd, b.baseAddress! + bodySent, b.count - bodySent)
+                        return Syscall.send(fd, b.baseAddress!, b.count)
                     }
                 }
             } else {
@@ -325,14 +321,12 @@ final class Connection: LoopDescriptorHandler {
                 sent = true
                 // Head bytes first, then the body that follows them.
                 while n > 0 {
-                    let headEnd = bodies.first?.at ?? out.count
+                    let headEnd = bodies.isEmpty ? out.count : bodies.at(0)
                     if outStart < headEnd {
                         let k = min(n, headEnd - outStart)
                         outStart += k; n -= k
-                    } else if let body = bodies.first {
-                        let k = min(n, body.bytes.count - bodySent)
-                        bodySent += k; n -= k
-                        if bodySent == body.bytes.count { bodies.removeFirst(); bodySent = 0 }
+                    } else if !bodies.isEmpty {
+                        n -= bodies.consume(n)
                     } else {
                         break
                     }
@@ -366,10 +360,9 @@ final class Connection: LoopDescriptorHandler {
                 }
                 func visit(_ i: Int) -> Syscall.IOResult {
                     if i == bodies.count { _ = addOut(upTo: o.count); return Syscall.sendv(fd, iov.baseAddress!, count) }
-                    guard addOut(upTo: bodies[i].at), count < maxGathered else { return Syscall.sendv(fd, iov.baseAddress!, count) }
-                    return bodies[i].bytes.withUnsafeBytes { b in
-                        let skip = i == 0 ? bodySent : 0
-                        iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress! + skip), iov_len: b.count - skip)
+                    guard addOut(upTo: bodies.at(i)), count < maxGathered else { return Syscall.sendv(fd, iov.baseAddress!, count) }
+                    return bodies.withBytes(i) { b in
+                        iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress!), iov_len: b.count)
                         count += 1
                         return visit(i + 1)
                     }
