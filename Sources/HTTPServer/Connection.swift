@@ -19,8 +19,8 @@ final class Connection: LoopDescriptorHandler {
     /// Head bytes and small bodies, written in one send.
     private var out: [UInt8] = []
     private var outStart = 0
-    /// Large shared bodies, each to be sent right after `out[..<at]`, from their own storage (head and body
-    /// in one `sendmsg` with two iovecs; never copied).
+    /// Large bodies and an assembled body's large fragments, each sent right after `out[..<at]` from its own storage
+    /// (with the head bytes in one `sendmsg`; never copied).
     private var bodies = PendingBodies()
     private var hasPendingOutput: Bool { !bodies.isEmpty || outStart < out.count }
     private var interestRead = true

@@ -16,7 +16,7 @@ struct PendingBodies {
     private var entries: [Entry] = []
     /// The first entry not yet sent whole, and how many of its bytes went.
     private var first = 0
-    private(set) var sent = 0
+    private var sent = 0
 
     var isEmpty: Bool { first == entries.count }
     /// Entries not yet sent whole.
