@@ -18,11 +18,14 @@ let loopConfined: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecke
 let package = Package(
     name: "Lede",
     products: [
-        .executable(name: "lede", targets: ["lede"]),
+        .executable(name: "lede", targets: ["LedeCommand"]),
         .library(name: "EventLoops", targets: ["EventLoops"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "Imaging", targets: ["Imaging"]),
+        .library(name: "LedeBasics", targets: ["LedeBasics"]),
+        .library(name: "Wikimedia", targets: ["Wikimedia"]),
+        .library(name: "WikimediaEmbedded", targets: ["WikimediaEmbedded"]),
         .library(name: "Lede", targets: ["Lede"]),
     ],
     targets: [
@@ -44,12 +47,22 @@ let package = Package(
         .systemLibrary(name: "CJPEG", pkgConfig: nil, providers: [.apt(["libjpeg62-turbo-dev"])]),
         .target(name: "CImageCodecs", dependencies: ["CJPEG"], linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "Imaging", dependencies: ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"]),
-        .target(name: "Lede", dependencies: ["HTTPServer", "HTTPClient", "Imaging"], swiftSettings: callerIsolated),
-        .executableTarget(name: "lede", dependencies: ["Lede", "HTTPServer"]),
+        // Values and tools both the Wikimedia client and the app use: language codes, titles, the keyed cache, the
+        // worker pool, one-shot flags, JSON numbers, HTML to text. Knows no HTTP and no Wikimedia service.
+        .target(name: "LedeBasics", swiftSettings: callerIsolated),
+        // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service), its JSON
+        // readers, its guard and metrics, its transports. Knows no feature of the app (docs/ARCHITECTURE.md).
+        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"], swiftSettings: callerIsolated),
+        // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
+        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"], swiftSettings: callerIsolated),
+        // The app: one folder per screen, over `any WikimediaAPI`.
+        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"], swiftSettings: callerIsolated),
+        // The `lede` command: flags and environment → options → run.
+        .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
-        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
+        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
                           swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
@@ -57,7 +70,7 @@ let package = Package(
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", dependencies: ["AllocationCounter"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
-        .testTarget(name: "LedeTests", dependencies: ["Lede", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
+        .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],
     // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.
     swiftLanguageModes: [.v6]

@@ -3,6 +3,9 @@
 @testable import HTTPServer
 @testable import Lede
 import Foundation
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Cost as a property: every reader and text rule on adversarial shapes at growing sizes. Linear work grows 8× from
 /// one size to the next (4 KB → 32 KB → 256 KB); the table says how each grows and how long the largest took.

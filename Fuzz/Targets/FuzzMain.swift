@@ -5,6 +5,9 @@
 //    folders through a target, `lede-fuzz cost` times the readers on adversarial shapes, `lede-fuzz list` names them.
 #if LEDE_FUZZ_TESTABLE
 import Foundation
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 #if FUZZING
 /// The target LEDE_FUZZ_TARGET names, looked up once.

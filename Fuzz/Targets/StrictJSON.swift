@@ -1,3 +1,6 @@
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 #if LEDE_FUZZ_TESTABLE
 /// The fuzz targets' oracle for JSON: RFC 8259 read strictly into a tree, written independently of the readers it
 /// judges (Foundation's JSONSerialization on Linux accepts `[1,2,]`, so it cannot be the reference). The document

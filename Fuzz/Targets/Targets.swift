@@ -6,6 +6,9 @@ import EventLoops
 import Dispatch
 import Foundation
 import Imaging
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A fuzz target: any bytes in; a finding is a trap (a failed precondition, a sanitizer report, a crash, a hang).
 struct FuzzTarget: Sendable {

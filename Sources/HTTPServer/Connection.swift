@@ -199,7 +199,9 @@ final class Connection: LoopDescriptorHandler {
         case .found(let route, let params):
             current.route = route.index
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace)
-            switch route.handler(context) {
+            let result: HandlerResult
+            do { result = try route.handler(context) } catch { result = .response(Problem.answering(error).response) }
+            switch result {
             case .response(let response):
                 respond(response)
             case .async(let work):
@@ -209,7 +211,9 @@ final class Connection: LoopDescriptorHandler {
                 let connection = LoopBound(self, on: loop)
                 let trace = current.trace
                 Task(executorPreference: loop) {
-                    let response = await TraceContext.$task.withValue(trace) { await work() }
+                    let response = await TraceContext.$task.withValue(trace) {
+                        do { return try await work() } catch { return Problem.answering(error).response }
+                    }
                     if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
             case .callback(let start):

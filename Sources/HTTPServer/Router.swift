@@ -28,7 +28,7 @@ public struct RequestContext: Sendable {
 /// connections go on being served.
 public enum HandlerResult: Sendable {
     case response(HTTPResponse)
-    case async(@Sendable () async -> HTTPResponse)
+    case async(@Sendable () async throws -> HTTPResponse)
     /// `start` runs at once, on the connection's loop, and answers through the `Responder` it is given, exactly
     /// once, from any thread: for work whose answer arrives as a callback on the loop (an upstream call made on it),
     /// which then needs no task, no continuation and no frames. A responder dropped unanswered answers 500.
@@ -62,7 +62,8 @@ public final class Responder: Sendable {
     }
 }
 
-public typealias Handler = @Sendable (RequestContext) -> HandlerResult
+/// A handler may throw: a `ProblemConvertible` error is answered with its problem, any other with a 500 (`Problem.answering`).
+public typealias Handler = @Sendable (RequestContext) throws -> HandlerResult
 
 /// Method + path pattern → handler. Patterns are `/literal/{name}`; a `{name}` matches one non-empty segment.
 /// HEAD is answered by the GET route (the server drops the body). A known path with another method is a

@@ -6,6 +6,9 @@ import HTTPServer
 import HTTPClient
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 000, Article View, table of contents, Switching article language, Article Header Image Gallery and Gallery
 /// View with Image Metadata, "Read More": `GET /article/{title}` over HTTP against the fake Wikimedia on loopback,

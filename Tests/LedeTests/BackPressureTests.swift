@@ -3,6 +3,9 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A clock the test moves by hand.
 final class ManualClock: @unchecked Sendable {   // @unchecked: `t` is only touched under `lock`.

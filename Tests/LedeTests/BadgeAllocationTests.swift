@@ -4,6 +4,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Heap allocations of the badge's whole way on Lede's event loop — the request parsed and routed, the user-bound
 /// upstream call written and its answer read by the client on the same loop, the badge written — counted on that

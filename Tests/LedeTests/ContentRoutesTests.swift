@@ -5,6 +5,9 @@ import FoundationNetworking
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// The content endpoints over HTTP, against the fake Wikimedia on loopback.
 final class ContentRoutesTests: FakeUpstreamTestCase {

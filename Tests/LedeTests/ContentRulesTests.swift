@@ -2,6 +2,9 @@ import XCTest
 import TestSupport
 import HTTPServer
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 final class GeoTests: XCTestCase {
     func c(_ lat: Double, _ lon: Double) -> Coordinate { Coordinate(latitude: lat, longitude: lon)! }

@@ -6,6 +6,9 @@ import Synchronization
 import XCTest
 import HTTPServer
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A fake Action API on a loopback port (our own HTTPServer) answering the editor's calls like MediaWiki does with
 /// `errorformat=html`: the editor query, `meta=tokens` (a fresh token per call, the anonymous `+\` without

@@ -5,6 +5,9 @@ import FoundationNetworking
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 final class EmbeddedDataTests: XCTestCase {
     let api = WikimediaClient(transport: EmbeddedTransport())

@@ -5,6 +5,9 @@ import FoundationNetworking
 import XCTest
 import HTTPServer
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A fake Wikimedia on an ephemeral loopback port (our own HTTPServer). By default it answers every request
 /// with the embedded default's bytes, so live and embedded can be compared; a behaviour per call kind makes
@@ -110,7 +113,11 @@ final class FakeUpstream: @unchecked Sendable {
         case .slowBody(let seconds, let text):
             try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
             return .json(Array(text.utf8))
-        case .oversized(let n): return .json(Array(("{\"pad\":\"" + String(repeating: "x", count: n) + "\"}").utf8))
+        case .oversized(let n):
+            // Made with no per-byte work (a debug build's String would take seconds for megabytes).
+            var body = [UInt8](repeating: UInt8(ascii: "x"), count: n + 10)
+            body.replaceSubrange(0..<8, with: Array("{\"pad\":\"".utf8)); body.replaceSubrange((n + 8)..<(n + 10), with: Array("\"}".utf8))
+            return .json(body)
         case .hang:
             try? await Task.sleep(nanoseconds: 3_000_000_000)
             return .json(Array("{}".utf8))

@@ -4,6 +4,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Heap allocations of a warm personal feed on Lede's event loop — the request parsed, its six parameters read, the
 /// shared part and three personal fragments looked up, the body assembled and written — counted on that loop's thread

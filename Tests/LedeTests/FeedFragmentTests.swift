@@ -3,6 +3,9 @@ import HTTPServer
 import HTTPClient
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Personal feeds assembled from fragments encoded once: the same bytes a full encode writes, exact numbers per
 /// user, ETags and 304 without hashing the body.

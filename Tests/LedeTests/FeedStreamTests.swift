@@ -5,6 +5,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 000, "Loading the feed": a placeholder, and "when the data for that card is retrieved, it should replace
 /// the placeholder" — streamed (`Accept: application/jsonl`) and in the classic answer, against a fake Wikimedia

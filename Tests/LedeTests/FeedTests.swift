@@ -5,6 +5,9 @@ import FoundationNetworking
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A WikimediaAPI over the embedded data with per-call delays and failures, for feed tests without sockets.
 final class StubAPI: WikimediaAPI, @unchecked Sendable {

@@ -2,6 +2,9 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 001, Automation Animals — user journeys.
 final class AutomationAnimalsJourneyTests: XCTestCase {

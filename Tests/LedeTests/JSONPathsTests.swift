@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// The badge's JSON reader: strict about the whole document, lenient about the one number it reads.
 final class JSONPathsTests: XCTestCase {

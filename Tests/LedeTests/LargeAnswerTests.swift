@@ -4,6 +4,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A huge hostile summary does not hold the loops: a preview keeps only the first paragraphs that fit in
 /// `Card.previewLimit` before any text rule runs, so `/healthz` stays quick while such answers are read.

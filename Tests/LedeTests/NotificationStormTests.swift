@@ -4,6 +4,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A reconnect storm: a replica restarted and every device opens its bell at once. New users' first polls wait their
 /// turn (beyond the upstream deadline); those that cannot start in time get a 503 with a Retry-After spread over

@@ -4,6 +4,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 002, the bell and "toast behavior for when user is in article": `GET /notifications/stream` against a fake
 /// Echo to which the test adds notifications, polled every 0.2 s.

@@ -3,6 +3,9 @@ import HTTPServer
 import TestSupport
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 002 (iOS notifications spec), "Bell badging": the four states.
 final class BellBadgingTests: XCTestCase {

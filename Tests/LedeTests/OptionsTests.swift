@@ -1,6 +1,9 @@
 import XCTest
 import HTTPServer
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 final class OptionsTests: XCTestCase {
     func testDefaults() throws {

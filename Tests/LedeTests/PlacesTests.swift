@@ -2,6 +2,9 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed 004: a Locations app lists places and opens the Wikipedia app's Places tab at one of them.
 final class DeepLinkTests: XCTestCase {

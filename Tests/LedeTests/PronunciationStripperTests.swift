@@ -1,5 +1,8 @@
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Seed scenario (000, Link Previews): "Given the article summary has an IPA … Then the IPA and enclosing
 /// parentheses should be removed". Cases are leads of real articles (shortened), in several languages.

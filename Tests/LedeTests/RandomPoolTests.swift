@@ -2,6 +2,9 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// `/random` and the feed's random card from a pool per language.
 final class RandomPoolTests: XCTestCase {

@@ -2,6 +2,9 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Answers Wikimedia really sent (recorded by the Wikipedia apps, in Tests/Fixtures/wikimedia) and the
 /// shapes Echo is known to send, through the decoders and through the real routes.

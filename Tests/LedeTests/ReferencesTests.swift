@@ -2,6 +2,9 @@ import Foundation
 import XCTest
 import TestSupport
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// The reference scanner on Parsoid HTML shaped as Parsoid writes it (the sup/ol/li/span structure of
 /// `GET /w/rest.php/v1/page/{title}/html`, with its `data-mw`, `about` and `typeof` attributes).
@@ -116,6 +119,13 @@ final class ReferencesTests: XCTestCase {
 
 /// The route over HTTP, against a fake Wikimedia that serves the embedded default's Parsoid HTML.
 final class ReferencesRouteTests: FakeUpstreamTestCase {
+    /// No test here is about a deadline: a generous one, so a 9 MB page built, compressed and sent by the fake in a debug
+    /// build on a busy machine is refused for its size (what the test asserts), never for its time.
+    override func configure(_ options: inout Options) {
+        super.configure(&options)
+        options.upstreamTimeout = 30
+    }
+
     func testTheDrawersDataInOneCallKeptPerTitleAndAnswered304() async throws {
         let (status, body, http) = try await get("/article/Albert_Einstein/references?lang=en")
         XCTAssertEqual(status, 200)

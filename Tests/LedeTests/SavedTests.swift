@@ -6,6 +6,9 @@ import Synchronization
 import XCTest
 import HTTPServer
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A fake reading-lists service on a loopback port (our own HTTPServer) speaking the extension's JSON — pages of
 /// `next`, `duplicate: true`, the error bodies `{errorKey, messageTranslations, httpCode, httpReason}` — with a summary

@@ -6,6 +6,9 @@ import XCTest
 import HTTPServer
 import Imaging
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// A media origin that answers every path with the bytes a test gives.
 final class StubMedia: UpstreamTransport, @unchecked Sendable {   // @unchecked: `bytes` is set before the server starts, then only read
@@ -209,7 +212,7 @@ final class ShareTests: XCTestCase {
         let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
         var settings = ShareService.Settings()
         settings.queueBound = 0   // only as many renders as cores at once
-        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: EmbeddedMediaTransport(), responses: UpstreamCache(), settings: settings)
+        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: WikimediaClient(transport: EmbeddedMediaTransport()), responses: UpstreamCache(), settings: settings)
         let content = ShareCard.Content(text: "A card", title: "Title", language: "en", image: nil)
         let outcomes = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<12 {

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Numbers written without Foundation's formatter must be the very text it wrote.
 final class TextFormatTests: XCTestCase {

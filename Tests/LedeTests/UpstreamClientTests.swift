@@ -3,6 +3,9 @@ import HTTPServer
 import EventLoops
 import XCTest
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 final class UpstreamClientTests: XCTestCase {
     var fake: FakeUpstream!

@@ -2,6 +2,9 @@ import Foundation
 import XCTest
 import TestSupport
 @testable import Lede
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// The upstream decoder against Foundation's `JSONDecoder`, which it replaced: the same values from Wikimedia's
 /// recorded answers and from shapes the lenient readers were written for, the same errors by the same rules.

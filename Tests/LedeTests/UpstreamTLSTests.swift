@@ -3,6 +3,9 @@ import HTTPServer
 import Lede
 import TestSupport
 import XCTest
+@testable import LedeBasics
+@testable import Wikimedia
+@testable import WikimediaEmbedded
 
 /// Lede's routes over a TLS upstream: a certificate that does not verify is a 502 problem that says so (no
 /// fallback), `--upstream-ca` trusts a private CA, and the client's pool counters are in /metrics.

@@ -1,4 +1,6 @@
 import Foundation
+import LedeBasics
+import Wikimedia
 
 /// The preview card: one shape wherever an article appears (summary, feed, related, random, nearby, search).
 /// Extracts are always cleaned of pronunciation parentheticals.

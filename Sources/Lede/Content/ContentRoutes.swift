@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `/summary/{title}`, `/related/{title}`, `/random`, `/nearby`, `/search`.
 enum ContentRoutes {
@@ -16,7 +18,7 @@ enum ContentRoutes {
     static func register(on router: Router, api: WikimediaAPI, random: RandomPool, responses: UpstreamCache) {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
-            do { lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title")) } catch { return .response(Responses.problem(error)) }
+            lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title"))
             return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.code]) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
@@ -24,11 +26,9 @@ enum ContentRoutes {
 
         router.get("/related/{title}") { ctx in
             let lang: LanguageCode, title: String, limit: Int
-            do {
-                lang = try LanguageCode.resolve(ctx.request)
-                title = try articleTitle(ctx.parameter("title"))
-                limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
-            } catch { return .response(Responses.problem(error)) }
+            lang = try LanguageCode.resolve(ctx.request)
+            title = try articleTitle(ctx.parameter("title"))
+            limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
             let key = "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)"
             return Responses.prepared(responses, key: key, ttl: 600) {
                 let result = try await api.related(lang: lang, title: title)
@@ -39,18 +39,16 @@ enum ContentRoutes {
 
         router.get("/random") { ctx in
             let lang: LanguageCode
-            do { lang = try LanguageCode.resolve(ctx.request) } catch { return .response(Responses.problem(error)) }
+            lang = try LanguageCode.resolve(ctx.request)
             if let ready = random.next(lang: lang) { return .response(.prepared(ready.body)) }
             return Responses.async { .prepared(try await random.card(lang: lang).body) }
         }
 
         router.get("/nearby") { ctx in
             let lang: LanguageCode, point: Coordinate, radius: Int
-            do {
-                lang = try LanguageCode.resolve(ctx.request)
-                point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
-                radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
-            } catch { return .response(Responses.problem(error)) }
+            lang = try LanguageCode.resolve(ctx.request)
+            point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
+            radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
             let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
             return Responses.prepared(responses, key: key, ttl: 300) {
                 let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
@@ -61,13 +59,11 @@ enum ContentRoutes {
 
         router.get("/search") { ctx in
             let lang: LanguageCode, q: String
-            do {
-                lang = try LanguageCode.resolve(ctx.request)
-                let raw = ctx.request.queryParameter("q") ?? ""
-                guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
-                q = trimmingQuerySpace(raw)
-                guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
-            } catch { return .response(Responses.problem(error)) }
+            lang = try LanguageCode.resolve(ctx.request)
+            let raw = ctx.request.queryParameter("q") ?? ""
+            guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
+            q = trimmingQuerySpace(raw)
+            guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
             let key = "search:\(lang.code):\(q)"
             return Responses.prepared(responses, key: key, ttl: 120) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)

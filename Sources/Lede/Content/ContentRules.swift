@@ -1,3 +1,5 @@
+import LedeBasics
+import Wikimedia
 /// The content rules of the feature specs, as pure functions over upstream results.
 public enum ContentRules {
     /// A page a reader may be sent to: main namespace, not a disambiguation page, not `excluding`.

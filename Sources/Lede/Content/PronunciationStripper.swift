@@ -1,3 +1,5 @@
+import LedeBasics
+import Wikimedia
 /// Removes pronunciation parentheticals from article extracts ("Given the article summary has an IPA …
 /// Then the IPA and enclosing parentheses should be removed"), and nothing else.
 ///

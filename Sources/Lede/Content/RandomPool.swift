@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// Random articles served from a pool per language, so `/random` and the feed's random card need no upstream
 /// call per request:

@@ -1,40 +1,8 @@
 import Foundation
 import HTTPServer
 import Synchronization
-
-/// Numbers written per request exactly as `JSONEncoder` writes them (its shortest round-trip form, an integral
-/// value without `.0`), so an assembled body equals a fully encoded one byte for byte.
-enum JSONNumber {
-    static func text(_ v: Double) -> String {
-        // Distances and bearings are rounded to 0.1: such a value is the double nearest n/10, whose shortest
-        // round-trip form is n/10 written in decimal — integer formatting gives the same text, faster.
-        if v.sign == .plus, v < 1e12 {
-            let n = Int((v * 10).rounded())
-            if Double(n) / 10 == v { return n % 10 == 0 ? String(n / 10) : "\(n / 10).\(n % 10)" }
-        }
-        var s = v.description
-        if s.hasSuffix(".0") { s.removeLast(2) }
-        return s
-    }
-
-    /// `text(v)` appended to a body as a literal; a value rounded to 0.1 (every distance and bearing) is written digit
-    /// by digit with no string made.
-    static func append(_ v: Double, to body: inout AssembledBody) {
-        if v.sign == .plus, v < 1e12 {
-            let n = Int((v * 10).rounded())
-            if Double(n) / 10 == v {
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
-                    var end = 24, rest = n / 10
-                    if n % 10 != 0 { end -= 1; buffer[end] = UInt8(48 + n % 10); end -= 1; buffer[end] = 46 }
-                    repeat { end -= 1; buffer[end] = UInt8(48 + rest % 10); rest /= 10 } while rest > 0
-                    body.append(literal: UnsafeBufferPointer(rebasing: buffer[end..<24]))
-                }
-                return
-            }
-        }
-        body.append(literal: text(v))
-    }
-}
+import LedeBasics
+import Wikimedia
 
 /// The geosearch cell a nearby section is fetched and encoded for: 0.01° of latitude and longitude (about 1.1 km
 /// north–south), queried at its centre. Two users in one cell share one upstream answer and one set of encoded

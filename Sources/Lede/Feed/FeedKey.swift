@@ -1,3 +1,5 @@
+import LedeBasics
+import Wikimedia
 /// A key of the feed's caches, made of the values it names: a language and day's shared part, a title's "Because you
 /// read" or "Continue reading" fragment, or a geosearch cell's nearby articles. Nothing is formatted or allocated to
 /// make one (every warm personal feed looks up three or four), and two kinds can never meet under one key.

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// The Explore feed's cards, in the order the screen shows them.
 public enum SectionKind: String, CaseIterable, Sendable, Encodable {

@@ -1,10 +1,12 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 enum FeedRoutes {
     static func register(on router: Router, service: FeedService) {
         router.get("/feed") { ctx in
             let request: FeedRequest
-            do { request = try FeedRequest.parse(ctx.request) } catch { return .response(Responses.problem(error)) }
+            request = try FeedRequest.parse(ctx.request)
             if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
                 return .response(service.stream(request))
             }

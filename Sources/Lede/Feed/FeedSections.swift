@@ -1,4 +1,6 @@
 import Foundation
+import LedeBasics
+import Wikimedia
 
 /// One section of the feed as sent: `ok` with items, or a `placeholder` the client shows until it retries.
 struct FeedSection<Item: Encodable>: Encodable {

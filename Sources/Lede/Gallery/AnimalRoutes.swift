@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 enum AnimalRoutes {
     struct Item: Encodable {
@@ -13,16 +15,14 @@ enum AnimalRoutes {
     /// `responses`: the prepared answers of each distinct query (normalised: tags and favorites sorted), bounded LRU.
     static func register(on router: Router, responses: UpstreamCache) {
         router.get("/animals") { ctx in
-            do {
-                let tags = Set(try Animals.list(ctx.request.queryParameter("tags"), name: "tags"))
-                let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
-                let only = try Animals.flag(ctx.request.queryParameter("favoritesOnly"), name: "favoritesOnly")
-                let key = "animals:\(tags.sorted().joined(separator: ","))|\(favorites.sorted().map(String.init).joined(separator: ","))|\(only)"
-                if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
-                let items = Animals.filter(tags: tags, favorites: favorites, favoritesOnly: only).map { Item($0, favorites: favorites) }
-                let body = ListBody(items: items, count: items.count, message: items.isEmpty ? Animals.noAnimalsMessage : nil)
-                return .response(.prepared(Responses.keep(body, headers: ["Cache-Control": "public, max-age=300"], in: responses, key: key, ttl: 300)))
-            } catch { return .response(Responses.problem(error)) }
+            let tags = Set(try Animals.list(ctx.request.queryParameter("tags"), name: "tags"))
+            let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
+            let only = try Animals.flag(ctx.request.queryParameter("favoritesOnly"), name: "favoritesOnly")
+            let key = "animals:\(tags.sorted().joined(separator: ","))|\(favorites.sorted().map(String.init).joined(separator: ","))|\(only)"
+            if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
+            let items = Animals.filter(tags: tags, favorites: favorites, favoritesOnly: only).map { Item($0, favorites: favorites) }
+            let body = ListBody(items: items, count: items.count, message: items.isEmpty ? Animals.noAnimalsMessage : nil)
+            return .response(.prepared(Responses.keep(body, headers: ["Cache-Control": "public, max-age=300"], in: responses, key: key, ttl: 300)))
         }
         let tags = Responses.json(TagsBody(tags: Animals.tags), cacheControl: "public, max-age=3600")
         router.get("/animals/tags") { _ in .response(tags) }
@@ -33,21 +33,17 @@ enum AnimalRoutes {
                     favorite: Responses.preparedBody(Item(a, favorites: [a.id]), headers: itemHeaders)))
         })
         router.get("/animals/{id}") { ctx in
-            do {
-                let animal = try find(ctx.parameter("id"))
-                let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
-                guard let prepared = items[animal.id] else { throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(animal.id).") }
-                return .response(.prepared(favorites.contains(animal.id) ? prepared.favorite : prepared.plain))
-            } catch { return .response(Responses.problem(error)) }
+            let animal = try find(ctx.parameter("id"))
+            let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
+            guard let prepared = items[animal.id] else { throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(animal.id).") }
+            return .response(.prepared(favorites.contains(animal.id) ? prepared.favorite : prepared.plain))
         }
         router.get("/animals/{id}/image.svg") { ctx in
-            do {
-                let animal = try find(ctx.parameter("id"))
-                let size = try ContentRoutes.intParameter(ctx.request, "size", default: 640, range: 16...2048)
-                var h = HTTPHeaders()
-                h.set("Cache-Control", "public, max-age=86400")
-                return .response(HTTPResponse(status: 200, contentType: "image/svg+xml; charset=utf-8", bytes: Array(animal.svg(size: size).utf8), headers: h))
-            } catch { return .response(Responses.problem(error)) }
+            let animal = try find(ctx.parameter("id"))
+            let size = try ContentRoutes.intParameter(ctx.request, "size", default: 640, range: 16...2048)
+            var h = HTTPHeaders()
+            h.set("Cache-Control", "public, max-age=86400")
+            return .response(HTTPResponse(status: 200, contentType: "image/svg+xml; charset=utf-8", bytes: Array(animal.svg(size: size).utf8), headers: h))
         }
     }
 

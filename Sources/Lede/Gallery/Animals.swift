@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// Automation Animals (seed 001): 12 animals with tags. Favourites live on the device; the client sends them.
 public struct Animal: Sendable, Equatable {

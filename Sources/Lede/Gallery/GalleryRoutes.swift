@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 enum GalleryRoutes {
     struct ListBody: Encodable {
@@ -19,7 +21,7 @@ enum GalleryRoutes {
     static func register(on router: Router, reddit: RedditClient, responses: UpstreamCache) {
         router.get("/images") { ctx in
             let q: String
-            do { q = try keyword(ctx.request) } catch { return .response(Responses.problem(error)) }
+            q = try keyword(ctx.request)
             // The answer depends on the keyword and, for an empty grid, on the message's language: one prepared
             // answer per pair, served on the loop while the listing behind it is fresh.
             let message = RedditRules.noResultsMessage(acceptLanguage: ctx.request.headers["Accept-Language"])
@@ -34,14 +36,12 @@ enum GalleryRoutes {
         }
         router.get("/images/{id}") { ctx in
             let q: String, id: String, exclude: Set<String>
-            do {
-                q = try keyword(ctx.request)
-                id = ctx.parameter("id") ?? ""
-                guard isPostID(id) else { throw bad("The image id is a Reddit post id (letters and digits).") }
-                let items = try Animals.list(ctx.request.queryParameter("exclude"), name: "exclude")
-                guard items.allSatisfy(isPostID) else { throw bad("exclude is a comma list of image ids.") }
-                exclude = Set(items)
-            } catch { return .response(Responses.problem(error)) }
+            q = try keyword(ctx.request)
+            id = ctx.parameter("id") ?? ""
+            guard isPostID(id) else { throw bad("The image id is a Reddit post id (letters and digits).") }
+            let items = try Animals.list(ctx.request.queryParameter("exclude"), name: "exclude")
+            guard items.allSatisfy(isPostID) else { throw bad("exclude is a comma list of image ids.") }
+            exclude = Set(items)
             // One prepared answer per keyword, image and exclusion set (bounded LRU, like the grids).
             let key = "image:\(q.lowercased()):\(id):\(exclude.sorted().joined(separator: ","))"
             if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }

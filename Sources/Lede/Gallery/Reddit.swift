@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `GET https://www.reddit.com/r/{KEYWORD}/top.json` — the parts rgallery reads.
 public struct RedditListing: Codable, Sendable, Equatable {
@@ -75,16 +77,15 @@ public enum RedditRules {
     }
 }
 
-/// Top posts of a subreddit, cached per keyword through the shared cache machinery.
+/// Top posts of a subreddit, cached per keyword in the shared cache; fetched through the upstream guard.
 public final class RedditClient: Sendable {
-    public let transport: UpstreamTransport
+    /// Reddit's origin, through the same guard, deadline and metrics as every Wikimedia call.
+    public let upstream: any GuardedUpstream
     public let cache: UpstreamCache
-    public let metrics: UpstreamMetrics
-    public let deadline: Double
     public let ttl: Double = 300
 
-    public init(transport: UpstreamTransport, cache: UpstreamCache = UpstreamCache(), metrics: UpstreamMetrics = UpstreamMetrics(), deadline: Double = 2) {
-        self.transport = transport; self.cache = cache; self.metrics = metrics; self.deadline = deadline
+    public init(upstream: any GuardedUpstream, cache: UpstreamCache = UpstreamCache()) {
+        self.upstream = upstream; self.cache = cache
     }
 
     public static func request(_ keyword: String) -> UpstreamRequest {
@@ -95,29 +96,15 @@ public final class RedditClient: Sendable {
     public func images(_ keyword: String) async throws -> ([GalleryImage], UpstreamCache.Source) {
         let key = "reddit:" + keyword.lowercased()
         return try await cache.lookup(key, ttl: ttl) { [self] in
-            let req = Self.request(keyword)
-            let start = Date()
-            let response: UpstreamResponse
-            do { response = try await transport.send(req, deadline: deadline) } catch let e as UpstreamError {
-                metrics.record(kind: "reddit", outcome: e.outcome, seconds: Date().timeIntervalSince(start)); throw e
-            } catch {
-                metrics.record(kind: "reddit", outcome: "unavailable", seconds: Date().timeIntervalSince(start)); throw UpstreamError.unavailable(status: 0)
-            }
-            let elapsed = Date().timeIntervalSince(start)
+            let response = try await upstream.answer(Self.request(keyword))
             switch response.status {
             case 200..<300: break
-            case 403, 404:  // a private, banned or missing subreddit: no results, not an error
-                metrics.record(kind: "reddit", outcome: "not_found", seconds: elapsed)
-                return ([], 16)
-            default:
-                metrics.record(kind: "reddit", outcome: "unavailable", seconds: elapsed)
-                throw UpstreamError.unavailable(status: response.status)
+            case 403, 404: return ([], 16)   // a private, banned or missing subreddit: no results, not an error
+            default: throw UpstreamError.unavailable(status: response.status)
             }
-            guard let listing = try? JSONDecoder().decode(RedditListing.self, from: Foundation.Data(response.body)) else {
-                metrics.record(kind: "reddit", outcome: "malformed", seconds: elapsed)
+            guard let listing = try? UpstreamJSONDecoder().decode(RedditListing.self, from: response.body) else {
                 throw UpstreamError.malformed("reddit: the answer is not a listing")
             }
-            metrics.record(kind: "reddit", outcome: "ok", seconds: elapsed)
             return (RedditRules.images(listing), response.body.count)
         }
     }

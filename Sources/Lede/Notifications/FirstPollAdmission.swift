@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import LedeBasics
+import Wikimedia
 
 /// The queue of first polls: when many users open their bells at once (a replica restarted and every device
 /// reconnects), each new user's first Echo poll waits its turn here, in order, for up to `maxWait` seconds — not within

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import LedeBasics
+import Wikimedia
 
 /// The live bell's fan-in: one Echo poll per user on this replica, however many of that user's event streams are
 /// open. Users are keyed by a keyed hash of their token and edition (the process's random SipHash key), so the token

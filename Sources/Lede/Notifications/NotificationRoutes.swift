@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `/notifications/badge`, `/notifications`, `POST /notifications/read`. Everything here is user-bound: the
 /// client's Authorization goes to upstream unchanged, nothing is cached, responses are `private, no-store`.
@@ -73,11 +75,9 @@ enum NotificationRoutes {
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
         router.get("/notifications/stream") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, resumeAfter: Int?
-            do {
-                (auth, lang, feedOn) = try userRequest(ctx.request)
-                // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
-                resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
-            } catch { return .response(Responses.problem(error)) }
+            (auth, lang, feedOn) = try userRequest(ctx.request)
+            // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
+            resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
             return Responses.async {
                 // The token is checked with Wikimedia before the stream starts: a refused one is the usual 401 problem.
                 let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang)
@@ -112,7 +112,7 @@ enum NotificationRoutes {
 
         router.get("/notifications/badge") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool
-            do { (auth, lang, feedOn) = try userRequest(ctx.request) } catch { return .response(Responses.problem(error)) }
+            (auth, lang, feedOn) = try userRequest(ctx.request)
             // The most polled route: answered through a callback, without a task when the call starts on this loop.
             return .callback { responder in
                 api.unreadCount(lang: lang, authorization: auth) { result in
@@ -128,18 +128,16 @@ enum NotificationRoutes {
 
         router.get("/notifications") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
-            do {
-                (auth, lang, feedOn) = try userRequest(ctx.request)
-                let f = ctx.request.queryParameter("filter") ?? "all"
-                guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
-                filter = parsed
-                limit = try ContentRoutes.intParameter(ctx.request, "limit", default: 20, range: 1...50)
-                cont = ctx.request.queryParameter("continue")
-                if let c = cont, c.isEmpty || c.utf8.count > 100 || !c.utf8.allSatisfy({ (48...57).contains($0) || $0 == 124 }) {
-                    throw bad("continue must be the value a previous page returned.")
-                }
-                groups = try ctx.request.queryParameter("types").map(parseGroups)
-            } catch { return .response(Responses.problem(error)) }
+            (auth, lang, feedOn) = try userRequest(ctx.request)
+            let f = ctx.request.queryParameter("filter") ?? "all"
+            guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
+            filter = parsed
+            limit = try ContentRoutes.intParameter(ctx.request, "limit", default: 20, range: 1...50)
+            cont = ctx.request.queryParameter("continue")
+            if let c = cont, c.isEmpty || c.utf8.count > 100 || !c.utf8.allSatisfy({ (48...57).contains($0) || $0 == 124 }) {
+                throw bad("continue must be the value a previous page returned.")
+            }
+            groups = try ctx.request.queryParameter("types").map(parseGroups)
             return Responses.async {
                 let page = try await api.notifications(lang: lang, authorization: auth, filter: filter, limit: limit, continueFrom: cont)
                 var items = page.list.map(NotificationItem.init)
@@ -151,11 +149,9 @@ enum NotificationRoutes {
 
         router.post("/notifications/read") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
-            do {
-                (auth, lang, feedOn) = try userRequest(ctx.request)
-                try Responses.requireJSON(ctx.request)
-                request = try MarkReadRequest.parse(ctx.request.body)
-            } catch { return .response(Responses.problem(error)) }
+            (auth, lang, feedOn) = try userRequest(ctx.request)
+            try Responses.requireJSON(ctx.request)
+            request = try MarkReadRequest.parse(ctx.request.body)
             return Responses.async {
                 let token = try await api.csrfToken(lang: lang, authorization: auth)
                 switch request {

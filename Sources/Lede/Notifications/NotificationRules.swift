@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// The bell: where it lives and whether it shows its dot — the four states of the notifications spec
 /// (Explore feed on/off × unread/none) — plus the counts a client badges with.
@@ -144,7 +146,7 @@ public enum MarkReadRequest: Equatable, Sendable {
     public static func parse(_ body: [UInt8]) throws -> MarkReadRequest {
         guard !body.isEmpty else { throw bad("The body is empty; send {\"ids\":[…]} or {\"all\":true}.") }
         let object: [String: JSONValue]
-        do { object = try JSONDecoder().decode([String: JSONValue].self, from: Data(body)) } catch {
+        do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
             throw bad("The body is not a JSON object.")
         }
         let unknown = object.keys.filter { $0 != "ids" && $0 != "all" }.sorted()
@@ -182,68 +184,3 @@ public enum MarkReadRequest: Equatable, Sendable {
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-mark-read", detail: detail) }
 }
 
-/// Any JSON value, decoded strictly (a boolean never passes for a number, nor a fraction for an integer).
-public enum JSONValue: Decodable, Equatable, Sendable {
-    case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-}
-
-/// The client's bearer credentials, checked for shape only (upstream decides whether they are valid).
-public enum BearerAuthorization {
-    /// The credentials when the request sends any (checked as `extract` does), nil for an anonymous request.
-    public static func optional(_ headers: HTTPHeaders) throws -> String? {
-        headers["Authorization"] == nil ? nil : try extract(headers)
-    }
-
-    public static func extract(_ headers: HTTPHeaders) throws -> String {
-        // Read over bytes: this runs on every user-bound request.
-        var value: String?
-        var count = 0
-        headers.forEach(named: "Authorization") { v in
-            count += 1
-            if count == 1 { value = String(decoding: v, as: UTF8.self) }
-        }
-        guard count == 1, var value else {
-            throw unauthorised(count == 0 ? "Authorization: Bearer <token> is required." : "Send one Authorization header.")
-        }
-        enum Verdict { case ok, exact, scheme, malformed }
-        let verdict: Verdict = value.withUTF8 { u in
-            // "Bearer" (any case), one space, then the token: RFC 6750 b64token, 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
-            var space = 0
-            while space < u.count, u[space] != 32 { space += 1 }
-            guard space < u.count, ASCII.equalsLowercase(UnsafeBufferPointer(rebasing: u[0..<space]), "bearer") else { return .scheme }
-            let token = UnsafeBufferPointer(rebasing: u[(space + 1)...])
-            guard !token.isEmpty, token.count <= 4096, token.allSatisfy(isTokenByte) else { return .malformed }
-            // Sent as Wikimedia expects it ("Bearer", one space) unless the client wrote the scheme otherwise.
-            return space == 6 && u[0] == UInt8(ascii: "B") && u[1] == UInt8(ascii: "e") && u[2] == UInt8(ascii: "a")
-                && u[3] == UInt8(ascii: "r") && u[4] == UInt8(ascii: "e") && u[5] == UInt8(ascii: "r") ? .exact : .ok
-        }
-        switch verdict {
-        case .scheme: throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.")
-        case .malformed: throw unauthorised("The bearer token is malformed.")
-        case .exact: return value
-        case .ok: return "Bearer " + value.dropFirst(7)
-        }
-    }
-
-    @inline(__always)
-    private static func isTokenByte(_ b: UInt8) -> Bool {
-        switch b {
-        case 48...57, 65...90, 97...122, 45, 46, 95, 126, 43, 47, 61: return true   // digits, letters, - . _ ~ + / =
-        default: return false
-        }
-    }
-
-    static func unauthorised(_ detail: String) -> Problem {
-        Problem(status: 401, slug: "not-authorised", detail: detail, headers: ["WWW-Authenticate": "Bearer realm=\"lede\""])
-    }
-}

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `wikipedia://places` links the Wikipedia app opens in its Places tab (seed 004).
 public enum DeepLinks {
@@ -88,7 +90,7 @@ public enum LocationsLoader {
 
     public static func parse(_ data: Data) throws -> [Place] {
         let root: JSONValue
-        do { root = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
+        do { root = try UpstreamJSONDecoder().decode(JSONValue.self, from: Array(data)) } catch {
             throw LocationsFileError(description: "not valid JSON")
         }
         let entries: [JSONValue]

@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 enum PlacesRoutes {
     /// Bodies are written by hand so coordinates keep the link's formatting: at most 7 decimals, never an exponent.
@@ -32,12 +34,10 @@ enum PlacesRoutes {
         router.get("/places/locations") { _ in .response(.prepared(list)) }
 
         router.get("/places/deeplink") { ctx in
-            do { return .response(response(try pointLink(ctx.request).json, cacheControl: "public, max-age=86400")) }
-            catch { return .response(Responses.problem(error)) }
+            return .response(response(try pointLink(ctx.request).json, cacheControl: "public, max-age=86400"))
         }
         router.get("/places/deeplink/{title}") { ctx in
-            do { return .response(response(try articleLink(ctx.parameter("title"), ctx.request).json, cacheControl: "public, max-age=86400")) }
-            catch { return .response(Responses.problem(error)) }
+            return .response(response(try articleLink(ctx.parameter("title"), ctx.request).json, cacheControl: "public, max-age=86400"))
         }
     }
 

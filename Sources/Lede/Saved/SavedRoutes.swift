@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `GET /saved` (the Saved tab), `GET|PUT|DELETE /saved/{title}` (the bookmark), `DELETE /saved?confirm=all`. Every
 /// route is the user's own: the client's Authorization goes to the reading lists unchanged, nothing is kept.
@@ -11,15 +13,13 @@ enum SavedRoutes {
     static func register(on router: Router, service: SavedService) {
         router.get("/saved") { ctx in
             let auth: String, offset: Int, limit: Int, streamed: Bool
-            do {
-                auth = try BearerAuthorization.extract(ctx.request.headers)
-                limit = try ContentRoutes.intParameter(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
-                offset = try ctx.request.queryParameter("continue").map { raw in
-                    guard let o = SavedRules.offset(ofContinue: raw) else { throw bad("continue must be the value a previous page returned.") }
-                    return o
-                } ?? 0
-                streamed = MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers)
-            } catch { return .response(Responses.problem(error)) }
+            auth = try BearerAuthorization.extract(ctx.request.headers)
+            limit = try ContentRoutes.intParameter(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
+            offset = try ctx.request.queryParameter("continue").map { raw in
+                guard let o = SavedRules.offset(ofContinue: raw) else { throw bad("continue must be the value a previous page returned.") }
+                return o
+            } ?? 0
+            streamed = MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers)
             // A page this server wrote from the user's tab moments ago: answered on the loop, as a prepared body (its
             // ETag and 304 by the server, gzip made once).
             if !streamed, let tab = service.cachedTab(authorization: auth), let ready = service.cachedPage(tab, offset: offset, limit: limit) {
@@ -60,14 +60,12 @@ enum SavedRoutes {
 
         router.add("DELETE", "/saved") { ctx in
             let auth: String
-            do {
-                auth = try BearerAuthorization.extract(ctx.request.headers)
-                guard ctx.request.queryParameter("confirm") == "all" else {
-                    throw Problem(status: 400, slug: "invalid-parameter",
-                                  detail: "Removing every saved article cannot be undone: send confirm=all to do it.",
-                                  extensions: [("parameter", JSONText.quote("confirm"))])
-                }
-            } catch { return .response(Responses.problem(error)) }
+            auth = try BearerAuthorization.extract(ctx.request.headers)
+            guard ctx.request.queryParameter("confirm") == "all" else {
+                throw Problem(status: 400, slug: "invalid-parameter",
+                              detail: "Removing every saved article cannot be undone: send confirm=all to do it.",
+                              extensions: [("parameter", JSONText.quote("confirm"))])
+            }
             return Responses.async {
                 let removed = try await service.removeAll(authorization: auth)
                 return Responses.json(bytes: Array("{\"removed\":\(removed)}".utf8), cacheControl: noStore)
@@ -76,7 +74,7 @@ enum SavedRoutes {
 
         router.get("/saved/{title}") { ctx in
             let auth: String, lang: LanguageCode, title: String
-            do { (auth, lang, title) = try bookmark(ctx) } catch { return .response(Responses.problem(error)) }
+            (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
                 let tab = try await service.readTab(authorization: auth)
                 return Responses.json(bytes: state(SavedRules.find(tab.items, lang: lang, title: title)), cacheControl: noStore)
@@ -85,7 +83,7 @@ enum SavedRoutes {
 
         router.add("PUT", "/saved/{title}") { ctx in
             let auth: String, lang: LanguageCode, title: String
-            do { (auth, lang, title) = try bookmark(ctx) } catch { return .response(Responses.problem(error)) }
+            (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
                 let (created, item) = try await service.save(authorization: auth, lang: lang, title: title)
                 return Responses.json(bytes: state(item, saved: true), cacheControl: noStore, status: created ? 201 : 200)
@@ -94,7 +92,7 @@ enum SavedRoutes {
 
         router.add("DELETE", "/saved/{title}") { ctx in
             let auth: String, lang: LanguageCode, title: String
-            do { (auth, lang, title) = try bookmark(ctx) } catch { return .response(Responses.problem(error)) }
+            (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
                 try await service.remove(authorization: auth, lang: lang, title: title)
                 return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", noStore)]), body: .bytes([]))

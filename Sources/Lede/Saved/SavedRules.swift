@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// The Saved tab's rules, without sockets: which edition an entry belongs to, which entries are one article (spellings
 /// merged under MediaWiki's title rules), the tab's order and its pages.

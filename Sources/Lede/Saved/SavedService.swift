@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import LedeBasics
+import Wikimedia
 
 /// The Saved tab over the user's default reading list (docs/UPSTREAM.md, "Reading lists"): Lede keeps nothing of the
 /// user's; every answer is read from the extension when it is asked for, and cards come from the summary cache.
@@ -230,6 +232,11 @@ public final class SavedService: Sendable {
                     ?? "The Saved list holds as many articles as Wikipedia allows; remove some to save more.",
                 extensions: limit.map { [("limit", "\($0)")] } ?? [])
     }
+}
+
+/// The reading lists' own refusals answer as their problems.
+extension ReadingListsFailure: ProblemConvertible {
+    public var problem: Problem { Problem(readingLists: self) }
 }
 
 extension Problem {

@@ -1,5 +1,7 @@
 import Foundation
 import Imaging
+import LedeBasics
+import Wikimedia
 
 /// The share card ("Share as image", seed 000): 512×291 points — the reader's selection (or the article's first
 /// sentence), a short rule and the title, the lead image cover-cropped into its half with a fade towards the text,

@@ -1,4 +1,6 @@
 import HTTPServer
+import LedeBasics
+import Wikimedia
 
 /// `GET /share/{title}.png` (the card: PNG, or `format=jpeg` for link previews) and `GET /share/{title}` (a small HTML
 /// page whose `og:*` tags name the card: the URL the app's share sheet passes along as text).
@@ -7,33 +9,29 @@ enum ShareRoutes {
         router.get("/share/{title}") { ctx in
             let raw = ctx.parameter("title") ?? ""
             let lang: LanguageCode, selection: String?
-            do {
-                lang = try LanguageCode.resolve(ctx.request)
-                selection = try ctx.request.queryParameter("text").map { raw in
-                    guard let s = ShareCard.selection(raw) else {
-                        throw Problem(status: 400, slug: "invalid-parameter", detail: "text is longer than \(ShareCard.maxTextCharacters) characters.",
-                                      extensions: [("parameter", JSONText.quote("text"))])
-                    }
-                    return s
+            lang = try LanguageCode.resolve(ctx.request)
+            selection = try ctx.request.queryParameter("text").map { raw in
+                guard let s = ShareCard.selection(raw) else {
+                    throw Problem(status: 400, slug: "invalid-parameter", detail: "text is longer than \(ShareCard.maxTextCharacters) characters.",
+                                  extensions: [("parameter", JSONText.quote("text"))])
                 }
-            } catch { return .response(Responses.problem(error)) }
+                return s
+            }
             if raw.hasSuffix(".png") {
                 let title: String, scale: Int, format: ShareService.Format
-                do {
-                    title = try ContentRoutes.articleTitle(String(raw.dropLast(4)))
-                    scale = try ContentRoutes.intParameter(ctx.request, "scale", default: 2, range: ShareCard.scales)
-                    switch ctx.request.queryParameter("format") ?? "png" {
-                    case "png": format = .png
-                    case "jpeg": format = .jpeg
-                    default: throw Problem(status: 400, slug: "invalid-parameter", detail: "format must be png or jpeg.", extensions: [("parameter", JSONText.quote("format"))])
-                    }
-                } catch { return .response(Responses.problem(error)) }
+                title = try ContentRoutes.articleTitle(String(raw.dropLast(4)))
+                scale = try ContentRoutes.intParameter(ctx.request, "scale", default: 2, range: ShareCard.scales)
+                switch ctx.request.queryParameter("format") ?? "png" {
+                case "png": format = .png
+                case "jpeg": format = .jpeg
+                default: throw Problem(status: 400, slug: "invalid-parameter", detail: "format must be png or jpeg.", extensions: [("parameter", JSONText.quote("format"))])
+                }
                 return Responses.async {
                     .prepared(try await service.card(lang: lang, title: title, selection: selection, scale: scale, format: format))
                 }
             }
             let title: String
-            do { title = try ContentRoutes.articleTitle(raw) } catch { return .response(Responses.problem(error)) }
+            title = try ContentRoutes.articleTitle(raw)
             let base = publicURL ?? origin(ctx.request)
             return Responses.async {
                 let summary = try await service.api.summary(lang: lang, title: title)

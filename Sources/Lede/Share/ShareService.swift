@@ -2,6 +2,8 @@ import Foundation
 import HTTPServer
 import Imaging
 import Synchronization
+import LedeBasics
+import Wikimedia
 
 /// The share card's work: the summary (its first sentence, its lead image), the lead image's thumbnail from the media
 /// origin (its bytes and pixels capped before anything is decoded), the image's credits, the render on a bounded pool
@@ -22,14 +24,15 @@ final class ShareService: Sendable {
     }
 
     let api: WikimediaAPI
-    let media: UpstreamTransport
+    /// The lead images' origin (upload.wikimedia.org), through the upstream guard.
+    let media: any GuardedUpstream
     let responses: UpstreamCache
     let settings: Settings
     let typesetters: TypesetterPool?
     let workers: Workers
     private let waiting = Atomic<Int>(0)
 
-    init(api: WikimediaAPI, media: UpstreamTransport, responses: UpstreamCache, settings: Settings = Settings(),
+    init(api: any WikimediaAPI, media: any GuardedUpstream, responses: UpstreamCache, settings: Settings = Settings(),
          catalog: FontCatalog? = FontCatalog.discover()) {
         self.api = api; self.media = media; self.responses = responses; self.settings = settings
         typesetters = catalog.map(TypesetterPool.init)
@@ -103,7 +106,7 @@ final class ShareService: Sendable {
               let file = Self.fileName(source) else { return nil }
         guard file.lowercased().hasSuffix(".jpg") || file.lowercased().hasSuffix(".jpeg") else { return nil }
         async let credits = try? api.fileInfo(lang: lang, files: ["File:" + file])
-        let response = try await media.send(UpstreamRequest(lang: lang.code, path: path, kind: "media"), deadline: settings.imageTimeout)
+        let response = try await media.answer(UpstreamRequest(lang: lang.code, path: path, kind: "media"))
         switch response.status {
         case 200..<300: break
         case 404: return nil

@@ -1,0 +1,433 @@
+import Foundation
+import HTTPServer
+import LedeBasics
+import Wikimedia
+
+/// `GET /article/{title}`: the article screen in one call — its card, table of contents, the editions for the
+/// language picker, the gallery with credits, Read more, and the URLs the web view loads. The parts are fetched
+/// concurrently; a part that fails upstream is a placeholder and the rest still arrive.
+enum ArticleScreen {
+    // MARK: - Answer
+
+    struct Body: Encodable {
+        var card: Card
+        /// The edition's main page (seed 000, Toolbar: no table of contents for it): then `sections` is ok and empty.
+        var mainPage: Bool
+        var sections: Part<Section>
+        var languages: Part<Edition>
+        var media: Part<Media>
+        var readMore: Part<Card>
+        /// The citation drawer's count; the drawer loads `/article/{title}/references` when opened.
+        var references: ReferencesCount
+        var urls: URLs
+    }
+
+    /// The `references` part: how many notes the page holds, or a placeholder.
+    struct ReferencesCount: Encodable {
+        var part: String?
+        var status = "ok"
+        var count: Int
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        static func of(_ outcome: Outcome<Int>) -> ReferencesCount {
+            let placeholder = Part<Int>.of(outcome) { [$0] }
+            return ReferencesCount(status: placeholder.status, count: placeholder.items.first ?? 0, reason: placeholder.reason,
+                                   retryAfterSeconds: placeholder.retryAfterSeconds)
+        }
+
+        func line() -> [UInt8] {
+            var named = self
+            named.part = "references"
+            return FeedService.line(FeedService.encode(named))
+        }
+        var isPlaceholder: Bool { status != "ok" }
+    }
+
+    /// The `editable` line of a streamed answer: whether the caller may edit the page, or a placeholder.
+    struct EditablePart: Encodable {
+        var part = "editable"
+        var status = "ok"
+        var editable: Bool?
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        static func of(_ outcome: Outcome<Bool>) -> EditablePart {
+            if case .ok(let editable) = outcome { return EditablePart(editable: editable) }
+            let placeholder = Part<Bool>.of(outcome) { [$0] }
+            return EditablePart(status: placeholder.status, reason: placeholder.reason, retryAfterSeconds: placeholder.retryAfterSeconds)
+        }
+
+        func line() -> [UInt8] { FeedService.line(FeedService.encode(self)) }
+    }
+
+    /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
+    struct Part<Item: Encodable>: Encodable {
+        /// The part's name, on its own line of a streamed answer only.
+        var part: String?
+        var status = "ok"
+        var items: [Item]
+        var reason: String?
+        var retryAfterSeconds: Int?
+
+        /// The part for an upstream outcome: its items, or a placeholder with the feed's reasons and retry times.
+        static func of<T: Sendable>(_ outcome: Outcome<T>, _ items: (T) -> [Item]) -> Part {
+            let status: FeedService.Status
+            switch outcome {
+            case .ok(let value): return Part(items: items(value))
+            case .timeout: status = .timeout
+            case .failed(let e): status = FeedService.Status(e)
+            }
+            var retry = retryAfter
+            if case .backingOff(let seconds) = status { retry = seconds }
+            return Part(status: "placeholder", items: [], reason: status.reason, retryAfterSeconds: retry)
+        }
+
+        /// This part as a line of a streamed answer (`part` names it).
+        func line(_ name: String) -> [UInt8] {
+            var named = self
+            named.part = name
+            return FeedService.line(FeedService.encode(named))
+        }
+        var isPlaceholder: Bool { status != "ok" }
+    }
+    static let retryAfter = 10
+
+    struct Section: Encodable, Equatable {
+        var id: Int
+        var level: Int
+        var number: String
+        var title: String
+        var anchor: String
+    }
+
+    struct Edition: Encodable, Equatable {
+        var lang: String
+        var title: String
+        var autonym: String
+        var url: String
+    }
+
+    struct Media: Encodable, Equatable {
+        struct Size: Encodable, Equatable { var source: String; var width: Int?; var height: Int? }
+        struct License: Encodable, Equatable { var name: String; var url: String? }
+        var title: String
+        var type: String
+        var caption: String?
+        var thumbnail: Size?
+        var original: Size?
+        var artist: String?
+        var credit: String?
+        var license: License?
+        var attributionRequired: Bool?
+        var description: String?
+
+        enum CodingKeys: String, CodingKey { case title, type, caption, thumbnail, original, artist, credit, license, attributionRequired, description }
+        /// Every member always present (`null` when upstream has nothing), like the card.
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(title, forKey: .title); try c.encode(type, forKey: .type); try c.encode(caption, forKey: .caption)
+            try c.encode(thumbnail, forKey: .thumbnail); try c.encode(original, forKey: .original); try c.encode(artist, forKey: .artist)
+            try c.encode(credit, forKey: .credit); try c.encode(license, forKey: .license)
+            try c.encode(attributionRequired, forKey: .attributionRequired); try c.encode(description, forKey: .description)
+        }
+    }
+
+    struct URLs: Encodable, Equatable { var mobileHtml: String; var desktop: String }
+
+    // MARK: - Rules (pure)
+
+    /// The table of contents in document order: plain-text titles, numbers as upstream counts them.
+    static func sections(_ contents: ArticleContents) -> [Section] {
+        contents.sections.enumerated().map { i, s in
+            Section(id: s.index.flatMap { Int($0) } ?? i + 1, level: s.tocLevel, number: s.number, title: HTMLText.plain(s.line), anchor: s.anchor)
+        }
+    }
+
+    /// The language picker: the user's `Accept-Language` editions first (in their order), then the rest sorted by
+    /// autonym (case-insensitively, ties by code). Links to unknown editions are dropped; a missing autonym falls
+    /// back to the English name, then the code.
+    static func editions(_ links: [LanguageLink], preferred: [String]) -> [Edition] {
+        let editions = links.compactMap { l -> Edition? in
+            guard let code = LanguageCode(l.lang)?.code else { return nil }
+            return Edition(lang: code, title: l.title, autonym: l.autonym ?? l.langname ?? code,
+                           url: l.url ?? Card.articleURL(lang: code, title: l.title))
+        }
+        var seen = Set<String>()
+        let unique = editions.filter { seen.insert($0.lang).inserted }
+        let first = preferred.compactMap { p in unique.first { $0.lang == p } }
+        let rest = unique.filter { !preferred.contains($0.lang) }.sorted {
+            let a = $0.autonym.lowercased(), b = $1.autonym.lowercased()
+            return a != b ? a < b : $0.lang < $1.lang
+        }
+        return first + rest
+    }
+
+    /// The files a gallery shows (`showInGallery`), in page order.
+    static func galleryFiles(_ items: [MediaListItem]) -> [MediaListItem] { items.filter { $0.showInGallery } }
+
+    /// Seed 000, Image Gallery: images smaller than 30×30 are not shown — judged by the file's real size (imageinfo's
+    /// width and height), not by its thumbnail. A 30×30 image stays; audio, video and files of unknown size stay.
+    static let minimumImageSide = 30
+    static func isLargeEnough(_ item: MediaListItem, _ info: FileInfo?) -> Bool {
+        guard item.type == "image", let w = info?.width, let h = info?.height else { return true }
+        return w >= minimumImageSide && h >= minimumImageSide
+    }
+
+    /// A gallery entry: the media-list item with its file's sizes and credits (HTML reduced to text).
+    static func media(_ item: MediaListItem, _ info: FileInfo?) -> Media {
+        let m = info?.metadata ?? [:]
+        func text(_ key: String) -> String? { m[key].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 } }
+        var thumbnail: Media.Size?
+        if let t = info?.thumbURL { thumbnail = Media.Size(source: t, width: info?.thumbWidth, height: info?.thumbHeight) } else if let src = item.src {
+            thumbnail = Media.Size(source: src.hasPrefix("//") ? "https:" + src : src, width: nil, height: nil)
+        }
+        let original = info?.url.map { Media.Size(source: $0, width: info?.width, height: info?.height) }
+        let license = text("LicenseShortName").map { Media.License(name: $0, url: m["LicenseUrl"].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }) }
+        let attribution = m["AttributionRequired"].map { HTMLText.plain($0).lowercased() == "true" }
+        let caption = item.captionText.flatMap { $0.isEmpty ? nil : $0 } ?? item.captionHTML.map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }
+        return Media(title: item.title, type: item.type, caption: caption, thumbnail: thumbnail, original: original, artist: text("Artist"),
+                     credit: text("Credit"), license: license, attributionRequired: attribution, description: text("ImageDescription"))
+    }
+
+    static func urls(lang: String, title: String) -> URLs {
+        let path = UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":()")
+        return URLs(mobileHtml: "https://\(lang).wikipedia.org/api/rest_v1/page/mobile-html/\(path)", desktop: "https://\(lang).wikipedia.org/wiki/\(path)")
+    }
+
+    // MARK: - Assembly
+
+    /// The part names, in screen order: the head of a streamed answer announces them.
+    static let partNames = ["sections", "languages", "media", "readMore", "references"]
+
+    /// The upstream work of the parts besides the card, started at once and each bounded by `timeout`. Unstructured:
+    /// work whose reader is gone goes on and fills the caches for the next request.
+    struct PartWork: Sendable {
+        let contents: Task<Outcome<ArticleContents>, Never>
+        let links: Task<Outcome<[LanguageLink]>, Never>
+        let gallery: Task<Outcome<[Media]>, Never>
+        let related: Task<Outcome<QueryResult>, Never>
+        let mainPage: Task<Outcome<String>, Never>
+        let references: Task<Outcome<Int>, Never>
+        /// Whether the caller may edit the page (the pencil): anonymous for the shared answer, the user's for a stream.
+        let editable: Task<Outcome<Bool>, Never>
+
+        init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
+            contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
+            links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
+            gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
+            related = Task { await withDeadline(timeout) { try await api.related(lang: lang, title: title) } }
+            mainPage = Task { await withDeadline(timeout) { try await api.mainPage(lang: lang) } }
+            references = Task {
+                await withDeadline(timeout) { try await ReferencesRoutes.built(api: api, responses: responses, lang: lang, title: title).count }
+            }
+            editable = Task { await withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: authorization) } }
+        }
+    }
+
+    /// Whether `authorization` (nil: an anonymous reader) may edit the page, from the editor's `intestactions` answer, kept
+    /// briefly per page and caller: a minute for anonymous readers, 30 s for a user (a block or a protection shows soon).
+    static func editable(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?) async throws -> Bool {
+        let key = "editable:\(lang.code):\(ArticleTitle.normalise(title)):\(authorization ?? "")"
+        return try await responses.value(key, ttl: authorization == nil ? 60 : 30) {
+            (try await api.editPermission(lang: lang, title: title, authorization: authorization).canEdit, 64 + key.utf8.count)
+        }
+    }
+
+    /// An encoded screen with its `editable` member set to `editable` (or removed when unknown): the member is written
+    /// first (`{"editable":true,"card":…`), so the shared answer's bytes serve every user with one splice.
+    static func settingEditable(_ bytes: [UInt8], _ editable: Bool?) -> [UInt8] {
+        guard bytes.first == 123 else { return bytes }
+        var rest = bytes[1...]
+        for known in editableMembers where rest.starts(with: known) { rest = rest.dropFirst(known.count); break }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 20)
+        out.append(123)
+        if let editable { out.append(contentsOf: editable ? editableMembers[0] : editableMembers[1]) }
+        out.append(contentsOf: rest)
+        return out
+    }
+    static let editableMembers = [Array("\"editable\":true,".utf8), Array("\"editable\":false,".utf8)]
+
+    /// The gallery: the files the page shows, with their sizes and credits (file info in batches).
+    static func gallery(api: WikimediaAPI, lang: LanguageCode, title: String) async throws -> [Media] {
+        let files = galleryFiles(try await api.mediaList(lang: lang, title: title))
+        var infos: [String: FileInfo] = [:]
+        for batch in stride(from: 0, to: files.count, by: FileInfo.maxPerCall) {
+            let titles = files[batch..<min(batch + FileInfo.maxPerCall, files.count)].map(\.title)
+            infos.merge(try await api.fileInfo(lang: lang, files: titles)) { a, _ in a }
+        }
+        return files.filter { isLargeEnough($0, infos[$0.title]) }.map { media($0, infos[$0.title]) }
+    }
+
+    static func sectionsPart(_ work: PartWork, mainPage: Bool) async -> Part<Section> {
+        mainPage ? Part(items: []) : Part.of(await work.contents.value, sections)
+    }
+
+    /// Whether the card is the edition's main page, as Wikimedia's siteinfo names it (never a hard-coded title; an
+    /// edition whose siteinfo cannot be read has no main page here).
+    static func isMainPage(_ work: PartWork, card: Card) async -> Bool {
+        guard case .ok(let main) = await work.mainPage.value else { return false }
+        return ArticleTitle.normalise(main) == ArticleTitle.normalise(card.title)
+    }
+
+    static func languagesPart(_ work: PartWork, lang: LanguageCode, preferred: [String]) async -> Part<Edition> {
+        Part.of(await work.links.value) { editions($0, preferred: preferred.filter { $0 != lang.code }) }
+    }
+
+    static func mediaPart(_ work: PartWork) async -> Part<Media> { Part.of(await work.gallery.value) { $0 } }
+
+    /// Read more: related articles, never the article itself. Reached through a redirect with nothing like the
+    /// redirect's name: asked again for the article's own title.
+    static func readMorePart(_ work: PartWork, api: WikimediaAPI, card: Card, lang: LanguageCode, timeout: Double) async -> Part<Card> {
+        var outcome = await work.related.value
+        if card.redirectedFrom != nil, case .ok(let r) = outcome, r.pages.isEmpty,
+           case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
+            outcome = .ok(again)
+        }
+        return Part.of(outcome) { r in
+            ContentRules.related(r, source: card.title, lang: lang, limit: 3).filter { ArticleTitle.normalise($0.title) != ArticleTitle.normalise(card.title) }
+        }
+    }
+
+    /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
+    /// problem), any other part failing is a placeholder.
+    static func build(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> (Body, Bool?) {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
+        let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
+        let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
+        let main = await isMainPage(work, card: card)
+        let body = Body(card: card, mainPage: main, sections: await sectionsPart(work, mainPage: main), languages: await languagesPart(work, lang: lang, preferred: preferred),
+                        media: await mediaPart(work), readMore: readMore, references: ReferencesCount.of(await work.references.value),
+                        urls: urls(lang: lang.code, title: card.title))
+        guard case .ok(let editable) = await work.editable.value else { return (body, nil) }
+        return (body, editable)
+    }
+
+    /// The head line of a streamed answer: the card, the URLs and the names of the parts that follow.
+    struct StreamHead: Encodable {
+        var card: Card
+        var mainPage: Bool
+        var parts: [String]
+        var urls: URLs
+    }
+
+    /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
+    /// then each part on its own line as it completes, each within the upstream deadline.
+    static func stream(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                       authorization: String?) async throws -> HTTPResponse {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization)
+        let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
+        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
+        let main = await isMainPage(work, card: card)
+        return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
+            let head = StreamHead(card: card, mainPage: main, parts: partNames + ["editable"], urls: urls(lang: lang.code, title: card.title))
+            try await body.write(FeedService.line(FeedService.encode(head)))
+            try await withThrowingTaskGroup(of: [UInt8].self) { group in
+                group.addTask { await sectionsPart(work, mainPage: main).line("sections") }
+                group.addTask { await languagesPart(work, lang: lang, preferred: preferred).line("languages") }
+                group.addTask { await mediaPart(work).line("media") }
+                group.addTask { await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout).line("readMore") }
+                group.addTask { ReferencesCount.of(await work.references.value).line() }
+                group.addTask { EditablePart.of(await work.editable.value).line() }
+                for try await line in group { try await body.write(line) }
+            }
+        }
+    }
+
+    /// An article screen as kept: the answer, the same bytes with a short lifetime for when it is served past its own
+    /// (while its refresh runs; it shares the answer's bytes, so the cache counts them once), and when it was built.
+    struct Kept: Sendable {
+        var fresh: PreparedBody
+        var stale: PreparedBody
+        var builtAt: Double
+        var complete: Bool
+    }
+
+    /// A complete answer's lifetime; served up to as long again past it while one refresh runs.
+    static let completeTTL = 300
+    /// How old a complete answer may be and still stand in for a refresh that came back with placeholders: ten lifetimes.
+    static let staleBound = Double(completeTTL * 10)
+    /// The lifetime of an answer showing stale data, and of one with a placeholder.
+    static let shortTTL = 5
+
+    static func headers(lang: LanguageCode, maxAge: Int) -> HTTPHeaders {
+        // Vary: Authorization — the shared answer is an anonymous reader's (`editable`); a user's is private.
+        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
+    }
+
+    /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
+    /// seconds (like the feed), never stale. A refresh (`previous` is the answer it refreshes) that comes back with a
+    /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
+    static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                        responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
+        let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
+        let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
+                         || body.references.isPlaceholder)
+        let now = Date().timeIntervalSinceReferenceDate
+        if !complete, let previous, previous.complete, now - previous.builtAt <= staleBound {
+            // The last good answer stays, briefly fresh (with the short lifetime), and is refreshed again after that.
+            let kept = Kept(fresh: previous.stale, stale: previous.stale, builtAt: previous.builtAt, complete: true)
+            responses.insert(key, kept, cost: Responses.cost(of: previous.fresh), ttl: Double(shortTTL), staleFor: Double(completeTTL))
+            return previous.stale
+        }
+        let ttl = complete ? completeTTL : shortTTL
+        let encoded = settingEditable([UInt8]((try? Responses.encoder.encode(body)) ?? Data("{}".utf8)), editable)
+        let fresh = PreparedBody(contentType: "application/json", bytes: encoded, headers: headers(lang: lang, maxAge: ttl))
+        let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
+        responses.insert(key, kept, cost: Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
+        return fresh
+    }
+
+    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
+        router.get("/article/{title}") { ctx in
+            let lang: LanguageCode, title: String, auth: String?
+            lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
+            auth = try BearerAuthorization.optional(ctx.request.headers)
+            // The picker's order depends on the reader's languages: one prepared answer per language, title and
+            // preferred editions (bounded LRU with the other prepared answers).
+            let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
+            if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
+                return Responses.async {
+                    try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                     authorization: auth)
+                }
+            }
+            let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
+            if let auth {
+                // A signed-in reader: the shared answer with this user's `editable`, private to them.
+                return Responses.async {
+                    async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth) }
+                    let shared: PreparedBody
+                    if let warm = responses.cachedValue(key, as: Kept.self) { shared = warm.fresh } else {
+                        shared = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key)
+                    }
+                    var known: Bool?
+                    if case .ok(let e) = await editable { known = e }
+                    return Responses.json(bytes: settingEditable(shared.identity, known), cacheControl: "private, no-cache",
+                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code])
+                }
+            }
+            // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
+            // A stale answer says so with a short lifetime. The refresh has no reader waiting: it is bound by the upstream
+            // deadline, not the screen's, and keeps the last good answer when it comes back with a placeholder.
+            if let (warm, refresh, stale) = responses.revalidatingValue(key, as: Kept.self) {
+                if refresh {
+                    let trace = ctx.trace   // the refresh's calls belong to the request that set it off
+                    Task {
+                        await TraceContext.$task.withValue(trace) {
+                            do {
+                                _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                                      responses: responses, key: key, previous: warm)
+                            } catch { responses.refreshFailed(key) }
+                        }
+                    }
+                }
+                return .response(.prepared(stale ? warm.stale : warm.fresh))
+            }
+            return Responses.async {
+                .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key))
+            }
+        }
+    }
+}

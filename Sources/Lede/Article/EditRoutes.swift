@@ -1,0 +1,114 @@
+import HTTPServer
+import LedeBasics
+import Wikimedia
+
+/// `GET /article/{title}/edit` (open the editor) and `POST /article/{title}/edit` (save). The caller's Authorization,
+/// when sent, goes to the wiki unchanged; without it the edit is anonymous. Nothing is kept: every answer is the user's.
+enum EditRoutes {
+    static let noStore = "private, no-store"
+
+    struct Settings: Sendable {
+        /// The save's deadline (`--edit-timeout`): MediaWiki can take seconds to save a long page.
+        var editTimeout: Double = 15
+    }
+
+    static func register(on router: Router, api: WikimediaAPI, settings: Settings) {
+        router.get("/article/{title}/edit") { ctx in
+            let auth: String?, lang: LanguageCode, title: String, section: Int?
+            (auth, lang, title) = try target(ctx)
+            section = try EditRules.section(ctx.request.queryParameter("section"))
+            return Responses.async {
+                do {
+                    let page = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth)
+                    // Written and compressed once, off the loops when the wikitext is large (a whole page is megabytes).
+                    let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.code]
+                    return .prepared(try await Workers.shared.offLoop(page.wikitext.utf8.count) {
+                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section), headers: headers)
+                    })
+                } catch let e as EditRefusedError { return EditRules.problem(e.message).response }
+            }
+        }
+
+        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes) { ctx in
+            let auth: String?, lang: LanguageCode, title: String
+            (auth, lang, title) = try target(ctx)
+            try Responses.requireJSON(ctx.request)
+            let body = ctx.request.body
+            return Responses.async {
+                // A page's wikitext is up to 2 MiB: read off the loops.
+                let save = try await Workers.shared.offLoop(body.count) { try EditRules.parseSave(body) }
+                return try await self.save(save.submission(title: title), api: api, lang: lang, authorization: auth, settings: settings)
+            }
+        }
+    }
+
+    /// The caller's credentials (optional), the edition and the title.
+    static func target(_ ctx: RequestContext) throws -> (String?, LanguageCode, String) {
+        let auth = try BearerAuthorization.optional(ctx.request.headers)
+        return (auth, try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
+    }
+
+    /// A token, the edit; on `badtoken` one fresh token and the edit once more (the wiki refused the token before
+    /// saving anything). Nothing else is ever sent twice.
+    static func save(_ submission: EditSubmission, api: WikimediaAPI, lang: LanguageCode, authorization: String?, settings: Settings) async throws -> HTTPResponse {
+        var outcome: EditOutcome
+        do {
+            outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization),
+                                         authorization: authorization, deadline: settings.editTimeout)
+            if case .refused(let m) = outcome, m.code == "badtoken" {
+                outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization),
+                                             authorization: authorization, deadline: settings.editTimeout)
+            }
+        } catch let e as EditOutcomeUnknown {
+            return EditRules.unknownOutcome(e, baseRevision: submission.baseRevision).response
+        }
+        switch outcome {
+        case .saved(let revision, let previous):
+            let body = "{\"result\":\"saved\",\"revision\":\(revision),\"previousRevision\":\(previous.map(String.init) ?? "null")}"
+            return Responses.json(bytes: Array(body.utf8), cacheControl: noStore)
+        case .nochange:
+            return Responses.json(bytes: Array("{\"result\":\"nochange\"}".utf8), cacheControl: noStore)
+        case .captcha(let id, let url):
+            return EditRules.captchaProblem(id: id, url: url, base: api.siteURL(lang: lang)).response
+        case .refused(let message):
+            var current: Int?
+            if EditRules.kind(of: message) == .conflict {
+                // The revision the editor reloads: asked once, on a conflict only.
+                current = try? await api.editPermission(lang: lang, title: submission.title, authorization: authorization).latestRevision
+            }
+            return EditRules.problem(message, current: current).response
+        }
+    }
+
+    /// `{"title","section","revision","wikitext","canEdit","reasons","protection","notices"}`.
+    static func editorBody(_ page: EditorPage, section: Int?) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(page.wikitext.utf8.count + page.wikitext.utf8.count / 8 + 512)
+        out.append(contentsOf: "{\"title\":".utf8); JSONText.appendQuoted(page.title, to: &out)
+        out.append(contentsOf: ",\"section\":\(section.map(String.init) ?? "null"),\"revision\":\(page.revision),\"wikitext\":".utf8)
+        JSONText.appendQuoted(page.wikitext, to: &out)
+        out.append(contentsOf: ",\"canEdit\":\(page.permission.canEdit),\"reasons\":[".utf8)
+        for (i, r) in EditRules.reasons(page.permission).enumerated() {
+            if i > 0 { out.append(44) }
+            out.append(contentsOf: "{\"code\":".utf8); JSONText.appendQuoted(r.code, to: &out)
+            out.append(contentsOf: ",\"text\":".utf8); JSONText.appendQuoted(r.text, to: &out)
+            if let b = r.block { out.append(contentsOf: ",\"block\":".utf8); out.append(contentsOf: EditRules.blockJSON(b).utf8) }
+            out.append(125)
+        }
+        out.append(contentsOf: "],\"protection\":[".utf8)
+        for (i, p) in page.permission.protection.enumerated() {
+            if i > 0 { out.append(44) }
+            out.append(contentsOf: "{\"type\":".utf8); JSONText.appendQuoted(p.type, to: &out)
+            out.append(contentsOf: ",\"level\":".utf8); JSONText.appendQuoted(p.level, to: &out)
+            out.append(contentsOf: ",\"expiry\":".utf8); JSONText.appendQuoted(p.expiry, to: &out)
+            out.append(125)
+        }
+        out.append(contentsOf: "],\"notices\":[".utf8)
+        for (i, n) in EditRules.notices(page.permission).enumerated() {
+            if i > 0 { out.append(44) }
+            JSONText.appendQuoted(n, to: &out)
+        }
+        out.append(contentsOf: "]}".utf8)
+        return out
+    }
+}

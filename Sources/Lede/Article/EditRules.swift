@@ -1,0 +1,235 @@
+import Foundation
+import HTTPServer
+import LedeBasics
+import Wikimedia
+
+/// The editor's rules, pure: what a save request may hold, how the wiki's refusals become problems (one table), and
+/// the editor's reasons and notices as plain text.
+enum EditRules {
+    /// The wiki's page size limit (`$wgMaxArticleSize`, 2048 KiB on Wikipedia): the most wikitext a save sends.
+    static let maxWikitextBytes = 2 << 20
+    /// The save request's body limit on its route: the wikitext with room for its JSON escapes (a client that writes
+    /// non-ASCII as `\u` escapes triples a two-byte character: `é` is 2 bytes, `\u00e9` 6), and the members around it.
+    static let maxBodyBytes = 3 * maxWikitextBytes + (64 << 10)
+    /// MediaWiki's summary limit is 500 characters.
+    static let maxSummaryCharacters = 500
+
+    // MARK: - The save request
+
+    struct SaveRequest: Sendable, Equatable {
+        var section: Int?
+        var wikitext: String
+        var summary: String
+        var baseRevision: Int
+        var minor: Bool
+        var captchaID: String?
+        var captchaAnswer: String?
+
+        func submission(title: String) -> EditSubmission {
+            EditSubmission(title: title, section: section, wikitext: wikitext, summary: summary, baseRevision: baseRevision, minor: minor,
+                           captcha: captchaID.map { ($0, captchaAnswer ?? "") })
+        }
+    }
+
+    static let saveFields: Set<String> = ["section", "wikitext", "summary", "baseRevision", "minor", "captcha"]
+
+    /// `{"section"?,"wikitext","summary","baseRevision","minor"?,"captcha"?:{"id","answer"}}`, strictly.
+    static func parseSave(_ body: [UInt8]) throws -> SaveRequest {
+        guard !body.isEmpty else { throw bad("The body is empty; send {\"wikitext\",\"summary\",\"baseRevision\"}.") }
+        let object: [String: JSONValue]
+        do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
+            throw bad("The body is not a JSON object.")
+        }
+        let unknown = object.keys.filter { !saveFields.contains($0) }.sorted()
+        guard unknown.isEmpty else { throw bad("Unknown field(s): \(unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")).", field: unknown[0]) }
+        guard case .string(let wikitext)? = object["wikitext"] else { throw bad("wikitext is required, as a string.", field: "wikitext") }
+        guard wikitext.utf8.count <= maxWikitextBytes else {
+            throw Problem(status: 413, slug: "edit-too-large", detail: "The wikitext is larger than the wiki's page size limit of 2 MiB.",
+                          extensions: [("limit", "\(maxWikitextBytes)")])
+        }
+        guard case .string(let summary)? = object["summary"] else { throw bad("summary is required, as a string (it may be empty).", field: "summary") }
+        guard summary.count <= maxSummaryCharacters else { throw bad("summary is longer than \(maxSummaryCharacters) characters.", field: "summary") }
+        guard case .int(let base)? = object["baseRevision"], base > 0 else {
+            throw bad("baseRevision is required: the revision the editor opened, a positive whole number.", field: "baseRevision")
+        }
+        var section: Int?
+        switch object["section"] {
+        case nil, .null?: section = nil
+        case .int(let n)? where (0...10_000).contains(n): section = n
+        default: throw bad("section must be a section number (0 is the lead) or absent for the whole page.", field: "section")
+        }
+        var minor = false
+        switch object["minor"] {
+        case nil, .null?: minor = false
+        case .bool(let b)?: minor = b
+        default: throw bad("minor must be true or false.", field: "minor")
+        }
+        var captchaID: String?, captchaAnswer: String?
+        switch object["captcha"] {
+        case nil, .null?: break
+        case .object(let c)?:
+            guard Set(c.keys) == ["id", "answer"], case .string(let id)? = c["id"], case .string(let answer)? = c["answer"],
+                  !id.isEmpty, id.utf8.count <= 100, answer.utf8.count <= 200 else {
+                throw bad("captcha must be {\"id\",\"answer\"}: the id a 428 gave and the reader's answer.", field: "captcha")
+            }
+            captchaID = id; captchaAnswer = answer
+        default: throw bad("captcha must be {\"id\",\"answer\"}.", field: "captcha")
+        }
+        return SaveRequest(section: section, wikitext: wikitext, summary: summary, baseRevision: base, minor: minor, captchaID: captchaID, captchaAnswer: captchaAnswer)
+    }
+
+    /// `section` of the editor's GET: absent (the whole page) or a number from 0.
+    static func section(_ raw: String?) throws -> Int? {
+        guard let raw else { return nil }
+        guard !raw.isEmpty, raw.utf8.count <= 5, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw) else {
+            throw Problem(status: 400, slug: "invalid-parameter", detail: "section must be a section number (0 is the lead), or absent for the whole page.",
+                          extensions: [("parameter", JSONText.quote("section"))])
+        }
+        return n
+    }
+
+    static func bad(_ detail: String, field: String? = nil) -> Problem {
+        Problem(status: 400, slug: "invalid-edit", detail: detail, extensions: field.map { [("field", JSONText.quote($0))] } ?? [])
+    }
+
+    // MARK: - The wiki's refusals, in one table
+
+    enum Kind: Equatable {
+        case conflict, protected, blocked, disallowed, warning, badToken, notAuthorised, notFound, readOnly, rateLimited, tooLarge, rejected, failed
+    }
+
+    /// What a refusal code means. Codes with variants (`abusefilter-warning-<filter>`, `blockedtext-partial`,
+    /// `mwoauth-invalid-authorization-…`) are read by prefix.
+    static func kind(of message: APIMessage) -> Kind {
+        let code = message.code
+        if message.block != nil { return .blocked }
+        switch code {
+        case "editconflict": return .conflict
+        case "protectedpage", "protectedtitle", "cascadeprotected", "protectednamespace", "protectednamespace-interface",
+             "customcssprotected", "customjsprotected", "customjsonprotected", "sitecssprotected", "sitejsprotected", "mycustomcssprotected":
+            return .protected
+        case "blocked", "autoblocked", "blockedtext", "systemblockedtext", "globalblocking-blockedtext": return .blocked
+        case "spamblacklist", "titleblacklist-forbidden", "abusefilter-disallowed": return .disallowed
+        case "badtoken": return .badToken
+        case "assertuserfailed", "assertnameduserfailed", "notloggedin", "login-required": return .notAuthorised
+        case "missingtitle", "nosuchsection", "nosuchrevid": return .notFound
+        case "readonly": return .readOnly
+        case "ratelimited", "actionthrottledtext": return .rateLimited
+        case "contenttoobig", "max-article-size-exceeded": return .tooLarge
+        case "permissiondenied", "noedit", "noedit-anon", "cantedit": return .protected
+        default: break
+        }
+        if code.hasPrefix("abusefilter-warning") { return .warning }
+        if code.hasPrefix("abusefilter-disallowed") || code.hasPrefix("spamblacklist") || code.hasPrefix("titleblacklist") { return .disallowed }
+        if code.hasPrefix("blockedtext") || code.hasPrefix("globalblocking") { return .blocked }
+        if code.hasPrefix("mwoauth-invalid-authorization") { return .notAuthorised }
+        if UpstreamError.clientErrorCodes.contains(code) { return .rejected }
+        return .failed
+    }
+
+    /// The problem a refusal is answered with. `current`: the page's revision now (for a conflict).
+    static func problem(_ message: APIMessage, current: Int? = nil) -> Problem {
+        let text = plainText(message.html)
+        func said(_ fallback: String) -> String { text.isEmpty ? fallback : text }
+        var ext: [(String, String)] = [("code", JSONText.quote(message.code))]
+        switch kind(of: message) {
+        case .conflict:
+            if let current { ext.append(("currentRevision", "\(current)")) }
+            return Problem(status: 409, slug: "edit-conflict",
+                           detail: "Someone else changed this section since the editor opened it: reload the current revision, merge, and save again.",
+                           extensions: ext)
+        case .protected:
+            return Problem(status: 403, slug: "protected", detail: said("This page is protected: you may not edit it."), extensions: ext)
+        case .blocked:
+            if let block = message.block { ext.append(("block", blockJSON(block))) }
+            return Problem(status: 403, slug: "blocked", detail: said("You are blocked from editing this page."), extensions: ext)
+        case .disallowed:
+            if !message.matches.isEmpty { ext.append(("matches", "[" + message.matches.prefix(20).map { JSONText.quote($0) }.joined(separator: ",") + "]")) }
+            return Problem(status: 403, slug: "edit-disallowed", detail: said("The wiki's filters refused this edit."), extensions: ext)
+        case .warning:
+            return Problem(status: 422, slug: "edit-warning",
+                           detail: said("The wiki's filters warn about this edit.") + " Sending the same edit again saves it.", extensions: ext)
+        case .badToken, .notAuthorised:
+            return Problem(status: 401, slug: "not-authorised", detail: "Wikipedia did not accept the credentials for this edit; sign in again.",
+                           headers: ["WWW-Authenticate": "Bearer"], extensions: ext)
+        case .notFound:
+            return Problem(status: 404, slug: "not-found", detail: said("The page or section does not exist."), extensions: ext)
+        case .readOnly:
+            return Problem(status: 503, slug: "wiki-read-only", detail: said("The wiki is read-only for maintenance; retry in a few minutes."),
+                           headers: ["Retry-After": "120"], extensions: ext)
+        case .rateLimited:
+            return Problem(status: 429, slug: "edit-rate-limited", detail: said("Too many edits in a short time; wait a minute and save again."),
+                           headers: ["Retry-After": "60"], extensions: ext)
+        case .tooLarge:
+            return Problem(status: 413, slug: "edit-too-large", detail: said("The page would be larger than the wiki allows."), extensions: ext)
+        case .rejected:
+            return Problem(status: 400, slug: "invalid-edit", detail: said("The wiki refused a value of this edit."), extensions: ext)
+        case .failed:
+            return Problem(status: 502, slug: "edit-failed", detail: "The wiki refused the edit: " + said("no reason was given."), extensions: ext)
+        }
+    }
+
+    /// A save whose outcome is unknown (sent, then no answer): never sent again by Lede.
+    static func unknownOutcome(_ e: EditOutcomeUnknown, baseRevision: Int) -> Problem {
+        let timedOut = e.cause == .timeout
+        return Problem(status: timedOut ? 504 : 502, slug: "edit-outcome-unknown",
+                       detail: "The edit was sent but Wikipedia's answer \(timedOut ? "did not arrive in time" : "was lost"): it may have been saved. "
+                           + "Reload the page's current revision and compare before saving again.",
+                       extensions: [("baseRevision", "\(baseRevision)")])
+    }
+
+    /// The captcha's problem: its id and the image's absolute URL.
+    static func captchaProblem(id: String, url: String, base: String) -> Problem {
+        Problem(status: 428, slug: "captcha-required", detail: "Wikipedia asks for a captcha: show its image, then send the same edit with captcha {id, answer}.",
+                extensions: [("captcha", "{\"id\":\(JSONText.quote(id)),\"url\":\(JSONText.quote(absoluteURL(url, base: base)))}")])
+    }
+
+    /// `url` resolved against the wiki's base URL (the captcha's image is usually given as a path).
+    static func absoluteURL(_ url: String, base: String) -> String {
+        if url.hasPrefix("https://") || url.hasPrefix("http://") { return url }
+        if url.hasPrefix("//") { return "https:" + url }
+        let origin = URIReference(base).origin ?? base
+        return origin + (url.hasPrefix("/") ? url : "/" + url)
+    }
+
+    static func blockJSON(_ b: EditBlock) -> String {
+        var out = "{\"by\":" + (b.by.map(JSONText.quote) ?? "null")
+        out += ",\"reason\":" + (b.reason.map { JSONText.quote(plainText($0)) } ?? "null")
+        out += ",\"expiry\":" + (b.expiry.map(JSONText.quote) ?? "null")
+        out += ",\"partial\":\(b.partial)}"
+        return out
+    }
+
+    // MARK: - The editor's reasons and notices
+
+    /// The HTML of a message as text, by the project's HTML reader (`<br>`, tags and entities).
+    static func plainText(_ html: String) -> String { HTMLText.plain(html).trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    struct Reason: Sendable, Equatable {
+        var code: String
+        var text: String
+        var block: EditBlock?
+    }
+
+    static func reasons(_ permission: EditPermission) -> [Reason] {
+        permission.refusals.map { Reason(code: $0.code, text: plainText($0.html), block: $0.block) }
+    }
+
+    /// What the editor shows above the text: the anonymous-edit notice, and the page's edit protection when the user
+    /// may edit it anyway (a semi-protected page for a signed-in user).
+    static func notices(_ permission: EditPermission) -> [String] {
+        var out: [String] = []
+        if permission.anonymous {
+            out.append("You are not signed in. If you save, your edit will be attributed to an IP address, which is publicly visible.")
+        }
+        if permission.canEdit {
+            for p in permission.protection where p.type == "edit" {
+                let who = p.level == "autoconfirmed" ? "registered users" : p.level == "extendedconfirmed" ? "extended confirmed users"
+                    : p.level == "sysop" ? "administrators" : "users with the right \(p.level)"
+                let until = p.expiry == "infinity" || p.expiry == "infinite" ? "" : " until \(p.expiry)"
+                out.append("This page is protected\(until): only \(who) may edit it.")
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,126 @@
+/// HTML fragments as Wikimedia sends them (section headings, captions, file description pages' `extmetadata`)
+/// reduced to the plain text a label shows: tags removed (`<br>` and block ends become a space), character
+/// references decoded (named ones HTML pages use, and numeric ones), runs of white space collapsed, trimmed.
+/// Script and style contents are dropped. Never fails: malformed markup is read as text where it cannot be a tag.
+/// Linear in its input: no stretch is scanned twice for a tag's end — a tag still open at the end of the input makes
+/// the rest text (no later `<` can close), and inside script and style each tag found is stepped over whole.
+public enum HTMLText {
+    /// Text as HTML: its special characters as character references (`&`, `<`, `>` and both quotes, so the result is
+    /// safe in text and in a quoted attribute value alike).
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    public static func plain(_ html: String) -> String {
+        let u = Array(html.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var i = 0
+        var pendingSpace = false
+        // Once a tag ran to the end of the input unclosed, no later `<` can find an end either.
+        var tagsCanEnd = true
+        func emit(_ c: Unicode.Scalar) {
+            if c.properties.isWhitespace {
+                pendingSpace = !out.isEmpty
+            } else {
+                if pendingSpace { out.append(" "); pendingSpace = false }
+                out.append(c)
+            }
+        }
+        while i < u.count {
+            let c = u[i]
+            if c == "<", tagsCanEnd, let end = tagEnd(u, from: i, unclosed: &tagsCanEnd) {
+                let name = tagName(u, i + 1, end)
+                if name == "script" || name == "style" {
+                    // Skip to the matching close tag (or the end), stepping over every tag found on the way.
+                    var j = end + 1
+                    var more = true
+                    while j < u.count {
+                        if u[j] == "<", more, let e = tagEnd(u, from: j, unclosed: &more) {
+                            if u[j + 1] == "/", tagName(u, j + 2, e) == name { j = e; break }
+                            j = e + 1
+                            continue
+                        }
+                        j += 1
+                    }
+                    i = j + 1
+                    continue
+                }
+                if breaking.contains(name) { pendingSpace = !out.isEmpty }
+                i = end + 1
+                continue
+            }
+            if c == "&", let (decoded, next) = reference(u, at: i) {
+                for s in decoded.unicodeScalars { emit(s) }
+                i = next
+                continue
+            }
+            emit(c)
+            i += 1
+        }
+        return String(out)
+    }
+
+    /// Elements whose boundaries separate words.
+    static let breaking: Set<String> = ["br", "p", "div", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "h2", "h3", "h4", "h5", "h6", "dd", "dt", "hr"]
+
+    /// The index of the `>` closing a tag that starts at `start` (`<`), or nil when this `<` does not open a tag.
+    /// `tagsCanEnd` turns false when the search ran to the end of the input.
+    static func tagEnd(_ u: [Unicode.Scalar], from start: Int, unclosed tagsCanEnd: inout Bool) -> Int? {
+        guard start + 1 < u.count else { return nil }
+        let first = u[start + 1]
+        guard first == "/" || first == "!" || first.properties.isAlphabetic else { return nil }
+        var quote: Unicode.Scalar?
+        var j = start + 1
+        while j < u.count {
+            let c = u[j]
+            if let q = quote { if c == q { quote = nil } } else if c == "\"" || c == "'" { quote = c } else if c == ">" { return j }
+            j += 1
+        }
+        tagsCanEnd = false
+        return nil
+    }
+
+    /// The lowercased element name of the tag between `from` and `end` (a leading `/` skipped).
+    static func tagName(_ u: [Unicode.Scalar], _ from: Int, _ end: Int) -> String {
+        var j = from
+        if j < end, u[j] == "/" { j += 1 }
+        var name = String.UnicodeScalarView()
+        while j < end, u[j].properties.isAlphabetic || ("0"..."9").contains(u[j]) { name.append(u[j]); j += 1 }
+        return String(name).lowercased()
+    }
+
+    static let named: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}", "ndash": "–", "mdash": "—",
+        "hellip": "…", "copy": "©", "reg": "®", "laquo": "«", "raquo": "»", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”",
+        "times": "×", "middot": "·", "deg": "°", "eacute": "é", "egrave": "è", "uuml": "ü", "ouml": "ö", "auml": "ä", "szlig": "ß",
+    ]
+
+    /// A character reference at `i` (`&amp;`, `&#233;`, `&#xE9;`) and the index after it; nil when it is not one.
+    package static func reference(_ u: [Unicode.Scalar], at i: Int) -> (String, Int)? {
+        var j = i + 1
+        var body = String.UnicodeScalarView()
+        while j < u.count, j - i <= 10, u[j] != ";" { body.append(u[j]); j += 1 }
+        guard j < u.count, u[j] == ";", !body.isEmpty else { return nil }
+        let text = String(body)
+        if text.hasPrefix("#") {
+            let digits = text.dropFirst()
+            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
+            guard let v = value, v != 0, let scalar = Unicode.Scalar(v) else { return ("\u{FFFD}", j + 1) }
+            return (String(Character(scalar)), j + 1)
+        }
+        guard let decoded = named[text] else { return nil }
+        return (decoded, j + 1)
+    }
+}

@@ -1,0 +1,127 @@
+import EventLoops
+import HTTPClient
+import HTTPServer
+import LedeBasics
+
+/// Sends upstream requests over HTTP(S) with Lede's own `HTTPClient` (epoll loops, keep-alive pools, OpenSSL):
+/// the base URL from the `{lang}` template, the contract's User-Agent, gzip asked for and inflated, one deadline
+/// over connect, handshake, send and receive, and the response size cap enforced while bytes arrive.
+/// Redirects come back as they are, with their `Location`: `WikimediaClient` resolves and follows them
+/// (RFC 3986 §5) within the origin, the same way for every transport and every origin.
+public final class LiveTransport: UpstreamTransport {
+    public let template: String
+    public let userAgent: String
+    private let client: HTTPClient
+    /// The template split at `{lang}`.
+    private let templateParts: [String]
+    /// The fields every call sends, in this order, before the per-call ones (`Authorization`, `Content-Type`).
+    private let fixedFields: [(String, String)]
+
+    public static let version = "0.2.0"
+
+    /// `template`: e.g. `https://{lang}.wikipedia.org` or `http://127.0.0.1:9000/{lang}`.
+    public init(template: String, contact: String, client: HTTPClient) {
+        self.template = template
+        self.userAgent = "Lede/\(LiveTransport.version) (\(contact))"
+        self.client = client
+        self.templateParts = template.components(separatedBy: "{lang}")
+        fixedFields = [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")]
+    }
+
+    /// A transport with a client of its own (one loop, the default pool size, the system trust store).
+    public convenience init(template: String, contact: String, maxResponseBytes: Int = 8 << 20) throws {
+        self.init(template: template, contact: contact, client: try HTTPClient(configuration: .init(maxResponseBytes: maxResponseBytes)))
+    }
+
+    public func baseURL(lang: String) -> String { templateParts.count == 1 ? template : templateParts.joined(separator: lang) }
+
+    /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
+    public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
+        guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields)
+        else { return request }   // an unusable URL fails when it is sent, as it would unprepared
+        var r = request
+        r.prepared = PreparedUpstreamRequest(owner: ObjectIdentifier(self), request: ready)
+        return r
+    }
+
+    /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request. A GET's one field, its
+    /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's or DELETE's come in `fields`.
+    /// With a request's trace current, its `traceparent` (a child: a new span id whose parent is the request's span) and
+    /// `tracestate` go along.
+    private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], field: (name: String, value: String)?, body: [UInt8]) {
+        var fields: [(String, String)] = []
+        if let trace = TraceContext.current {
+            fields.append(("traceparent", trace.child()))
+            if let state = trace.state { fields.append(("tracestate", state)) }
+        }
+        if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
+        if let auth = request.authorization { fields.append(("Authorization", auth)) }
+        switch request.method {
+        case .post where !request.json.isEmpty:
+            fields.append(("Content-Type", "application/json"))
+            return (fields, nil, request.json)
+        case .post:
+            fields.append(("Content-Type", "application/x-www-form-urlencoded"))
+            return (fields, nil, request.encodedForm ?? Array(UpstreamRequest.formBody(request.form).utf8))
+        default:
+            return (fields, nil, [])   // DELETE: no body
+        }
+    }
+
+    /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call
+    /// goes out and its answer is read, and `completion` runs, on that loop. Redirects come back as answers, as from
+    /// `send`; a transport that follows them itself, or a request it did not prepare, is sent by `send` instead.
+    public func start(_ request: UpstreamRequest, deadline: Double,
+                      completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
+        guard let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
+        let (fields, field, body) = Self.perCall(request)
+        client.execute(prepared.request, headers: fields, field: field, body: body, timeout: deadline) { result in
+            switch result {
+            case .success(let response): completion(.success(Self.answer(response)))
+            case .failure(let e): completion(.failure(Self.upstreamError(e)))
+            }
+        }
+        return true
+    }
+
+    /// The client's response as the rest of Lede reads it: status, body and the fields it acts on.
+    private static func answer(_ response: ClientResponse, keepsETag: Bool = false) -> UpstreamResponse {
+        // The response fields the client acts on, read by the kind the parser gave them.
+        var kept: [String: String] = [:]
+        if let v = response.head.location { kept["location"] = v }
+        if let v = response.head.retryAfter { kept["retry-after"] = v }
+        if keepsETag, let v = response.head.value("etag") { kept["etag"] = v }   // Parsoid's: the revision and render
+        return UpstreamResponse(status: response.status, body: response.body, headers: kept)
+    }
+
+    public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        let (perCall, field, body) = Self.perCall(request)
+        // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
+        let ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
+        guard deadline > 0 else { throw UpstreamError.timeout }
+        let response: ClientResponse
+        do {
+            if let ready {
+                response = try await client.execute(ready, headers: perCall, field: field, body: body, timeout: deadline)
+            } else {
+                let fields = fixedFields + perCall + (field.map { [($0.name, $0.value)] } ?? [])
+                response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
+                                                    timeout: deadline)
+            }
+        } catch {
+            throw Self.upstreamError(error)
+        }
+        return Self.answer(response, keepsETag: request.keepsETag)
+    }
+
+    /// How a failed exchange reads to the rest of Lede.
+    static func upstreamError(_ e: HTTPClientError) -> UpstreamError {
+        switch e {
+        case .timeout: return .timeout
+        case .tooLarge: return .tooLarge
+        case .malformed(let why): return .malformed(why)
+        case .certificate(let why): return .untrusted(why)
+        case .reset, .connect, .resolve, .tls, .invalidURL: return .unavailable(status: 0)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+@testable import Lede
+
+/// The repository's shape, held by tests: the arrows between modules point down only, a screen knows the Wikimedia
+/// client by its protocol, no two paths differ only by case (macOS's default file system would merge them), every
+/// link in the README and the docs resolves, and docs/CONFIGURATION.md lists exactly the flags `lede --help` does.
+final class LayoutTests: XCTestCase {
+    /// The repository's root, two folders above this file.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Every Swift file under `folder` (relative to the root), with its text.
+    static func swiftFiles(_ folder: String) throws -> [(path: String, text: String)] {
+        let base = root.appendingPathComponent(folder)
+        guard let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil) else { return [] }
+        var files: [(String, String)] = []
+        for case let url as URL in walker where url.pathExtension == "swift" {
+            files.append((String(url.path.dropFirst(root.path.count + 1)), try String(contentsOf: url, encoding: .utf8)))
+        }
+        return files.sorted { $0.0 < $1.0 }
+    }
+
+    /// The modules a file imports (`import X`, `@testable import X`).
+    static func imports(_ text: String) -> Set<String> {
+        var found = Set<String>()
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count >= 2, words[words.count - 2] == "import", words.first == "import" || words.first == "@testable" {
+                found.insert(String(words[words.count - 1]))
+            }
+        }
+        return found
+    }
+
+    func testModulesImportOnlyWhatIsBelowThem() throws {
+        // What each module may import besides the toolchain's (Foundation, Glibc, Dispatch, Synchronization).
+        let allowed: [String: Set<String>] = [
+            "Sources/LedeBasics": [],
+            "Sources/Wikimedia": ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"],
+            "Sources/WikimediaEmbedded": ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"],
+            "Sources/EventLoops": ["CLinux"],
+            "Sources/HTTPServer": ["CLinux", "CZlib", "EventLoops"],
+            "Sources/HTTPClient": ["CLinux", "COpenSSL", "CZlib", "EventLoops"],
+        ]
+        let toolchain: Set<String> = ["Foundation", "FoundationNetworking", "Glibc", "Dispatch", "Synchronization"]
+        for (folder, modules) in allowed {
+            let files = try Self.swiftFiles(folder)
+            XCTAssertFalse(files.isEmpty, folder)
+            for (path, text) in files {
+                let extra = Self.imports(text).subtracting(modules).subtracting(toolchain)
+                XCTAssertTrue(extra.isEmpty, "\(path) imports \(extra.sorted()), above or beside its module")
+            }
+        }
+    }
+
+    func testScreensKnowWikimediaByItsProtocolOnly() throws {
+        // Only the wiring (App/) chooses transports and makes the concrete client; a screen holds `any WikimediaAPI`
+        // (and `any GuardedUpstream` for images and Reddit), so every call goes through the client's guard.
+        let concrete = ["LiveTransport", "EmbeddedTransport", "EmbeddedMediaTransport", "UpstreamTransport", "WikimediaClient", "EmbeddedReadingLists"]
+        let files = try Self.swiftFiles("Sources/Lede")
+        XCTAssertGreaterThan(files.count, 30)
+        for (path, text) in files where !path.hasPrefix("Sources/Lede/App/") {
+            for name in concrete {
+                XCTAssertNil(text.range(of: "\\b\(name)\\b", options: .regularExpression), "\(path) names \(name)")
+            }
+            XCTAssertFalse(Self.imports(text).contains("WikimediaEmbedded"), "\(path) imports the embedded default")
+        }
+    }
+
+    func testNoTwoPathsDifferOnlyByCase() throws {
+        var seen: [String: String] = [:]
+        let skipped: Set<String> = [".build", ".git", ".swiftpm", "out", "corpus-work"]
+        let walker = FileManager.default.enumerator(at: Self.root, includingPropertiesForKeys: [.isDirectoryKey])
+        var count = 0
+        while let url = walker?.nextObject() as? URL {
+            let name = url.lastPathComponent
+            if skipped.contains(name) || name.hasPrefix(".build") { walker?.skipDescendants(); continue }
+            let path = String(url.path.dropFirst(Self.root.path.count + 1))
+            count += 1
+            if let other = seen[path.lowercased()] { XCTFail("\(path) and \(other) differ only by case") }
+            seen[path.lowercased()] = path
+        }
+        XCTAssertGreaterThan(count, 100)
+    }
+
+    func testEveryLinkInTheDocsResolvesToAFile() throws {
+        let pages = ["README.md", "docs/ARCHITECTURE.md", "docs/TOUR.md", "docs/CONFIGURATION.md", "docs/HTTP.md", "docs/UPSTREAM.md",
+                     "docs/TESTING.md", "deploy/README.md", "Fuzz/README.md"]
+        let link = try NSRegularExpression(pattern: "\\]\\(([^)#\\s]+)(#[^)]*)?\\)")
+        var checked = 0
+        for page in pages {
+            let url = Self.root.appendingPathComponent(page)
+            let text = try String(contentsOf: url, encoding: .utf8)
+            for match in link.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                let target = String(text[Range(match.range(at: 1), in: text)!])
+                if target.hasPrefix("http://") || target.hasPrefix("https://") || target.hasPrefix("mailto:") { continue }
+                let resolved = url.deletingLastPathComponent().appendingPathComponent(target).standardizedFileURL
+                XCTAssertTrue(FileManager.default.fileExists(atPath: resolved.path), "\(page) links to \(target), which is not in the repository")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 10)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertLessThanOrEqual(readme.split(separator: "\n", omittingEmptySubsequences: false).count, 200, "the README is a newcomer's ten minutes")
+    }
+
+    func testTheConfigurationPageListsExactlyTheFlagsOfHelp() throws {
+        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
+        // Table rows: | `--flag` | `LEDE_FLAG` | default | meaning |
+        var documented: [String: String] = [:]
+        for line in page.split(separator: "\n") where line.hasPrefix("| `--") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2 else { continue }
+            documented[String(cells[0].dropFirst(3).dropLast())] = String(cells[1].dropFirst().dropLast())
+        }
+        let flags = Options.flags
+        XCTAssertGreaterThan(flags.count, 20)
+        for flag in flags {
+            XCTAssertEqual(documented[flag.name], flag.environment, "--\(flag.name) in docs/CONFIGURATION.md, with its variable")
+            XCTAssertTrue(Options.helpText.contains("--\(flag.name) "), "--\(flag.name) in --help")
+        }
+        XCTAssertEqual(Set(documented.keys), Set(flags.map(\.name)), "docs/CONFIGURATION.md lists a flag lede does not have, or misses one")
+    }
+}
