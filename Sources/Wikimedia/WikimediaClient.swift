@@ -143,9 +143,9 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     func admit(_ req: UpstreamRequest, gate known: UpstreamGuard.Gate? = nil) throws -> Admitted {
         let gate = known ?? originGate(lang: req.lang)
         do {
-            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind), start: Syscall.monotonicNanos())
+            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind.rawValue), start: Syscall.monotonicNanos())
         } catch let e as UpstreamError {
-            metrics.record(kind: req.kind, outcome: e.outcome, seconds: nil)
+            metrics.record(kind: req.kind.rawValue, outcome: e.outcome, seconds: nil)
             throw e
         }
     }
@@ -165,7 +165,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             if !holdsSlot { try await guards.acquire(a.gate, timeout: deadline) }
         } catch {
             if a.probe { guards.record(a.gate, outcome: .abandoned, probe: true) }
-            metrics.record(kind: req.kind, outcome: "timeout", seconds: Self.seconds(since: a.start))
+            metrics.record(kind: req.kind.rawValue, outcome: "timeout", seconds: Self.seconds(since: a.start))
             throw UpstreamError.timeout
         }
     }
@@ -190,9 +190,9 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
             if response.status == 429 || (response.status == 503 && retryAfter != nil) {
                 guards.record(a.gate, outcome: .answered, probe: a.probe)
-                let wait = guards.backOff(origin: a.gate.name, kind: req.kind, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
-                metrics.record(kind: req.kind, outcome: "rate_limited", seconds: seconds)
-                logger.warning("upstream asked to back off", [("origin", a.gate.name), ("kind", req.kind), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
+                let wait = guards.backOff(origin: a.gate.name, kind: req.kind.rawValue, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
+                metrics.record(kind: req.kind.rawValue, outcome: "rate_limited", seconds: seconds)
+                logger.warning("upstream asked to back off", [("origin", a.gate.name), ("kind", req.kind.rawValue), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
                 throw UpstreamError.rateLimited(retryAfter: wait)
             }
             let outcome: String
@@ -203,7 +203,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             default: outcome = "unavailable"
             }
             guards.record(a.gate, outcome: response.status >= 500 ? .failed : .answered, probe: a.probe)
-            metrics.record(kind: req.kind, outcome: outcome, seconds: seconds)
+            metrics.record(kind: req.kind.rawValue, outcome: outcome, seconds: seconds)
             return response
         case .failure(let e):
             if case .rateLimited = e { throw e }   // a transport's own refusal: no exchange to record
@@ -213,7 +213,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             default: failed = false
             }
             guards.record(a.gate, outcome: failed ? .failed : .answered, probe: a.probe)
-            metrics.record(kind: req.kind, outcome: e.outcome, seconds: seconds)
+            metrics.record(kind: req.kind.rawValue, outcome: e.outcome, seconds: seconds)
             throw e
         }
     }
@@ -269,7 +269,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     }
 
     /// Decodes an answer leniently (see Lenient.swift), counting and logging the list items it had to skip.
-    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], kind: String) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], kind call: CallKind) throws -> T {
+        let kind = call.rawValue
         let skipped = SkippedItems(pagesKind: kind)
         var decoder = UpstreamJSONDecoder()
         decoder.userInfo[SkippedItems.key] = skipped

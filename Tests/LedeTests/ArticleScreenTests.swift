@@ -168,20 +168,20 @@ final class ArticleRulesTests: XCTestCase {
     func testRealShapedAnswersDecodeLeniently() throws {
         let client = WikimediaClient(transport: EmbeddedTransport())
         let parse = #"{"parse":{"title":"T","displaytitle":"T","sections":[{"toclevel":1,"level":"2","line":"<b>A</b>","number":"1","index":"1","anchor":"A"},{"toclevel":"x"},{"toclevel":2,"level":3,"line":"B","number":"1.1","index":"T-1","anchor":"B"}]}}"#
-        let p = try client.decode(ParseAnswer.self, Array(parse.utf8), kind: "contents")
+        let p = try client.decode(ParseAnswer.self, Array(parse.utf8), kind: .contents)
         XCTAssertEqual(p.parse?.sections?.count, 2, "one unreadable section skipped")
         XCTAssertEqual(p.parse?.sections?[1].level, 3)
         let sections = ArticleScreen.sections(ArticleContents(title: "T", displayTitle: nil, sections: p.parse!.sections!))
         XCTAssertEqual(sections.map(\.id), [1, 2], "a transcluded section's index is not a number: its position")
         XCTAssertEqual(sections[0].title, "A")
         let files = #"{"query":{"pages":[{"ns":6,"title":"File:A b.jpg","missing":true,"known":true,"imageinfo":[{"url":"https://u/a.jpg","width":"100","height":50,"extmetadata":{"Artist":{"value":"<i>Me</i>"},"AttributionRequired":{"value":true},"Odd":{"value":{"x":1}}}}]}]}}"#
-        let f = try XCTUnwrap(try client.decode(ActionEnvelope<ImageInfoQuery>.self, Array(files.utf8), kind: "files").query)
+        let f = try XCTUnwrap(try client.decode(ActionEnvelope<ImageInfoQuery>.self, Array(files.utf8), kind: .files).query)
         XCTAssertEqual(f.pages?.first?.width, 100, "a number sent as a string")
         XCTAssertEqual(f.pages?.first?.metadata["Artist"], "<i>Me</i>")
         XCTAssertEqual(f.pages?.first?.metadata["AttributionRequired"], "true", "a boolean sent as a boolean")
         XCTAssertNil(f.pages?.first?.metadata["Odd"], "a value of another shape is absent")
         let media = #"{"items":[{"title":"File:A.jpg","type":"image","showInGallery":false},{"type":"image"},{"title":"File:B.jpg","srcset":[{"src":"//u/b.jpg","scale":"1x"}]}]}"#
-        let m = try client.decode(MediaListAnswer.self, Array(media.utf8), kind: "media")
+        let m = try client.decode(MediaListAnswer.self, Array(media.utf8), kind: .media)
         XCTAssertEqual(ArticleScreen.galleryFiles(m.items ?? []).map(\.title), ["File:B.jpg"])
         XCTAssertEqual(ArticleScreen.media(m.items![1], nil).thumbnail?.source, "https://u/b.jpg")
     }

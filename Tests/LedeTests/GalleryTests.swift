@@ -111,7 +111,7 @@ final class FakeReddit: @unchecked Sendable {
                 case .delay(let s): try? await Task.sleep(nanoseconds: UInt64(s * 1e9))
                 default: break
                 }
-                let r = try! await embedded.send(UpstreamRequest(lang: "reddit", path: "/r/\(ctx.parameter("sub")!)/top.json", kind: "reddit"), deadline: 5)
+                let r = try! await embedded.send(UpstreamRequest(lang: "reddit", path: "/r/\(ctx.parameter("sub")!)/top.json", kind: .reddit), deadline: 5)
                 return HTTPResponse(status: r.status, contentType: "application/json", bytes: r.body)
             }
         }

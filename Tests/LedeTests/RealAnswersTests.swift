@@ -35,7 +35,7 @@ final class RealAnswersTests: XCTestCase {
             let body = [UInt8](try Data(contentsOf: file))
             switch name.split(separator: "_").first.map(String.init) ?? "" {
             case "feed":
-                let feed = try client.decode(FeaturedFeed.self, body, kind: "feed")
+                let feed = try client.decode(FeaturedFeed.self, body, kind: .feed)
                 XCTAssertNotNil(feed.tfa, name)
                 if name.contains("missing_view_history") {
                     XCTAssertEqual(feed.mostread?.articles.count, 2, name)
@@ -45,23 +45,23 @@ final class RealAnswersTests: XCTestCase {
                     XCTAssertEqual(feed.image?.license?.type, "CC BY 2.0", name)
                 }
             case "summary":
-                let s = try client.decode(PageSummary.self, body, kind: "summary")
+                let s = try client.decode(PageSummary.self, body, kind: .summary)
                 XCTAssertFalse(s.title.isEmpty, name)
                 XCTAssertNotNil(s.extract, name)
                 if name.contains("moscow") { XCTAssertNotNil(s.coordinates, name) }
             case "query":
-                let envelope = try client.decode(ActionEnvelope<PagesQuery>.self, body, kind: "search")
+                let envelope = try client.decode(ActionEnvelope<PagesQuery>.self, body, kind: .search)
                 let pages = try XCTUnwrap(envelope.query?.pages, name)
                 XCTAssertGreaterThan(pages.count, 0, name)
                 XCTAssertTrue(pages.allSatisfy { $0.ns == 0 && $0.isMainNamespace }, name)
             case "notifications":
-                let envelope = try client.decode(ActionEnvelope<NotificationsQuery>.self, body, kind: "notifications")
+                let envelope = try client.decode(ActionEnvelope<NotificationsQuery>.self, body, kind: .notifications)
                 let n = try XCTUnwrap(envelope.query?.notifications, name)
                 XCTAssertEqual(n.list?.count, 9, name)
                 XCTAssertEqual(n.continue, "1569862285|172771996", name)
                 XCTAssertTrue(n.list!.allSatisfy { $0.isRead && $0.timestamp?.utcunix != nil && $0.agent?.name != nil }, name)
             case "tokens":
-                let envelope = try client.decode(ActionEnvelope<TokensQuery>.self, body, kind: "token")
+                let envelope = try client.decode(ActionEnvelope<TokensQuery>.self, body, kind: .token)
                 XCTAssertEqual(envelope.query?.tokens?.csrftoken?.hasSuffix("+\\"), true, name)
             default:
                 XCTFail("\(name): a recorded answer no test knows; add it here and to the route test")
@@ -75,7 +75,7 @@ final class RealAnswersTests: XCTestCase {
 
     func notifications(_ items: String, count: String = "\"rawcount\":1,\"count\":\"1\"") throws -> NotificationsQuery.Notifications {
         let body = Array("{\"batchcomplete\":true,\"query\":{\"notifications\":{\"list\":[\(items)],\(count)}}}".utf8)
-        return try XCTUnwrap(try client.decode(ActionEnvelope<NotificationsQuery>.self, body, kind: "notifications").query?.notifications)
+        return try XCTUnwrap(try client.decode(ActionEnvelope<NotificationsQuery>.self, body, kind: .notifications).query?.notifications)
     }
 
     static let welcome = """
@@ -121,7 +121,7 @@ final class RealAnswersTests: XCTestCase {
         XCTAssertEqual(n.rawcount, 1)
         XCTAssertNil(n.continue)
         // A page with `missing: ""` is missing; `pageprops.disambiguation: ""` marks a disambiguation page.
-        let pages = try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":{"pages":[{"ns":"0","title":"Gone","missing":""},{"ns":0,"title":"Mercury","pageprops":{"disambiguation":""}}]}}"#.utf8), kind: "search")
+        let pages = try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":{"pages":[{"ns":"0","title":"Gone","missing":""},{"ns":0,"title":"Mercury","pageprops":{"disambiguation":""}}]}}"#.utf8), kind: .search)
         XCTAssertEqual(pages.query?.pages?.map(\.missing), [true, nil])
         XCTAssertEqual(pages.query?.pages?.map(\.isDisambiguation), [false, true])
         XCTAssertEqual(pages.query?.pages?.first?.ns, 0)
@@ -129,7 +129,7 @@ final class RealAnswersTests: XCTestCase {
 
     func testOptionalFieldsOfAnotherTypeCountAsAbsent() throws {
         let body = Array(#"{"title":"Dog","type":[],"description":{},"thumbnail":[],"coordinates":{"lat":"x"},"pageid":"4269567","views":"12","namespace":[],"content_urls":[]}"#.utf8)
-        let s = try client.decode(PageSummary.self, body, kind: "summary")
+        let s = try client.decode(PageSummary.self, body, kind: .summary)
         XCTAssertEqual(s.title, "Dog")
         XCTAssertNil(s.type); XCTAssertNil(s.description); XCTAssertNil(s.thumbnail); XCTAssertNil(s.coordinates); XCTAssertNil(s.namespace)
         XCTAssertEqual(s.pageid, 4_269_567)
@@ -139,7 +139,7 @@ final class RealAnswersTests: XCTestCase {
 
     func testGeosearchPagesWithoutNsOrWithPrimaryAsAnEmptyString() throws {
         let body = Array(#"{"query":{"pages":[{"pageid":1,"title":"Vondelpark","coordinates":[{"lat":52.358,"lon":4.868,"primary":"","dist":812.4}]},{"pageid":2,"ns":0,"title":"Rijksmuseum","coordinates":[{"lat":52.36,"lon":4.885,"primary":""}]},{"pageid":3,"title":"Talk:Vondelpark","coordinates":[{"lat":52.358,"lon":4.868}]},{"pageid":4,"ns":0,"title":"Nowhere","coordinates":[{"lat":"n/a","lon":4}]}]}}"#.utf8)
-        let q = try XCTUnwrap(try client.decode(ActionEnvelope<PagesQuery>.self, body, kind: "nearby").query?.pages)
+        let q = try XCTUnwrap(try client.decode(ActionEnvelope<PagesQuery>.self, body, kind: .nearby).query?.pages)
         XCTAssertEqual(q.count, 4)
         let cards = ContentRules.nearby(QueryResult(pages: q, redirects: []), from: Coordinate(latitude: 52.3547498, longitude: 4.8339215)!, lang: LanguageCode("en")!)
         XCTAssertEqual(cards.map(\.title), ["Vondelpark", "Rijksmuseum"], "no ns: read from the title; unusable coordinates: not placed")
@@ -153,7 +153,7 @@ final class RealAnswersTests: XCTestCase {
         XCTAssertEqual(client.metrics.skippedCount(kind: "notifications"), 2)
         XCTAssertTrue(client.metrics.render(cache: client.cache.snapshot).contains("lede_upstream_items_skipped_total{kind=\"notifications\"} 2"))
 
-        let feed = try client.decode(FeaturedFeed.self, Array(#"{"tfa":{"no":"title"},"mostread":{"articles":[{"title":"A","views":1},7,{"views":2}]},"news":[{"story":"s","links":[{"title":"B"},[]]},{"links":[]}],"onthisday":[{"text":"t","year":"1969","pages":[{"title":"C"}]},{"year":1}]}"#.utf8), kind: "feed")
+        let feed = try client.decode(FeaturedFeed.self, Array(#"{"tfa":{"no":"title"},"mostread":{"articles":[{"title":"A","views":1},7,{"views":2}]},"news":[{"story":"s","links":[{"title":"B"},[]]},{"links":[]}],"onthisday":[{"text":"t","year":"1969","pages":[{"title":"C"}]},{"year":1}]}"#.utf8), kind: .feed)
         XCTAssertNil(feed.tfa)
         XCTAssertEqual(feed.mostread?.articles.map(\.title), ["A"])
         XCTAssertEqual(feed.news?.count, 1); XCTAssertEqual(feed.news?.first?.links?.map(\.title), ["B"])
@@ -163,17 +163,17 @@ final class RealAnswersTests: XCTestCase {
         XCTAssertEqual(client.metrics.skippedCount(kind: "onthisday"), 1)
         XCTAssertEqual(client.metrics.skippedCount(kind: "featured"), 1)
 
-        _ = try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":{"pages":[{"ns":0},{"ns":0,"title":"Ok"}]}}"#.utf8), kind: "related")
+        _ = try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":{"pages":[{"ns":0},{"ns":0,"title":"Ok"}]}}"#.utf8), kind: .related)
         XCTAssertEqual(client.metrics.skippedCount(kind: "related"), 1)
     }
 
     func testAnAnswerThatIsNotTheExpectedJSONIsMalformed() {
         for body in ["<html>Wikimedia Error</html>", "[]", "{\"title\":7}", ""] {
-            XCTAssertThrowsError(try client.decode(PageSummary.self, Array(body.utf8), kind: "summary")) {
+            XCTAssertThrowsError(try client.decode(PageSummary.self, Array(body.utf8), kind: .summary)) {
                 XCTAssertEqual($0 as? UpstreamError, .malformed("summary: the answer is not the expected JSON shape"), body)
             }
         }
-        XCTAssertThrowsError(try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":"nope"}"#.utf8), kind: "search"))
+        XCTAssertThrowsError(try client.decode(ActionEnvelope<PagesQuery>.self, Array(#"{"query":"nope"}"#.utf8), kind: .search))
     }
 }
 

@@ -84,7 +84,7 @@ final class FakeReadingLists: Sendable {
         }
         let method: UpstreamRequest.Method = r.method == "POST" ? .post : (isDelete ? .delete : .get)
         let answer = store.answer(UpstreamRequest(method: method, lang: ctx.parameter("lang") ?? "en", path: path, query: query, json: r.body,
-                                                  authorization: r.headers["Authorization"], kind: "readinglists"))
+                                                  authorization: r.headers["Authorization"], kind: .readinglists))
         return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body)
     }
 
@@ -224,7 +224,7 @@ final class SavedTests: XCTestCase {
         // Another app of Alice's saves a page: this server shows it once its copy is older than --saved-cache-ttl.
         _ = fake.store.answer(UpstreamRequest(method: .post, lang: "en", path: "/w/rest.php/readinglists/v0/lists/9/entries",
                                               json: Array(#"{"project":"https://en.wikipedia.org","title":"Elsewhere"}"#.utf8),
-                                              authorization: "Bearer alice-token", kind: "test"))
+                                              authorization: "Bearer alice-token", kind: .readinglistsAdd))
         let (_, again, _) = try await json("GET", "/saved")
         XCTAssertEqual(again["count"] as? Int, first["count"] as? Int, "the copy of a moment ago")
         XCTAssertEqual(fake.seen("GET", "/entries").count, reads, "answered without asking Wikimedia")

@@ -25,9 +25,9 @@ final class UpstreamClientTests: XCTestCase {
         let query = [("action", "query"), ("titles", "Zoë Saldaña|Café"), ("srsearch", "morelike:Ada Lovelace"),
                      ("notfilter", "!read"), ("empty", ""), ("sym", "a+b=c&d/e?f#g%h~i_j.k-l"), ("", "x")]
         for parts in [["https://", ".wikipedia.org"], ["http://127.0.0.1:9/"], ["http://h/", "/x/", ""]] {
-            let r = UpstreamRequest(lang: "de", path: "/w/api.php", query: query, kind: "t")
+            let r = UpstreamRequest(lang: "de", path: "/w/api.php", query: query, kind: .summary)
             XCTAssertEqual(r.url(baseParts: parts), parts.joined(separator: "de") + r.pathAndQuery)
-            let bare = UpstreamRequest(lang: "de", path: "/api/rest_v1/page/summary/Caf%C3%A9", kind: "t")
+            let bare = UpstreamRequest(lang: "de", path: "/api/rest_v1/page/summary/Caf%C3%A9", kind: .summary)
             XCTAssertEqual(bare.url(baseParts: parts), parts.joined(separator: "de") + bare.path)
         }
         XCTAssertEqual(UpstreamRequest.formEncode([("q", "Zoë a:b")]), "q=Zo%C3%AB%20a:b")
@@ -161,7 +161,7 @@ final class UpstreamClientTests: XCTestCase {
         XCTAssertEqual(ready, plain.with(authorization: "Bearer demo-bob"))
         XCTAssertEqual(ready.lang, "en"); XCTAssertEqual(ready.method, .get); XCTAssertEqual(ready.path, "/w/api.php")
         XCTAssertTrue(ready.form.isEmpty); XCTAssertFalse(ready.query.contains { $0.0 == "notcontinue" })
-        changed = ready; changed.kind = "other"; XCTAssertEqual(ready.kind, "notifications"); XCTAssertNotEqual(changed, ready)
+        changed = ready; changed.kind = .random; XCTAssertEqual(ready.kind, .notifications); XCTAssertNotEqual(changed, ready)
 
         // Another transport (another base URL) sends the request as the request says, not as the first one wrote it.
         let other = try FakeUpstream()

@@ -89,7 +89,7 @@ public final class RedditClient: Sendable {
     }
 
     public static func request(_ keyword: String) -> UpstreamRequest {
-        UpstreamRequest(lang: "reddit", path: "/r/\(keyword)/top.json", kind: "reddit")
+        UpstreamRequest(lang: "reddit", path: "/r/\(keyword)/top.json", kind: .reddit)
     }
 
     /// The grid for `keyword` (already validated), and whether it came from the cache.

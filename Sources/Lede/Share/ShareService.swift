@@ -106,7 +106,7 @@ final class ShareService: Sendable {
               let file = Self.fileName(source) else { return nil }
         guard file.lowercased().hasSuffix(".jpg") || file.lowercased().hasSuffix(".jpeg") else { return nil }
         async let credits = try? api.fileInfo(lang: lang, files: ["File:" + file])
-        let response = try await media.answer(UpstreamRequest(lang: lang.code, path: path, kind: "media"))
+        let response = try await media.answer(UpstreamRequest(lang: lang.code, path: path, kind: .media))
         switch response.status {
         case 200..<300: break
         case 404: return nil

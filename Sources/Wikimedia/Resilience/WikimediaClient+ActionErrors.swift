@@ -35,9 +35,9 @@ extension WikimediaClient {
         if code == "ratelimited" || code == "maxlag" {
             // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
             let origin = self.origin(lang: req.lang)
-            let wait = guards.backOff(origin: origin, kind: req.kind,
+            let wait = guards.backOff(origin: origin, kind: req.kind.rawValue,
                                       seconds: guards.retryAfterSeconds(response.headers["retry-after"]) ?? guards.settings.defaultRetryAfter)
-            logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind), ("error", code), ("retry_after", "\(wait)")])
+            logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind.rawValue), ("error", code), ("retry_after", "\(wait)")])
             throw UpstreamError.rateLimited(retryAfter: wait)
         }
         if code == "readonly" || code.hasPrefix("internal_api_error") {

@@ -10,9 +10,9 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// of them for the badge), and a copy is then one reference and the credentials, not seven strings and arrays.
     /// Copy-on-write: changed only where uniquely referenced.
     private final class Storage: @unchecked Sendable {   // @unchecked: never mutated once shared (every setter copies unless unique).
-        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: String
+        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: CallKind
         var prepared: PreparedUpstreamRequest?
-        init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: String,
+        init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: CallKind,
              prepared: PreparedUpstreamRequest?) {
             self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form; self.json = json; self.kind = kind
             self.prepared = prepared
@@ -64,8 +64,8 @@ public struct UpstreamRequest: Sendable, Equatable {
         get { storage.prepared }
         set { unique().prepared = newValue }
     }
-    /// Call kind, for metrics and cache policy (`feed`, `summary`, `related`, …).
-    public var kind: String {
+    /// What the call is for: its metrics' label, and what a `Retry-After` stops.
+    public var kind: CallKind {
         get { storage.kind }
         set { unique().kind = newValue }
     }
@@ -80,7 +80,7 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var encodedForm: [UInt8]?
 
     public init(method: Method = .get, lang: String, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
-                json: [UInt8] = [], authorization: String? = nil, kind: String) {
+                json: [UInt8] = [], authorization: String? = nil, kind: CallKind) {
         storage = Storage(method: method, lang: lang, path: path, query: query, form: form, json: json, kind: kind, prepared: nil)
         self.authorization = authorization
     }

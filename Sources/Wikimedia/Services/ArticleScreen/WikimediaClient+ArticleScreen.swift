@@ -10,20 +10,20 @@ extension WikimediaClient {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "parse"), ("page", ArticleTitle.normalise(title)), ("prop", "sections|displaytitle"), ("redirects", "1"),
             ("format", "json"), ("formatversion", "2"),
-        ], kind: "contents")
+        ], kind: .contents)
     }
 
     static func languagesRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("prop", "langlinks"), ("titles", ArticleTitle.normalise(title)), ("lllimit", "max"),
             ("llprop", "url|langname|autonym"), ("redirects", "1"), ("format", "json"), ("formatversion", "2"),
-        ], kind: "languages")
+        ], kind: .languages)
     }
 
     static func siteInfoRequest(_ lang: LanguageCode) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("meta", "siteinfo"), ("siprop", "general"), ("format", "json"), ("formatversion", "2"),
-        ], kind: "siteinfo")
+        ], kind: .siteinfo)
     }
 
     public func articleContents(lang: LanguageCode, title: String) async throws -> ArticleContents {

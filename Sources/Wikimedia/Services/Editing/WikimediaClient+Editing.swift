@@ -21,7 +21,7 @@ extension WikimediaClient {
         if let section { q.append(("rvsection", "\(section)")) }
         q += [("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
               ("meta", "userinfo")]
-        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: "editor")
+        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: .editor)
     }
 
     /// The same question without the wikitext: whether the user may edit, and the page's current revision.
@@ -30,7 +30,7 @@ extension WikimediaClient {
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("errorformat", "html"), ("prop", "info"),
             ("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
             ("meta", "userinfo"),
-        ], authorization: auth, kind: "editor")
+        ], authorization: auth, kind: .editor)
     }
 
     /// `action=edit` as a form, fields in the order the apps send them; `assert=user` when the user is signed in.
@@ -43,7 +43,7 @@ extension WikimediaClient {
         if auth != nil { form.append(("assert", "user")) }
         if let captcha = edit.captcha { form += [("captchaid", captcha.id), ("captchaword", captcha.answer)] }
         form.append(("token", token))   // last, as the apps send it: a body cut short lacks the token and is refused
-        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: "edit")
+        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: .edit)
     }
 
     /// The editor's answer read: the page (404 when it or the section does not exist), its revision and wikitext.

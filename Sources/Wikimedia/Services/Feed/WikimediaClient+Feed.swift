@@ -7,11 +7,11 @@ import LedeBasics
 // `query` (docs/UPSTREAM.md, "Feed and pages").
 extension WikimediaClient {
     static func featuredRequest(_ lang: LanguageCode, _ date: FeedDate) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/feed/featured/\(date.pathComponent)", kind: "feed")
+        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/feed/featured/\(date.pathComponent)", kind: .feed)
     }
 
     static func summaryRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/summary/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: "summary")
+        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/summary/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: .summary)
     }
 
     static let pageProps: [(String, String)] = [("ppprop", "disambiguation"), ("piprop", "thumbnail"), ("pithumbsize", "320")]
@@ -21,7 +21,7 @@ extension WikimediaClient {
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("generator", "search"),
             ("gsrsearch", "morelike:" + ArticleTitle.display(title)), ("gsrnamespace", "0"), ("gsrlimit", "20"),
             ("gsrqiprofile", "classic_noboostlinks"), ("prop", "pageprops|pageimages|description|extracts"),
-        ] + pageProps + [("pilimit", "20"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "20")], kind: "related")
+        ] + pageProps + [("pilimit", "20"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "20")], kind: .related)
     }
 
     /// Random pages per call: the most the extracts module answers for at once.
@@ -32,7 +32,7 @@ extension WikimediaClient {
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("generator", "random"),
             ("grnnamespace", "0"), ("grnfilterredir", "nonredirects"), ("grnlimit", "\(randomBatch)"),
             ("prop", "pageprops|pageimages|description|extracts"),
-        ] + pageProps + [("pilimit", "\(randomBatch)"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "\(randomBatch)")], kind: "random")
+        ] + pageProps + [("pilimit", "\(randomBatch)"), ("exintro", "1"), ("explaintext", "1"), ("exlimit", "\(randomBatch)")], kind: .random)
     }
 
     static func nearbyRequest(_ lang: LanguageCode, _ lat: Double, _ lon: Double, _ radius: Int) -> UpstreamRequest {
@@ -42,14 +42,14 @@ extension WikimediaClient {
             ("ggscoord", point), ("ggsradius", "\(radius)"), ("ggslimit", "20"),
             ("prop", "coordinates|pageprops|pageimages|description"), ("ppprop", "disambiguation"),
             ("codistancefrompoint", point), ("colimit", "20"), ("piprop", "thumbnail"), ("pithumbsize", "320"), ("pilimit", "20"),
-        ], kind: "nearby")
+        ], kind: .nearby)
     }
 
     static func prefixSearchRequest(_ lang: LanguageCode, _ q: String) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("generator", "prefixsearch"),
             ("gpssearch", q), ("gpsnamespace", "0"), ("gpslimit", "24"), ("prop", "pageprops|pageimages|description"),
-        ] + pageProps + [("pilimit", "24"), ("redirects", "1")], kind: "search")
+        ] + pageProps + [("pilimit", "24"), ("redirects", "1")], kind: .search)
     }
 
     static func fullTextSearchRequest(_ lang: LanguageCode, _ q: String) -> UpstreamRequest {
@@ -57,7 +57,7 @@ extension WikimediaClient {
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("generator", "search"),
             ("gsrsearch", q), ("gsrnamespace", "0"), ("gsrwhat", "text"), ("gsrlimit", "24"),
             ("prop", "pageprops|pageimages|description"),
-        ] + pageProps + [("pilimit", "24"), ("redirects", "1")], kind: "search")
+        ] + pageProps + [("pilimit", "24"), ("redirects", "1")], kind: .search)
     }
 
 

@@ -6,7 +6,7 @@ import LedeBasics
 // The article's media list (REST) and its files' sizes and credits (`prop=imageinfo`).
 extension WikimediaClient {
     static func mediaRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/media-list/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: "media")
+        UpstreamRequest(lang: lang.code, path: "/api/rest_v1/page/media-list/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":"), kind: .media)
     }
 
     /// At most 50 files a call (the Action API's limit for `titles`).
@@ -16,7 +16,7 @@ extension WikimediaClient {
             ("action", "query"), ("titles", files.joined(separator: "|")), ("prop", "imageinfo"), ("iiprop", "url|size|extmetadata"),
             ("iiurlwidth", "640"), ("iiextmetadatafilter", "Artist|Credit|LicenseShortName|LicenseUrl|ImageDescription|AttributionRequired"),
             ("format", "json"), ("formatversion", "2"),
-        ], kind: "files")
+        ], kind: .files)
     }
 
     public func mediaList(lang: LanguageCode, title: String) async throws -> [MediaListItem] {

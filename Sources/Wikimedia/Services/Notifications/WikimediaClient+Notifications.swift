@@ -12,7 +12,7 @@ extension WikimediaClient {
             ("notformat", "model"), ("notprop", "list|count"), ("notfilter", filter.upstreamValue), ("notlimit", "\(limit)"),
         ]
         if let cont { q.append(("notcontinue", cont)) }
-        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: "notifications")
+        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: .notifications)
     }
 
     /// The badge's call: Echo's unread count alone (`notprop=count`). Echo then fetches and renders no notification
@@ -21,20 +21,20 @@ extension WikimediaClient {
     static func unreadCountRequest(_ lang: LanguageCode, _ auth: String) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "notifications"), ("notprop", "count"),
-        ], authorization: auth, kind: "notifications")
+        ], authorization: auth, kind: .notifications)
     }
 
     static func tokenRequest(_ lang: LanguageCode, _ auth: String?) -> UpstreamRequest {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "tokens"), ("type", "csrf"),
-        ], authorization: auth, kind: "token")
+        ], authorization: auth, kind: .token)
     }
 
     static func markReadRequest(_ lang: LanguageCode, _ auth: String, _ ids: [Int]?, _ token: String) -> UpstreamRequest {
         var form: [(String, String)] = [("action", "echomarkread"), ("format", "json"), ("formatversion", "2")]
         if let ids { form.append(("list", ids.map(String.init).joined(separator: "|"))) } else { form.append(("all", "1")) }
         form.append(("token", token))
-        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: "markread")
+        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: .markread)
     }
 
     public func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage {

@@ -7,7 +7,7 @@ import LedeBasics
 extension WikimediaClient {
     static func pageHTMLRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
         var req = UpstreamRequest(lang: lang.code, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
-                                  kind: "html")
+                                  kind: .html)
         req.keepsETag = true
         return req
     }

@@ -14,19 +14,19 @@ extension WikimediaClient {
     static func readingListsRequest(_ edition: LanguageCode, _ auth: String, next: String?) -> UpstreamRequest {
         var q = [("limit", "10")]
         if let next { q.append(("next", next)) }
-        return UpstreamRequest(lang: edition.code, path: readingListsPath, query: q, authorization: auth, kind: "readinglists")
+        return UpstreamRequest(lang: edition.code, path: readingListsPath, query: q, authorization: auth, kind: .readinglists)
     }
 
     static func readingListsSetupRequest(_ edition: LanguageCode, _ auth: String) -> UpstreamRequest {
         UpstreamRequest(method: .post, lang: edition.code, path: readingListsPath + "/setup", json: Array("{}".utf8), authorization: auth,
-                        kind: "readinglists-setup")
+                        kind: .readinglistsSetup)
     }
 
     static func readingListEntriesRequest(_ edition: LanguageCode, _ auth: String, list: Int, next: String?) -> UpstreamRequest {
         var q = [("limit", "100"), ("sort", "updated"), ("dir", "descending")]
         if let next { q.append(("next", next)) }
         return UpstreamRequest(lang: edition.code, path: readingListsPath + "/\(list)/entries", query: q, authorization: auth,
-                               kind: "readinglists-entries")
+                               kind: .readinglistsEntries)
     }
 
     static func readingListAddRequest(_ edition: LanguageCode, _ auth: String, list: Int, project: String, title: String) -> UpstreamRequest {
@@ -36,12 +36,12 @@ extension WikimediaClient {
         JSONText.appendQuoted(title, to: &body)
         body.append(UInt8(ascii: "}"))
         return UpstreamRequest(method: .post, lang: edition.code, path: readingListsPath + "/\(list)/entries", json: body, authorization: auth,
-                               kind: "readinglists-add")
+                               kind: .readinglistsAdd)
     }
 
     static func readingListDeleteRequest(_ edition: LanguageCode, _ auth: String, list: Int, entry: Int) -> UpstreamRequest {
         UpstreamRequest(method: .delete, lang: edition.code, path: readingListsPath + "/\(list)/entries/\(entry)", authorization: auth,
-                        kind: "readinglists-delete")
+                        kind: .readinglistsDelete)
     }
 
     /// One exchange with the interface: a 2xx answer decoded as `T`, anything else thrown as what it means.
