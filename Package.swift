@@ -15,6 +15,12 @@ let callerIsolated: [SwiftSetting] = [.enableUpcomingFeature("NonisolatedNonsend
 // compile-time checks stay on everywhere. Lede's own target keeps them in every build.
 let loopConfined: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
+// The module split put a boundary between the app and what it calls on every request (the keyed cache, titles,
+// language codes, the Wikimedia client). Release builds of the modules below the app make their bodies available to
+// it (cross-module optimisation), so a generic cache is specialised and small calls are inlined as they were within
+// one module (callgrind: BENCHMARKS.md, "The module split").
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "Lede",
     products: [
@@ -49,10 +55,10 @@ let package = Package(
         .target(name: "Imaging", dependencies: ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"]),
         // Values and tools both the Wikimedia client and the app use: language codes, titles, the keyed cache, the
         // worker pool, one-shot flags, JSON numbers, HTML to text. Knows no HTTP and no Wikimedia service.
-        .target(name: "LedeBasics", swiftSettings: callerIsolated),
+        .target(name: "LedeBasics", swiftSettings: callerIsolated + crossModule),
         // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service), its JSON
         // readers, its guard and metrics, its transports. Knows no feature of the app (docs/ARCHITECTURE.md).
-        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"], swiftSettings: callerIsolated),
+        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
         // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
         .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"], swiftSettings: callerIsolated),
         // The app: one folder per screen, over `any WikimediaAPI`.

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import Lede
+@testable import Lede
 import TestSupport
 import XCTest
 @testable import LedeBasics

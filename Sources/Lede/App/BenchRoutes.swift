@@ -5,11 +5,11 @@ import Wikimedia
 
 /// Benchmark fixtures, served only with `--bench-routes on`: the same bytes nginx serves as static files
 /// in `Benchmarks/run.sh`.
-public enum BenchRoutes {
-    public static let plaintext = Array("Hello, World!".utf8)
+enum BenchRoutes {
+    static let plaintext = Array("Hello, World!".utf8)
 
     /// A deterministic ~10 KB JSON document shaped like a list of article cards.
-    public static let json: [UInt8] = {
+    static let json: [UInt8] = {
         var s = "{\"items\":["
         var i = 0
         while s.utf8.count < 10_000 - 200 {
@@ -21,7 +21,7 @@ public enum BenchRoutes {
         return Array(s.utf8)
     }()
 
-    public static func register(on router: Router) {
+    static func register(on router: Router) {
         let plain = PreparedBody(contentType: "text/plain", bytes: plaintext)
         let doc = PreparedBody(contentType: "application/json", bytes: json)
         router.get("/_bench/plaintext") { _ in .response(.prepared(plain)) }

@@ -5,10 +5,10 @@ import Wikimedia
 /// Embedded Reddit listings, in the real `top.json` shape. Keywords: `cats` and `EarthPorn` (image posts mixed
 /// with text, video and NSFW posts), `AskReddit` (text posts only), `nsfw_pics` (image posts, all NSFW). Any other
 /// subreddit answers 404 like Reddit does for one that does not exist.
-public final class EmbeddedRedditTransport: UpstreamTransport, Sendable {
-    public init() {}
+final class EmbeddedRedditTransport: UpstreamTransport, Sendable {
+    init() {}
 
-    public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+    func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
         let parts = request.path.split(separator: "/")
         guard parts.count == 3, parts[0] == "r", parts[2] == "top.json", let posts = Self.subreddits[parts[1].lowercased()] else {
             return UpstreamResponse(status: 404, body: Array("{\"message\": \"Not Found\", \"error\": 404}".utf8))

@@ -7,29 +7,29 @@ import WikimediaEmbedded
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
 public final class LedeApp: Sendable {
-    public let options: Options
-    public let api: WikimediaClient
-    public let router: Router
-    public let feed: FeedService
+    let options: Options
+    let api: WikimediaClient
+    let router: Router
+    let feed: FeedService
     /// Random articles per language, shared by `/random` and the feed.
-    public let random: RandomPool
-    public let reddit: RedditClient
+    let random: RandomPool
+    let reddit: RedditClient
     /// One Echo poll per user for the live bells (`/notifications/stream`).
-    public let notifications: NotificationHub
+    let notifications: NotificationHub
     /// The Saved tab over the user's reading lists.
-    public let saved: SavedService
+    let saved: SavedService
     /// The share card: its lead images, its renders.
     let share: ShareService
-    /// Encoded answers of the public content routes (compressed once, not per request).
-    public let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
+    /// Encoded answers of the content routes (compressed once, not per request).
+    let responses = UpstreamCache(limits: .init(maxEntries: 5_000, maxBytes: 32 << 20, staleIfError: 0))
 
     /// The upstream HTTP client of the live transports (nil when everything is embedded or injected).
-    public let client: HTTPClient?
+    let client: HTTPClient?
 
     /// The HTTP client for these options: `--upstream-connections`, `--upstream-ca`. Handlers' calls use pools
     /// on the server's own loops; one loop thread of the client's own serves the rare calls made elsewhere.
     /// Throws when the CA file cannot be loaded.
-    public static func makeClient(_ options: Options) throws(HTTPClientError) -> HTTPClient {
+    static func makeClient(_ options: Options) throws(HTTPClientError) -> HTTPClient {
         try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: options.upstreamConnections,
                                             caFile: options.upstreamCA))
     }

@@ -8,59 +8,59 @@ public struct Options: Sendable {
     public var server = ServerConfiguration()
     public var logLevel: Logger.Level = .info
     /// Serve `/_bench/plaintext` and `/_bench/json` (benchmark fixtures; off by default).
-    public var benchRoutes = false
+    var benchRoutes = false
     public var showHelp = false
     /// `embedded`, or a base URL template with `{lang}` (`https://{lang}.wikipedia.org`).
     public var upstream = "embedded"
     /// `embedded`, or Reddit's base URL (`https://www.reddit.com`) for the rgallery endpoints.
-    public var redditUpstream = "embedded"
+    var redditUpstream = "embedded"
     /// Where the share card's lead images come from: `embedded`, or an origin whose paths are upload.wikimedia.org's.
     /// Nil: `embedded` with the embedded default, `https://upload.wikimedia.org` otherwise.
-    public var mediaUpstream: String?
+    var mediaUpstream: String?
     /// The URL clients reach this server at, for the share page's `og:image` (nil: from each request's Host).
-    public var publicURL: String?
+    var publicURL: String?
     /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
-    public var contact = "https://github.com/lede-bff/lede; lede@example.org"
+    var contact = "https://github.com/lede-bff/lede; lede@example.org"
     public var upstreamTimeout: Double = 2
     /// Deadline for each feed section; a slower section becomes a placeholder.
-    public var sectionTimeout: Double = 0.8
+    var sectionTimeout: Double = 0.8
     /// Lifetime of today's shared feed sections; they are refreshed in the background when it runs out.
-    public var feedMaxAge: Double = 300
+    var feedMaxAge: Double = 300
     /// Seconds between Echo polls of one user while that user has live bells open.
-    public var notificationsPoll: Double = 30
+    var notificationsPoll: Double = 30
     /// How long a new user's first Echo poll may wait for its turn in a reconnect storm before the stream gets a 503.
-    public var firstPollWait: Double = 10
+    var firstPollWait: Double = 10
     /// The edition whose reading-lists interface holds the Saved tab (lists are per central user: any edition serves them).
-    public var readingListsEdition = LanguageCode.english
+    var readingListsEdition = LanguageCode.english
     /// Seconds this server reuses a user's Saved tab it read (0: never); a write through it drops the copy at once.
-    public var savedCacheTTL: Double = 5
+    var savedCacheTTL: Double = 5
     /// Deadline of a save (`action=edit`), in seconds: its own, longer than an ordinary call's.
-    public var editTimeout: Double = 15
-    public var cacheLimits = UpstreamCache.Limits()
+    var editTimeout: Double = 15
+    var cacheLimits = UpstreamCache.Limits()
     /// `--upstream-ca FILE`: a PEM file of CA certificates trusted besides the system trust store.
-    public var upstreamCA: String?
+    var upstreamCA: String?
     /// Kept-alive upstream connections per origin per event loop, at most.
-    public var upstreamConnections = 8
+    var upstreamConnections = 8
     /// Per-origin concurrency bound and circuit breaker.
-    public var upstreamGuard = UpstreamGuard.Settings()
+    var upstreamGuard = UpstreamGuard.Settings()
     /// `--locations FILE`; nil means the embedded list.
-    public var locationsFile: String?
+    var locationsFile: String?
     /// The places of `/places/locations` (loaded from `locationsFile` by `loadFiles()`).
-    public var places: [Place] = LocationsLoader.embedded
+    var places: [Place] = LocationsLoader.embedded
 
     /// Reads the files the flags name. Throws a message naming the file and the problem.
     public mutating func loadFiles() throws {
         if let path = locationsFile { places = try LocationsLoader.load(path: path) }
     }
 
-    public struct Flag: Sendable {
-        public let name: String
-        public let placeholder: String
-        public let help: String
-        public var environment: String { "LEDE_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    struct Flag: Sendable {
+        let name: String
+        let placeholder: String
+        let help: String
+        var environment: String { "LEDE_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
     }
 
-    public static let flags: [Flag] = [
+    static let flags: [Flag] = [
         Flag(name: "host", placeholder: "ADDRESS", help: "Address to bind (default 0.0.0.0; :: for IPv6)."),
         Flag(name: "port", placeholder: "N", help: "Port to listen on, 0 for an ephemeral port (default 8080)."),
         Flag(name: "loops", placeholder: "N", help: "Event loops, each a thread with its own epoll instance (default: number of cores)."),
@@ -100,11 +100,11 @@ public struct Options: Sendable {
         Flag(name: "stale-if-error", placeholder: "SECONDS", help: "How long past expiry a cached answer is still served when the upstream fails (default 600; 0 turns it off)."),
     ]
 
-    public struct ParseError: Error, CustomStringConvertible, Equatable {
-        public var description: String
+    struct ParseError: Error, CustomStringConvertible, Equatable {
+        var description: String
     }
 
-    public init() {}
+    init() {}
 
     /// Reads `arguments` (without the program name) and `environment`.
     public static func parse(_ arguments: [String], environment: [String: String]) throws -> Options {

@@ -30,7 +30,7 @@ enum ArticleScreen {
         var reason: String?
         var retryAfterSeconds: Int?
 
-        static func of(_ outcome: Outcome<Int>) -> ReferencesCount {
+        static func of(_ outcome: DeadlineOutcome<Int>) -> ReferencesCount {
             let placeholder = Part<Int>.of(outcome) { [$0] }
             return ReferencesCount(status: placeholder.status, count: placeholder.items.first ?? 0, reason: placeholder.reason,
                                    retryAfterSeconds: placeholder.retryAfterSeconds)
@@ -52,7 +52,7 @@ enum ArticleScreen {
         var reason: String?
         var retryAfterSeconds: Int?
 
-        static func of(_ outcome: Outcome<Bool>) -> EditablePart {
+        static func of(_ outcome: DeadlineOutcome<Bool>) -> EditablePart {
             if case .ok(let editable) = outcome { return EditablePart(editable: editable) }
             let placeholder = Part<Bool>.of(outcome) { [$0] }
             return EditablePart(status: placeholder.status, reason: placeholder.reason, retryAfterSeconds: placeholder.retryAfterSeconds)
@@ -71,7 +71,7 @@ enum ArticleScreen {
         var retryAfterSeconds: Int?
 
         /// The part for an upstream outcome: its items, or a placeholder with the feed's reasons and retry times.
-        static func of<T: Sendable>(_ outcome: Outcome<T>, _ items: (T) -> [Item]) -> Part {
+        static func of<T: Sendable>(_ outcome: DeadlineOutcome<T>, _ items: (T) -> [Item]) -> Part {
             let status: FeedService.Status
             switch outcome {
             case .ok(let value): return Part(items: items(value))
@@ -203,14 +203,14 @@ enum ArticleScreen {
     /// The upstream work of the parts besides the card, started at once and each bounded by `timeout`. Unstructured:
     /// work whose reader is gone goes on and fills the caches for the next request.
     struct PartWork: Sendable {
-        let contents: Task<Outcome<ArticleContents>, Never>
-        let links: Task<Outcome<[LanguageLink]>, Never>
-        let gallery: Task<Outcome<[Media]>, Never>
-        let related: Task<Outcome<QueryResult>, Never>
-        let mainPage: Task<Outcome<String>, Never>
-        let references: Task<Outcome<Int>, Never>
+        let contents: Task<DeadlineOutcome<ArticleContents>, Never>
+        let links: Task<DeadlineOutcome<[LanguageLink]>, Never>
+        let gallery: Task<DeadlineOutcome<[Media]>, Never>
+        let related: Task<DeadlineOutcome<QueryResult>, Never>
+        let mainPage: Task<DeadlineOutcome<String>, Never>
+        let references: Task<DeadlineOutcome<Int>, Never>
         /// Whether the caller may edit the page (the pencil): anonymous for the shared answer, the user's for a stream.
-        let editable: Task<Outcome<Bool>, Never>
+        let editable: Task<DeadlineOutcome<Bool>, Never>
 
         init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }

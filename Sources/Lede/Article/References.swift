@@ -6,27 +6,27 @@ import Wikimedia
 /// (`<ol class="mw-references">`, a group each), their notes in displayed order (`<li id="cite_note-…">`: back links,
 /// the text in `<span class="mw-reference-text">`, its `<cite>` kind), and the in-text citations in document order
 /// (`<sup class="mw-ref reference" id="cite_ref-…">`).
-public struct ArticleReferences: Sendable, Equatable {
-    public struct List: Sendable, Equatable {
-        public var id: String, group: String, section: String?, order: [String]
+struct ArticleReferences: Sendable, Equatable {
+    struct List: Sendable, Equatable {
+        var id: String, group: String, section: String?, order: [String]
     }
-    public struct Link: Sendable, Equatable { public var url: String, text: String }
-    public struct BackLink: Sendable, Equatable { public var anchor: String, label: String }
-    public struct Note: Sendable, Equatable {
-        public var id: String, label: String, text: String, html: String, kind: String
-        public var links: [Link], citedFrom: [BackLink]
+    struct Link: Sendable, Equatable { var url: String, text: String }
+    struct BackLink: Sendable, Equatable { var anchor: String, label: String }
+    struct Note: Sendable, Equatable {
+        var id: String, label: String, text: String, html: String, kind: String
+        var links: [Link], citedFrom: [BackLink]
     }
-    public struct Citation: Sendable, Equatable { public var anchor: String, noteId: String, label: String }
+    struct Citation: Sendable, Equatable { var anchor: String, noteId: String, label: String }
 
-    public var lists: [List] = []
+    var lists: [List] = []
     /// Every note, in the order of the lists.
-    public var notes: [Note] = []
-    public var citations: [Citation] = []
+    var notes: [Note] = []
+    var citations: [Citation] = []
 
-    public var count: Int { notes.count }
+    var count: Int { notes.count }
 
     /// `{"citations":[…],"lists":[…],"references":{noteId:{…}}}`, keys sorted.
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256 + notes.reduce(0) { $0 + $1.html.utf8.count + $1.text.utf8.count + 160 } + citations.count * 80)
         out.append(contentsOf: "{\"citations\":[".utf8)
@@ -79,11 +79,11 @@ public struct ArticleReferences: Sendable, Equatable {
 /// the rest text, a comment or script left open ends the scan. Malformed markup never stops it: a note is closed by the
 /// next note or the end of its list, a stray end tag is ignored, and nesting deeper than `maxDepth` inside a reference
 /// is kept as text.
-public enum ReferenceScanner {
+enum ReferenceScanner {
     static let maxDepth = 64
     static let kinds: Set<String> = ["web", "news", "book", "journal"]
 
-    public static func scan(_ html: [UInt8], lang: LanguageCode) -> ArticleReferences {
+    static func scan(_ html: [UInt8], lang: LanguageCode) -> ArticleReferences {
         html.withUnsafeBufferPointer { bytes in
             var scan = Scan(u: bytes, wiki: "https://\(lang.code).wikipedia.org")
             return scan.run()
@@ -470,7 +470,7 @@ public enum ReferenceScanner {
             while let open = n.emitted.popLast() { n.html.append(contentsOf: "</\(open)>".utf8) }
         }
 
-        /// A link's URL as a reader opens it: wiki links against the article's public wiki, protocol-relative ones as
+        /// A link's URL as a reader opens it: wiki links against the article's wiki, protocol-relative ones as
         /// https; nil for an in-page anchor or anything but http(s).
         func absolute(_ href: String) -> String? {
             // Only what a URI may hold (Parsoid percent-encodes the rest): no spaces, controls, quotes or non-ASCII.

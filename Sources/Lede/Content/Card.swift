@@ -4,38 +4,38 @@ import Wikimedia
 
 /// The preview card: one shape wherever an article appears (summary, feed, related, random, nearby, search).
 /// Extracts are always cleaned of pronunciation parentheticals.
-public struct Card: Sendable, Equatable {
-    public struct Image: Sendable, Equatable, Encodable { public var source: String; public var width: Int?; public var height: Int? }
-    public struct Point: Sendable, Equatable, Encodable { public var lat: Double; public var lon: Double }
+struct Card: Sendable, Equatable {
+    struct Image: Sendable, Equatable, Encodable { var source: String; var width: Int?; var height: Int? }
+    struct Point: Sendable, Equatable, Encodable { var lat: Double; var lon: Double }
 
-    public var title: String
-    public var displayTitle: String
-    public var description: String?
-    public var extract: String
-    public var extractHtml: String
-    public var thumbnail: Image?
-    public var originalImage: Image?
-    public var coordinates: Point?
-    public var type: String
-    public var url: String
-    public var lang: String
-    public var dir: String
+    var title: String
+    var displayTitle: String
+    var description: String?
+    var extract: String
+    var extractHtml: String
+    var thumbnail: Image?
+    var originalImage: Image?
+    var coordinates: Point?
+    var type: String
+    var url: String
+    var lang: String
+    var dir: String
     // Context-specific extras (encoded only when set).
-    public var views: Int?
-    public var rank: Int?
-    public var distanceMeters: Double?
-    public var bearingDegrees: Double?
-    public var redirectedFrom: String?
-    public var isDisambiguation: Bool?
+    var views: Int?
+    var rank: Int?
+    var distanceMeters: Double?
+    var bearingDegrees: Double?
+    var redirectedFrom: String?
+    var isDisambiguation: Bool?
 
     static let rtl: Set<String> = ["ar", "arc", "arz", "azb", "ckb", "dv", "fa", "glk", "he", "ks", "lrc", "mzn", "nqo", "pnb", "ps", "sd", "ug", "ur", "yi"]
 
-    public static func articleURL(lang: String, title: String) -> String {
+    static func articleURL(lang: String, title: String) -> String {
         "https://\(lang).wikipedia.org/wiki/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":()',!*$@;")
     }
 
     /// From a REST summary.
-    public init(summary s: PageSummary, lang: LanguageCode) {
+    init(summary s: PageSummary, lang: LanguageCode) {
         let title = s.titles?.normalized ?? ArticleTitle.display(s.title)
         self.title = title
         displayTitle = s.displaytitle ?? title
@@ -55,7 +55,7 @@ public struct Card: Sendable, Equatable {
     }
 
     /// From an Action API page (related, random, nearby, search).
-    public init(page p: QueryPage, lang: LanguageCode) {
+    init(page p: QueryPage, lang: LanguageCode) {
         title = p.title
         displayTitle = p.title
         // An empty description is no description (upstream sends `""` for some disambiguation pages).
@@ -71,12 +71,12 @@ public struct Card: Sendable, Equatable {
         dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
     }
 
-    public static let disambiguationDescription = "Wikipedia disambiguation page"
+    static let disambiguationDescription = "Wikipedia disambiguation page"
 
     /// The most of an extract a preview keeps (UTF-8 bytes): real extracts are a few KB (the largest recorded, 2.6 KB);
     /// a hostile or broken answer's megabytes of text are cut to their first paragraphs before any text rule runs, so
     /// building a card costs at most this much of a loop's time (about 2-3 ms at the rules' 100-200 ns a byte).
-    public static let previewLimit = 16 * 1024
+    static let previewLimit = 16 * 1024
 
     /// The paragraphs of `text` that fit in `limit` bytes: cut after the last line break within it; without one, after
     /// the last sentence or word; without any, at a character boundary. Text within the limit is returned as it is.
@@ -130,7 +130,7 @@ extension Card: Encodable {
         case title, displayTitle, description, extract, extractHtml, thumbnail, originalImage, coordinates, type, url, lang, dir
         case views, rank, distanceMeters, bearingDegrees, redirectedFrom, isDisambiguation
     }
-    public func encode(to encoder: Encoder) throws {
+    func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(title, forKey: .title)
         try c.encode(displayTitle, forKey: .displayTitle)

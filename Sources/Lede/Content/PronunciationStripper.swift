@@ -9,13 +9,13 @@ import Wikimedia
 /// whole group goes, whatever else it holds. Groups left with only punctuation and spaces go too. Everything
 /// else stays. Unbalanced brackets leave the text untouched. In HTML, tags are opaque: brackets inside them
 /// never count, and tags inside a removed group are dropped in matched pairs only, so the HTML stays well-formed.
-public enum PronunciationStripper {
-    public static func clean(_ text: String) -> String {
+enum PronunciationStripper {
+    static func clean(_ text: String) -> String {
         let units = text.unicodeScalars.map { Unit.text($0) }
         return render(strip(units))
     }
 
-    public static func cleanHTML(_ html: String) -> String {
+    static func cleanHTML(_ html: String) -> String {
         guard let units = tokenizeHTML(html) else { return html }
         return render(strip(units))
     }

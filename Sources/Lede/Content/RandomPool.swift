@@ -15,25 +15,25 @@ import Wikimedia
 ///   for that same refill (one upstream call however many wait);
 /// - an empty pool whose refill fails answers with the refill's error (`no-random-article` when nothing readable
 ///   was drawn), as a request without a pool would.
-public final class RandomPool: Sendable {
-    public struct Entry: Sendable {
-        public let card: Card
-        public let body: PreparedBody
+final class RandomPool: Sendable {
+    struct Entry: Sendable {
+        let card: Card
+        let body: PreparedBody
         let key: String
         let born: Double
     }
 
-    public struct Settings: Sendable {
-        public var lowWater = 6
+    struct Settings: Sendable {
+        var lowWater = 6
         /// Served cards kept for rotation.
-        public var keepServed = 48
+        var keepServed = 48
         /// Upstream draws per refill before giving up.
-        public var attempts = 3
+        var attempts = 3
         /// A card older than this is not served again.
-        public var maxAge: Double = 3_600
+        var maxAge: Double = 3_600
         /// After a failed refill, a non-empty pool waits this long before the next one.
-        public var retryAfterFailure: Double = 2
-        public init() {}
+        var retryAfterFailure: Double = 2
+        init() {}
     }
 
     private final class Shelf {
@@ -45,27 +45,27 @@ public final class RandomPool: Sendable {
         var refills = 0
     }
 
-    public let api: WikimediaAPI
-    public let settings: Settings
+    let api: WikimediaAPI
+    let settings: Settings
     private let clock: @Sendable () -> Double
     /// Each language's shelf, behind one mutex (the shelves never leave it).
     private let shelves = Mutex<[String: Shelf]>([:])
 
-    public init(api: WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
+    init(api: WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
         self.api = api
         self.settings = settings
         self.clock = clock
     }
 
-    public static let noArticle = Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
+    static let noArticle = Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
 
     /// A card now if the pool has one (for the event loop); starts a refill when the pool runs low.
-    public func next(lang: LanguageCode) -> Entry? {
+    func next(lang: LanguageCode) -> Entry? {
         shelves.withLock { take(Self.shelf(&$0, lang.code), lang: lang) }
     }
 
     /// A card, waiting for the pool's refill when it is empty.
-    public func card(lang: LanguageCode) async throws -> Entry {
+    func card(lang: LanguageCode) async throws -> Entry {
         let (ready, refill): (Entry?, Task<Void, Never>?) = shelves.withLock {
             let s = Self.shelf(&$0, lang.code)
             if let e = take(s, lang: lang) { return (e, nil) }
@@ -81,7 +81,7 @@ public final class RandomPool: Sendable {
     }
 
     /// Refills made so far for a language (tests, metrics).
-    public func refillCount(lang: LanguageCode) -> Int { shelves.withLock { $0[lang.code]?.refills ?? 0 } }
+    func refillCount(lang: LanguageCode) -> Int { shelves.withLock { $0[lang.code]?.refills ?? 0 } }
 
     // MARK: - Lock held
 

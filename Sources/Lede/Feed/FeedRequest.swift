@@ -4,14 +4,14 @@ import LedeBasics
 import Wikimedia
 
 /// The Explore feed's cards, in the order the screen shows them.
-public enum SectionKind: String, CaseIterable, Sendable, Encodable {
+enum SectionKind: String, CaseIterable, Sendable, Encodable {
     case featured, mostRead, pictureOfTheDay, news, onThisDay, random, becauseYouRead, nearby, continueReading
 
     /// Every kind in screen order (one array, not a fresh `allCases` per call).
-    public static let ordered: [SectionKind] = allCases
+    static let ordered: [SectionKind] = allCases
 
     /// A fixed bit per kind, for compact cache keys.
-    public var bit: Int {
+    var bit: Int {
         switch self {
         case .featured: return 1
         case .mostRead: return 2
@@ -26,7 +26,7 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
     }
 
     /// The bits of every shared kind.
-    public static let sharedMask = ordered.reduce(0) { $1.isShared ? $0 | $1.bit : $0 }
+    static let sharedMask = ordered.reduce(0) { $1.isShared ? $0 | $1.bit : $0 }
 
     /// The kind whose `bit` is `1 << index` (screen order).
     init?(bitIndex index: Int) {
@@ -45,7 +45,7 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
     }
 
     /// The same for every user of a language and date.
-    public var isShared: Bool {
+    var isShared: Bool {
         switch self {
         case .becauseYouRead, .nearby, .continueReading: return false
         default: return true
@@ -55,23 +55,23 @@ public enum SectionKind: String, CaseIterable, Sendable, Encodable {
 
 /// Chosen section kinds as bits, iterated in screen order: a request's choice held in one word (an array of them was
 /// retained and released with every copy of a request, on memory both loops share).
-public struct SectionSet: Sequence, Sendable, Equatable {
-    public private(set) var bits: Int
+struct SectionSet: Sequence, Sendable, Equatable {
+    private(set) var bits: Int
 
-    public init<S: Sequence>(_ kinds: S) where S.Element == SectionKind { bits = kinds.reduce(0) { $0 | $1.bit } }
+    init<S: Sequence>(_ kinds: S) where S.Element == SectionKind { bits = kinds.reduce(0) { $0 | $1.bit } }
 
     /// Every kind.
-    public static let all = SectionSet(bits: SectionKind.ordered.reduce(0) { $0 | $1.bit })
+    static let all = SectionSet(bits: SectionKind.ordered.reduce(0) { $0 | $1.bit })
 
     private init(bits: Int) { self.bits = bits }
 
-    public func contains(_ kind: SectionKind) -> Bool { bits & kind.bit != 0 }
+    func contains(_ kind: SectionKind) -> Bool { bits & kind.bit != 0 }
 
-    public func makeIterator() -> Iterator { Iterator(rest: bits) }
+    func makeIterator() -> Iterator { Iterator(rest: bits) }
 
-    public struct Iterator: IteratorProtocol {
+    struct Iterator: IteratorProtocol {
         var rest: Int
-        public mutating func next() -> SectionKind? {
+        mutating func next() -> SectionKind? {
             guard rest != 0 else { return nil }
             let index = rest.trailingZeroBitCount
             rest &= rest - 1
@@ -81,33 +81,33 @@ public struct SectionSet: Sequence, Sendable, Equatable {
 }
 
 /// `GET /feed` parameters, validated once at the edge.
-public struct FeedRequest: Sendable, Equatable {
-    public var lang: LanguageCode
-    public var date: FeedDate
-    public var isToday: Bool
-    public var sections: SectionSet
-    public var nearby: Coordinate?
+struct FeedRequest: Sendable, Equatable {
+    var lang: LanguageCode
+    var date: FeedDate
+    var isToday: Bool
+    var sections: SectionSet
+    var nearby: Coordinate?
     /// The titles in their database form (`Albert_Einstein`).
-    public var because: String?
-    public var continueTitle: String?
-    public var backgroundedAt: Date?
+    var because: String?
+    var continueTitle: String?
+    var backgroundedAt: Date?
     /// `lat` without `lon` or the other way round (each well-formed): the nearby section becomes an
     /// `incomplete-location` placeholder rather than the whole feed failing.
-    public var incompleteLocation = false
+    var incompleteLocation = false
 
     /// Whether every shared section is asked for (the usual request).
-    public var showsEverySharedSection: Bool { sections.bits & SectionKind.sharedMask == SectionKind.sharedMask }
+    var showsEverySharedSection: Bool { sections.bits & SectionKind.sharedMask == SectionKind.sharedMask }
 
     /// Whether any shared section is asked for.
-    public var wantsShared: Bool { sections.bits & SectionKind.sharedMask != 0 }
+    var wantsShared: Bool { sections.bits & SectionKind.sharedMask != 0 }
 
     /// Whether the request carries anything personal (then the answer is `private`).
-    public var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil || incompleteLocation }
+    var isPersonal: Bool { nearby != nil || because != nil || continueTitle != nil || backgroundedAt != nil || incompleteLocation }
 
-    public static let earliest = FeedDate(year: 2015, month: 1, day: 1)!
-    public static let continueReadingAfter: TimeInterval = 24 * 3600
+    static let earliest = FeedDate(year: 2015, month: 1, day: 1)!
+    static let continueReadingAfter: TimeInterval = 24 * 3600
 
-    public static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
+    static func parse(_ request: HTTPRequest, now: Date = Date()) throws -> FeedRequest {
         // Query parameters read once (the first value of each name wins), where they lie: numbers, the date-time and
         // ASCII titles are read from their bytes, with no string made for them.
         var parsed: FeedRequest?
@@ -169,7 +169,7 @@ public struct FeedRequest: Sendable, Equatable {
 
     /// Seed 000, Returning user: more than 24 hours in the background → the Explore view, where Continue
     /// Reading offers the last article; within 24 hours the app reopens the article itself.
-    public static func showsContinueReading(backgroundedAt: Date?, now: Date) -> Bool {
+    static func showsContinueReading(backgroundedAt: Date?, now: Date) -> Bool {
         guard let backgroundedAt else { return false }
         return now.timeIntervalSince(backgroundedAt) > continueReadingAfter
     }

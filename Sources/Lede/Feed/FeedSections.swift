@@ -19,30 +19,30 @@ struct FeedSection<Item: Encodable>: Encodable {
 struct NoItem: Encodable {}
 
 /// The picture of the day as the card shows it.
-public struct PictureCard: Encodable, Equatable, Sendable {
-    public var title: String
-    public var thumbnail: Card.Image?
-    public var image: Card.Image?
-    public var filePage: String?
-    public var artist: String?
-    public var credit: String?
-    public var license: License?
-    public var caption: String?
-    public var captionLang: String?
+struct PictureCard: Encodable, Equatable, Sendable {
+    var title: String
+    var thumbnail: Card.Image?
+    var image: Card.Image?
+    var filePage: String?
+    var artist: String?
+    var credit: String?
+    var license: License?
+    var caption: String?
+    var captionLang: String?
 
-    public struct License: Encodable, Equatable, Sendable { public var type: String?; public var code: String?; public var url: String? }
+    struct License: Encodable, Equatable, Sendable { var type: String?; var code: String?; var url: String? }
 }
 
-public struct NewsItem: Encodable, Sendable { public var story: String; public var links: [Card] }
-public struct OnThisDayItem: Encodable, Sendable { public var text: String; public var year: Int?; public var pages: [Card] }
+struct NewsItem: Encodable, Sendable { var story: String; var links: [Card] }
+struct OnThisDayItem: Encodable, Sendable { var text: String; var year: Int?; var pages: [Card] }
 
 /// Pure rules that turn upstream data into section items.
-public enum FeedRules {
+enum FeedRules {
     /// Caption in the user's language: a structured caption in it, else the file description when it is in
     /// it; else English (caption, then description); else any caption (alphabetically first language, so the
     /// choice is stable); else the description in whatever language it is. (A real answer had only a zh-hant
     /// caption beside an English description: an English reader gets the description.)
-    public static func caption(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> (String, String)? {
+    static func caption(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> (String, String)? {
         let captions = p.structured?.captions ?? [:]
         let description = (p.description?.text).flatMap { $0.isEmpty ? nil : $0 }.map { ($0, p.description?.lang ?? "en") }
         if let c = captions[lang], !c.isEmpty { return (c, lang) }
@@ -53,7 +53,7 @@ public enum FeedRules {
         return description
     }
 
-    public static func picture(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> PictureCard {
+    static func picture(_ p: FeaturedFeed.PictureOfTheDay, lang: String) -> PictureCard {
         let cap = caption(p, lang: lang)
         return PictureCard(title: p.title, thumbnail: p.thumbnail.map { .init(source: $0.source, width: $0.width, height: $0.height) },
                            image: p.image.map { .init(source: $0.source, width: $0.width, height: $0.height) }, filePage: p.filePage,
@@ -61,7 +61,7 @@ public enum FeedRules {
                            license: p.license.map { .init(type: $0.type, code: $0.code, url: $0.url) }, caption: cap?.0, captionLang: cap?.1)
     }
 
-    public static func mostRead(_ m: FeaturedFeed.MostRead, lang: LanguageCode) -> [Card] {
+    static func mostRead(_ m: FeaturedFeed.MostRead, lang: LanguageCode) -> [Card] {
         m.articles.enumerated().map { i, s in
             var c = Card(summary: s, lang: lang)
             c.views = s.views ?? 0

@@ -6,15 +6,15 @@ import Wikimedia
 
 /// Assembles `GET /feed`: shared sections from one coalesced, cached "shared part" per language and date (kept
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.
-public final class FeedService: Sendable {
-    public let api: WikimediaAPI
+final class FeedService: Sendable {
+    let api: WikimediaAPI
     /// The feed's random card comes from the same pool as `/random`.
-    public let random: RandomPool
-    public let sectionTimeout: Double
+    let random: RandomPool
+    let sectionTimeout: Double
     /// The deadline of an upstream call (`--upstream-timeout`): a streamed feed waits this long for a section.
-    public let upstreamTimeout: Double
+    let upstreamTimeout: Double
     /// A section that failed: when to try again (Wikimedia's own Retry-After wins).
-    public let retryAfterSeconds = 10
+    let retryAfterSeconds = 10
     /// A section merely slow at the section deadline: when its data is expected (the rest of the upstream deadline).
     var pendingRetry: Int { max(1, Int((upstreamTimeout - sectionTimeout).rounded(.up))) }
     /// Shared parts, coalesced: concurrent cold requests for one language and date share one build.
@@ -31,18 +31,18 @@ public final class FeedService: Sendable {
 
     /// Lifetime of today's shared sections (`--feed-max-age`); a complete shared part is also served up to this long
     /// past it while one refresh runs (stale-while-revalidate).
-    public let feedMaxAge: Double
+    let feedMaxAge: Double
     /// The last good data of each shared section, by language and date: what a refresh that times out or fails keeps
     /// showing instead of a placeholder, while it is younger than `staleBound`.
     private let lastGood = Mutex<[FeedKey: [SectionKind: (fragment: Fragment, at: Double)]]>([:])
     private let maxLastGood = 256
     /// How old a shared section's last good data may be and still stand in for a refresh that did not land in time:
     /// ten lifetimes (`--feed-max-age` × 10). Past it, a placeholder.
-    public var staleBound: Double { feedMaxAge * 10 }
+    var staleBound: Double { feedMaxAge * 10 }
     /// The lifetime an answer gets while it shows stale data: the time by which the refresh is expected.
     var staleMaxAge: Int { max(1, Int(upstreamTimeout.rounded(.up))) }
 
-    public init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
+    init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
                 random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.random = random ?? RandomPool(api: api, clock: { now().timeIntervalSinceReferenceDate })
@@ -231,13 +231,13 @@ public final class FeedService: Sendable {
         }
     }
 
-    static func succeeded<T>(_ outcome: Outcome<T>) -> Bool { if case .ok = outcome { return true } else { return false } }
+    static func succeeded<T>(_ outcome: DeadlineOutcome<T>) -> Bool { if case .ok = outcome { return true } else { return false } }
 
     static let featuredKinds: [SectionKind] = [.featured, .mostRead, .pictureOfTheDay, .news, .onThisDay]
 
     /// The sections of the featured feed's answer (or their placeholders). A wiki with no featured feed that day
     /// (many small wikis have none) gets none of them.
-    func featuredFragments(_ outcome: Outcome<FeaturedFeed>, lang: LanguageCode, isToday: Bool, retry: Int? = nil) -> [SectionKind: Fragment] {
+    func featuredFragments(_ outcome: DeadlineOutcome<FeaturedFeed>, lang: LanguageCode, isToday: Bool, retry: Int? = nil) -> [SectionKind: Fragment] {
         var fragments: [SectionKind: Fragment] = [:]
         let feedKinds = Self.featuredKinds
         switch outcome {
@@ -270,7 +270,7 @@ public final class FeedService: Sendable {
     }
 
     /// The random card's section (or its placeholder); nil when the wiki has none.
-    func randomFragment(_ outcome: Outcome<Card>, retry: Int? = nil) -> Fragment? {
+    func randomFragment(_ outcome: DeadlineOutcome<Card>, retry: Int? = nil) -> Fragment? {
         switch outcome {
         case .ok(let card): return Fragment(kind: .random, body: BodyFragment(Self.encode(FeedSection(kind: .random, items: [card]))), status: .ok)
         case .timeout: return placeholder(.random, .timeout, retry: retry)
@@ -296,7 +296,7 @@ public final class FeedService: Sendable {
     /// The response when every part the request needs is at hand: answered on the event loop with no upstream
     /// work and no encoding. A feed without personal parameters is a prepared body; a personal one is assembled
     /// from the cached shared part, the cached personal fragments and the per-request numbers.
-    public func cachedResponse(for request: FeedRequest) -> HTTPResponse? {
+    func cachedResponse(for request: FeedRequest) -> HTTPResponse? {
         if !request.isPersonal {
             let key = PreparedKey(request)
             let t = now().timeIntervalSinceReferenceDate
@@ -324,7 +324,7 @@ public final class FeedService: Sendable {
         do { return try assemble(request, shared: part, personal: personal) } catch { return Responses.problem(error) }
     }
 
-    public func feed(_ request: FeedRequest) async throws -> HTTPResponse {
+    func feed(_ request: FeedRequest) async throws -> HTTPResponse {
         async let sharedPart: SharedPart? = request.wantsShared ? shared(lang: request.lang, date: request.date, isToday: request.isToday) : nil
         async let personal = personalParts(request)
         let part = await sharedPart

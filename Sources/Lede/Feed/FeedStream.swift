@@ -11,7 +11,7 @@ import Wikimedia
 /// Wikipedia turns out to have no card for (no news on a past day, no featured feed on a small wiki, a continue-
 /// reading article that is gone) sends no line.
 extension FeedService {
-    public static let jsonLines = "application/jsonl"
+    static let jsonLines = "application/jsonl"
 
     /// The kinds a streamed answer announces, in the request's order.
     func announcedKinds(_ r: FeedRequest) -> [SectionKind] {
@@ -43,7 +43,7 @@ extension FeedService {
 
     /// The streamed answer. When every section is warm the whole answer is known at once: it is sent as one body on
     /// the loop (the same lines, framed by Content-Length), with no producer at all.
-    public func stream(_ request: FeedRequest) -> HTTPResponse {
+    func stream(_ request: FeedRequest) -> HTTPResponse {
         let warm = warmLines(request)
         if warm.pending.isEmpty {
             return HTTPResponse(status: 200, contentType: Self.jsonLines, bytes: warm.first, headers: streamHeaders(request))

@@ -3,18 +3,18 @@ import LedeBasics
 import Wikimedia
 
 /// Automation Animals (seed 001): 12 animals with tags. Favourites live on the device; the client sends them.
-public struct Animal: Sendable, Equatable {
-    public var id: Int
-    public var name: String
-    public var tags: [String]
-    public var emoji: String
-    public var colour: String
+struct Animal: Sendable, Equatable {
+    var id: Int
+    var name: String
+    var tags: [String]
+    var emoji: String
+    var colour: String
     /// Served by Lede itself (relative to its base URL), so the images exist wherever Lede runs.
-    public var image: String { "/animals/\(id)/image.svg" }
-    public var thumbnail: String { "/animals/\(id)/image.svg?size=160" }
+    var image: String { "/animals/\(id)/image.svg" }
+    var thumbnail: String { "/animals/\(id)/image.svg?size=160" }
 
     /// A cartoon tile: the animal's emoji on its colour, with its name.
-    public func svg(size: Int) -> String {
+    func svg(size: Int) -> String {
         """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(size)" height="\(size)" viewBox="0 0 100 100" role="img" aria-label="\(name)">\
         <rect width="100" height="100" rx="12" fill="\(colour)"/>\
@@ -25,9 +25,9 @@ public struct Animal: Sendable, Equatable {
     }
 }
 
-public enum Animals {
+enum Animals {
     /// Cartoon animals as in the seed app (image source: stockfreeimages.com's Cartoon Animals set).
-    public static let all: [Animal] = [
+    static let all: [Animal] = [
         Animal(id: 1, name: "Lion", tags: ["wild", "mammal", "africa", "carnivore"], emoji: "🦁", colour: "#F6C453"),
         Animal(id: 2, name: "Elephant", tags: ["wild", "mammal", "africa", "herbivore"], emoji: "🐘", colour: "#B8C4D6"),
         Animal(id: 3, name: "Giraffe", tags: ["wild", "mammal", "africa", "herbivore"], emoji: "🦒", colour: "#F2D398"),
@@ -42,16 +42,16 @@ public enum Animals {
         Animal(id: 12, name: "Owl", tags: ["bird", "forest", "carnivore"], emoji: "🦉", colour: "#C7B299"),
     ]
 
-    public static var tags: [String] { Array(Set(all.flatMap(\.tags))).sorted() }
+    static var tags: [String] { Array(Set(all.flatMap(\.tags))).sorted() }
 
     /// The gallery: tags applied with OR (an animal with any selected tag), then favourites only if asked.
-    public static func filter(tags: Set<String>, favorites: Set<Int>, favoritesOnly: Bool) -> [Animal] {
+    static func filter(tags: Set<String>, favorites: Set<Int>, favoritesOnly: Bool) -> [Animal] {
         all.filter { a in
             (tags.isEmpty || !tags.isDisjoint(with: a.tags)) && (!favoritesOnly || favorites.contains(a.id))
         }
     }
 
-    public static let noAnimalsMessage = "No animals found"
+    static let noAnimalsMessage = "No animals found"
 
     /// A comma list: no empty items, at most 100.
     static func list(_ raw: String?, name: String) throws -> [String] {

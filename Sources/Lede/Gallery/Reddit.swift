@@ -4,53 +4,53 @@ import LedeBasics
 import Wikimedia
 
 /// `GET https://www.reddit.com/r/{KEYWORD}/top.json` — the parts rgallery reads.
-public struct RedditListing: Codable, Sendable, Equatable {
-    public struct Image: Codable, Sendable, Equatable { public var url: String; public var width: Int?; public var height: Int? }
-    public struct PreviewImage: Codable, Sendable, Equatable { public var source: Image?; public var resolutions: [Image]? }
-    public struct Preview: Codable, Sendable, Equatable { public var images: [PreviewImage]? }
-    public struct Post: Codable, Sendable, Equatable {
-        public var id: String
-        public var title: String?
-        public var author: String?
-        public var permalink: String?
-        public var url: String?
-        public var over18: Bool?
-        public var postHint: String?
-        public var isVideo: Bool?
-        public var isSelf: Bool?
-        public var preview: Preview?
+struct RedditListing: Codable, Sendable, Equatable {
+    struct Image: Codable, Sendable, Equatable { var url: String; var width: Int?; var height: Int? }
+    struct PreviewImage: Codable, Sendable, Equatable { var source: Image?; var resolutions: [Image]? }
+    struct Preview: Codable, Sendable, Equatable { var images: [PreviewImage]? }
+    struct Post: Codable, Sendable, Equatable {
+        var id: String
+        var title: String?
+        var author: String?
+        var permalink: String?
+        var url: String?
+        var over18: Bool?
+        var postHint: String?
+        var isVideo: Bool?
+        var isSelf: Bool?
+        var preview: Preview?
         enum CodingKeys: String, CodingKey {
             case id, title, author, permalink, url, over18 = "over_18", postHint = "post_hint", isVideo = "is_video", isSelf = "is_self", preview
         }
     }
-    public struct Child: Codable, Sendable, Equatable { public var kind: String?; public var data: Post }
-    public struct Data: Codable, Sendable, Equatable { public var children: [Child] }
-    public var kind: String?
-    public var data: Data
+    struct Child: Codable, Sendable, Equatable { var kind: String?; var data: Post }
+    struct Data: Codable, Sendable, Equatable { var children: [Child] }
+    var kind: String?
+    var data: Data
 }
 
 /// An image of the grid.
-public struct GalleryImage: Encodable, Sendable, Equatable {
-    public struct Ref: Encodable, Sendable, Equatable { public var url: String; public var width: Int?; public var height: Int? }
-    public var id: String
-    public var title: String
-    public var thumbnail: Ref
-    public var image: Ref
-    public var author: String?
-    public var permalink: String?
+struct GalleryImage: Encodable, Sendable, Equatable {
+    struct Ref: Encodable, Sendable, Equatable { var url: String; var width: Int?; var height: Int? }
+    var id: String
+    var title: String
+    var thumbnail: Ref
+    var image: Ref
+    var author: String?
+    var permalink: String?
 }
 
-public enum RedditRules {
+enum RedditRules {
     /// Subreddit names: letters, digits, underscore, 2–21 characters.
-    public static func isValidKeyword(_ s: String) -> Bool {
+    static func isValidKeyword(_ s: String) -> Bool {
         (2...21).contains(s.utf8.count) && s.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 95 }
     }
 
     /// Reddit escapes `&` in preview URLs as `&amp;`.
-    public static func unescape(_ url: String) -> String { url.replacingOccurrences(of: "&amp;", with: "&") }
+    static func unescape(_ url: String) -> String { url.replacingOccurrences(of: "&amp;", with: "&") }
 
     /// Image posts only (a preview image, an image hint or an image URL; never video or text), never NSFW.
-    public static func images(_ listing: RedditListing) -> [GalleryImage] {
+    static func images(_ listing: RedditListing) -> [GalleryImage] {
         var seen = Set<String>()
         return listing.data.children.compactMap { child -> GalleryImage? in
             let p = child.data
@@ -67,33 +67,33 @@ public enum RedditRules {
     }
 
     /// The detail page's related grid: the other images of the search, never the selected one nor any excluded.
-    public static func related(_ images: [GalleryImage], selected: String, exclude: Set<String>) -> [GalleryImage] {
+    static func related(_ images: [GalleryImage], selected: String, exclude: Set<String>) -> [GalleryImage] {
         images.filter { $0.id != selected && !exclude.contains($0.id) }
     }
 
     /// `No results` in the app's two languages (English, Italian) from Accept-Language.
-    public static func noResultsMessage(acceptLanguage: String?) -> String {
+    static func noResultsMessage(acceptLanguage: String?) -> String {
         LanguageCode.fromAcceptLanguage(acceptLanguage)?.code == "it" ? "Nessun risultato" : "No results"
     }
 }
 
 /// Top posts of a subreddit, cached per keyword in the shared cache; fetched through the upstream guard.
-public final class RedditClient: Sendable {
+final class RedditClient: Sendable {
     /// Reddit's origin, through the same guard, deadline and metrics as every Wikimedia call.
-    public let upstream: any GuardedUpstream
-    public let cache: UpstreamCache
-    public let ttl: Double = 300
+    let upstream: any GuardedUpstream
+    let cache: UpstreamCache
+    let ttl: Double = 300
 
-    public init(upstream: any GuardedUpstream, cache: UpstreamCache = UpstreamCache()) {
+    init(upstream: any GuardedUpstream, cache: UpstreamCache = UpstreamCache()) {
         self.upstream = upstream; self.cache = cache
     }
 
-    public static func request(_ keyword: String) -> UpstreamRequest {
+    static func request(_ keyword: String) -> UpstreamRequest {
         UpstreamRequest(lang: "reddit", path: "/r/\(keyword)/top.json", kind: .reddit)
     }
 
     /// The grid for `keyword` (already validated), and whether it came from the cache.
-    public func images(_ keyword: String) async throws -> ([GalleryImage], UpstreamCache.Source) {
+    func images(_ keyword: String) async throws -> ([GalleryImage], UpstreamCache.Source) {
         let key = "reddit:" + keyword.lowercased()
         return try await cache.lookup(key, ttl: ttl) { [self] in
             let response = try await upstream.answer(Self.request(keyword))

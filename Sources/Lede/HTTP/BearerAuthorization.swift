@@ -4,13 +4,13 @@ import LedeBasics
 import Wikimedia
 
 /// The client's bearer credentials, checked for shape only (upstream decides whether they are valid).
-public enum BearerAuthorization {
+enum BearerAuthorization {
     /// The credentials when the request sends any (checked as `extract` does), nil for an anonymous request.
-    public static func optional(_ headers: HTTPHeaders) throws -> String? {
+    static func optional(_ headers: HTTPHeaders) throws -> String? {
         headers["Authorization"] == nil ? nil : try extract(headers)
     }
 
-    public static func extract(_ headers: HTTPHeaders) throws -> String {
+    static func extract(_ headers: HTTPHeaders) throws -> String {
         // Read over bytes: this runs on every user-bound request.
         var value: String?
         var count = 0

@@ -3,12 +3,12 @@ import LedeBasics
 
 extension Coordinate {
     /// Parses `lat` and `lon` query values; nil with a reason when they are not a valid point.
-    public static func parse(lat: String?, lon: String?) -> Result<Coordinate, Problem> {
+    static func parse(lat: String?, lon: String?) -> Result<Coordinate, Problem> {
         parse(lat: lat.map { parseDecimal($0) }, lon: lon.map { parseDecimal($0) })
     }
 
     /// The same from values already read as decimals: nil when absent, `.some(nil)` when not a plain decimal.
-    public static func parse(lat: Double??, lon: Double??) -> Result<Coordinate, Problem> {
+    static func parse(lat: Double??, lon: Double??) -> Result<Coordinate, Problem> {
         guard let lat, let lon else {
             return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "Both lat and lon are required."))
         }

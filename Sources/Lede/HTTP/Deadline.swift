@@ -4,7 +4,7 @@ import LedeBasics
 import Wikimedia
 
 /// What became of one section's upstream work within its deadline.
-public enum Outcome<T: Sendable>: Sendable {
+enum DeadlineOutcome<T: Sendable>: Sendable {
     case ok(T)
     case timeout
     case failed(Error)
@@ -13,13 +13,13 @@ public enum Outcome<T: Sendable>: Sendable {
 /// Runs `work` and answers within `seconds` whatever happens. The work is not cancelled when the deadline
 /// passes: it goes on in the background and, through the cache, serves the next request. `late`, when given, is
 /// told how work that missed its deadline ended (so what was answered in its place can be dropped).
-public func withDeadline<T: Sendable>(_ seconds: Double, late: (@Sendable (Outcome<T>) -> Void)? = nil,
-                                      _ work: @escaping @Sendable () async throws -> T) async -> Outcome<T> {
+func withDeadline<T: Sendable>(_ seconds: Double, late: (@Sendable (DeadlineOutcome<T>) -> Void)? = nil,
+                                      _ work: @escaping @Sendable () async throws -> T) async -> DeadlineOutcome<T> {
     let once = Once()
-    let answer = OneShot<Outcome<T>>()
+    let answer = OneShot<DeadlineOutcome<T>>()
     // A caller that is cancelled (a streamed answer whose client left) stops waiting at once; the work goes on.
     return await withTaskCancellationHandler {
-        await withCheckedContinuation { (c: CheckedContinuation<Outcome<T>, Never>) in
+        await withCheckedContinuation { (c: CheckedContinuation<DeadlineOutcome<T>, Never>) in
             answer.attach(c)
             Task {
                 do {

@@ -4,9 +4,9 @@ import LedeBasics
 import Wikimedia
 
 /// Any JSON value, decoded strictly (a boolean never passes for a number, nor a fraction for an integer).
-public enum JSONValue: Decodable, Equatable, Sendable {
+enum JSONValue: Decodable, Equatable, Sendable {
     case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
-    public init(from decoder: Decoder) throws {
+    init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }

@@ -6,11 +6,11 @@ extension LanguageCode {
     /// Language of a request, decided in one place: the `lang` query parameter; else the first
     /// `Accept-Language` tag (by q-value) that names a Wikipedia edition (`de-CH` → `de`); else English.
     /// An explicit `lang` that is not an edition is a 400 problem.
-    public static func resolve(_ request: HTTPRequest) throws -> LanguageCode {
+    static func resolve(_ request: HTTPRequest) throws -> LanguageCode {
         try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"), acceptLanguage: request.headers["Accept-Language"])
     }
 
-    public static func resolve(lang raw: String?, acceptLanguage: String?) throws -> LanguageCode {
+    static func resolve(lang raw: String?, acceptLanguage: String?) throws -> LanguageCode {
         if let raw {
             guard let code = LanguageCode(raw) else { throw LanguageCode.unsupportedProblem(raw) }
             return code
@@ -20,7 +20,7 @@ extension LanguageCode {
 
     /// The best `Accept-Language` tag (highest q, then first) that names an edition, by itself or by its primary
     /// subtag. Every mobile request carries this header, so it is read over bytes: no Foundation, no sorting.
-    public static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
+    static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
         guard let header else { return nil }
         var best: (code: LanguageCode, q: Int)?
         WeightedList.forEach(header) { tag, weight in
@@ -34,7 +34,7 @@ extension LanguageCode {
 
     /// Every edition the header names with q > 0, most preferred first (ties in header order), each once; at most
     /// `limit` (the article screen's language picker puts these first).
-    public static func preferredEditions(_ header: String?, limit: Int = 8) -> [String] {
+    static func preferredEditions(_ header: String?, limit: Int = 8) -> [String] {
         guard let header else { return [] }
         var found: [(code: String, q: Int, order: Int)] = []
         WeightedList.forEach(header) { tag, weight in
@@ -46,7 +46,7 @@ extension LanguageCode {
         return found.sorted { ($0.q, -$0.order) > ($1.q, -$1.order) }.prefix(limit).map(\.code)
     }
 
-    public static func unsupportedProblem(_ raw: String) -> Problem {
+    static func unsupportedProblem(_ raw: String) -> Problem {
         Problem(status: 400, slug: "unsupported-language",
                 detail: "'\(raw.prefix(40))' is not a Wikipedia language edition. Use a code such as en, de or it; GET /languages lists all \(all.count).",
                 extensions: [("languages", "\"/languages\"")])

@@ -4,7 +4,7 @@ import LedeBasics
 import Wikimedia
 
 /// JSON responses and the one place where errors become problem responses.
-public enum Responses {
+enum Responses {
     static let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
@@ -12,12 +12,12 @@ public enum Responses {
     }()
 
     /// JSON with a strong ETag (the server derives the gzip variant's tag and answers If-None-Match with 304).
-    public static func json<T: Encodable>(_ value: T, cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    static func json<T: Encodable>(_ value: T, cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         json(bytes: [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8)), cacheControl: cacheControl, status: status, headers: headers)
     }
 
     /// Encoded JSON with its `Cache-Control` and a strong ETag.
-    public static func json(bytes: [UInt8], cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+    static func json(bytes: [UInt8], cacheControl: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         let etag = FNV1a.quotedTag(bytes)
         if headers.count == 0 {
             // The usual case, in one list (set() on an empty list grew it three times).
@@ -30,18 +30,18 @@ public enum Responses {
         return .json(bytes, status: status, headers: h)
     }
 
-    /// A public JSON answer encoded once and kept as a prepared body (gzip compressed once, strong ETag per
+    /// A JSON answer encoded once and kept as a prepared body (gzip compressed once, strong ETag per
     /// representation, `Cache-Control: public, max-age=<ttl>`) for `ttl` seconds. A fresh one is answered on the
     /// event loop; otherwise it is built off the loop, concurrent requests for one key sharing one build. Errors
     /// are not kept (a missing page briefly is, by the cache).
-    public static func prepared<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
+    static func prepared<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
                                               make: @escaping @Sendable () async throws -> T) -> HandlerResult {
         if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
         return async { .prepared(try await preparedValue(cache, key: key, ttl: ttl, headers: headers, make: make)) }
     }
 
     /// What `prepared` answers, made (or joined, when another request is making it) off the loop.
-    public static func preparedValue<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
+    static func preparedValue<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
                                                      make: @escaping @Sendable () async throws -> T) async throws -> PreparedBody {
         var fields = headers
         fields.set("Cache-Control", "public, max-age=\(ttl)")
@@ -53,22 +53,22 @@ public enum Responses {
     }
 
     /// `value` encoded once, with its gzip representation and strong ETags.
-    public static func preparedBody<T: Encodable>(_ value: T, headers: HTTPHeaders) -> PreparedBody {
+    static func preparedBody<T: Encodable>(_ value: T, headers: HTTPHeaders) -> PreparedBody {
         PreparedBody(contentType: "application/json", bytes: [UInt8]((try? encoder.encode(value)) ?? Data("{}".utf8)), headers: headers)
     }
 
     /// What a prepared body weighs in a cache: both representations.
-    public static func cost(of body: PreparedBody) -> Int { body.identity.count + (body.gzip?.count ?? 0) }
+    static func cost(of body: PreparedBody) -> Int { body.identity.count + (body.gzip?.count ?? 0) }
 
     /// Prepares `value` and keeps it under `key` for `ttl` seconds (for answers built on the spot).
-    public static func keep<T: Encodable>(_ value: T, headers: HTTPHeaders, in cache: UpstreamCache, key: String, ttl: Double, staleFor: Double = 0) -> PreparedBody {
+    static func keep<T: Encodable>(_ value: T, headers: HTTPHeaders, in cache: UpstreamCache, key: String, ttl: Double, staleFor: Double = 0) -> PreparedBody {
         let prepared = preparedBody(value, headers: headers)
         cache.insert(key, prepared, cost: cost(of: prepared), ttl: ttl, staleFor: staleFor)
         return prepared
     }
 
     /// Refuses a request body that is not `application/json` (415 with `Accept-Post`).
-    public static func requireJSON(_ request: HTTPRequest) throws {
+    static func requireJSON(_ request: HTTPRequest) throws {
         let type = (request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard type == "application/json" else {
             throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
@@ -76,8 +76,8 @@ public enum Responses {
     }
 
     /// The problem response an error is answered with (`Problem.answering`: the error's own problem, else a 500).
-    public static func problem(_ error: any Error) -> HTTPResponse { Problem.answering(error).response }
+    static func problem(_ error: any Error) -> HTTPResponse { Problem.answering(error).response }
 
     /// Runs `work` off the loop; what it throws is answered with its problem (by the server, as for every handler).
-    public static func async(_ work: @escaping @Sendable () async throws -> HTTPResponse) -> HandlerResult { .async(work) }
+    static func async(_ work: @escaping @Sendable () async throws -> HTTPResponse) -> HandlerResult { .async(work) }
 }

@@ -9,7 +9,7 @@ extension UpstreamError: ProblemConvertible {
 
 extension Problem {
     /// Upstream failures as the client sees them.
-    public init(upstream e: UpstreamError) {
+    init(upstream e: UpstreamError) {
         switch e {
         case .timeout:
             self.init(status: 504, slug: "upstream-timeout", detail: "Wikipedia did not answer in time. Retry shortly.", headers: ["Retry-After": "5"])

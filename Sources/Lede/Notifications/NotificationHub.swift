@@ -9,21 +9,21 @@ import Wikimedia
 /// itself is held only by the poll that needs it, and never logged. The first poll round checks the token: a stream
 /// that opens while a round is in flight joins it. Polling stops with the user's last stream; a `Retry-After` from
 /// Wikimedia (or the circuit breaker) pauses it while streams stay open.
-public final class NotificationHub: Sendable {
-    public struct Settings: Sendable {
+final class NotificationHub: Sendable {
+    struct Settings: Sendable {
         /// Seconds between poll rounds of one user (spread ±10 %). Default 30.
-        public var interval: Double = 30
+        var interval: Double = 30
         /// Open streams one user may have on this replica. Default 8.
-        public var maxStreamsPerUser = 8
+        var maxStreamsPerUser = 8
         /// Unread notifications read per round (Echo's page).
-        public var pageSize = 50
+        var pageSize = 50
         /// First polls (one per user opening a bell) run at once: the upstream's concurrency bound.
-        public var firstPolls = 16
+        var firstPolls = 16
         /// Seconds a user's first poll may wait for its turn before the stream is refused with a spread 503. Default 10.
-        public var firstPollWait: Double = 10
+        var firstPollWait: Double = 10
         /// The range a refused stream's `Retry-After` is drawn from, per stream (seconds).
-        public var busyRetry: ClosedRange<Int> = 2...12
-        public init() {}
+        var busyRetry: ClosedRange<Int> = 2...12
+        init() {}
     }
 
     /// A first poll that could not start within `firstPollWait`.
@@ -37,15 +37,15 @@ public final class NotificationHub: Sendable {
     }
 
     /// What one poll round saw: the unread count and the unread notifications, newest first.
-    public struct Snapshot: Sendable, Equatable {
-        public var unread: Int
-        public var items: [NotificationItem]
+    struct Snapshot: Sendable, Equatable {
+        var unread: Int
+        var items: [NotificationItem]
         /// The newest notification seen: the event id, derived from Wikimedia's data, so any replica can resume from it.
-        public var newestID: Int
+        var newestID: Int
     }
 
     /// What a stream is told.
-    public enum Update: Sendable {
+    enum Update: Sendable {
         /// Notifications new since the previous round (oldest first) and the count after them.
         case changed(new: [NotificationItem], unread: Int, newestID: Int)
         /// The count changed without a new notification (read elsewhere, or through this replica's mark-read).
@@ -55,20 +55,20 @@ public final class NotificationHub: Sendable {
     }
 
     let api: WikimediaAPI
-    public let settings: Settings
+    let settings: Settings
     private let users = Mutex<[Int: UserPoll]>([:])
     private let nextID = Atomic<Int>(0)
     /// Where new users' first polls wait their turn.
     let admission: FirstPollAdmission
 
-    public init(api: WikimediaAPI, settings: Settings = Settings()) {
+    init(api: WikimediaAPI, settings: Settings = Settings()) {
         self.api = api
         self.settings = settings
         admission = FirstPollAdmission(capacity: settings.firstPolls, maxWait: settings.firstPollWait)
     }
 
     /// Users being polled now (metrics, tests).
-    public var polledUsers: Int { users.withLock { $0.count } }
+    var polledUsers: Int { users.withLock { $0.count } }
 
     static func key(token: String, lang: LanguageCode) -> Int {
         var h = Hasher()   // seeded at random per process: a keyed hash
@@ -108,7 +108,7 @@ public final class NotificationHub: Sendable {
 
     /// A stream of `token`'s updates, with the snapshot it starts from. Joins (or starts) a poll round first: a refused
     /// token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an upstream failure.
-    public func subscribe(token: String, lang: LanguageCode) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
+    func subscribe(token: String, lang: LanguageCode) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
         let hashed = Self.key(token: token, lang: lang)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -145,7 +145,7 @@ public final class NotificationHub: Sendable {
     }
 
     /// The stream `id` closed; the user's last stream stops the polling and forgets the token.
-    public func unsubscribe(key: Int, id: Int) {
+    func unsubscribe(key: Int, id: Int) {
         let stopped: (Task<Void, Never>?, AsyncStream<Update>.Continuation?) = users.withLock { users in
             guard let poll = users[key] else { return (nil, nil) }
             return poll.state.withLock { s in
@@ -163,7 +163,7 @@ public final class NotificationHub: Sendable {
     }
 
     /// A mark-read through this replica: that user's streams get the new count at once.
-    public func countChanged(token: String, lang: LanguageCode, unread: Int) {
+    func countChanged(token: String, lang: LanguageCode, unread: Int) {
         let hashed = Self.key(token: token, lang: lang)
         guard let poll = users.withLock({ $0[Self.slot(in: $0, hashed, token: token)] }) else { return }
         let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in

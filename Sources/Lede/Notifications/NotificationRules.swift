@@ -5,18 +5,18 @@ import Wikimedia
 
 /// The bell: where it lives and whether it shows its dot — the four states of the notifications spec
 /// (Explore feed on/off × unread/none) — plus the counts a client badges with.
-public struct Badge: Encodable, Equatable, Sendable {
-    public enum Placement: String, Encodable, Sendable { case explore, settings }
-    public var unreadCount: Int
+struct Badge: Encodable, Equatable, Sendable {
+    enum Placement: String, Encodable, Sendable { case explore, settings }
+    var unreadCount: Int
     /// `"99+"` above 99, like the app's badge.
-    public var displayCount: String
+    var displayCount: String
     /// Whether the bell shows its unread indicator.
-    public var indicated: Bool
+    var indicated: Bool
     /// The Explore top bar when the Explore feed is on; the Settings tab when it is off.
-    public var placement: Placement
-    public var appIconBadgeCount: Int
+    var placement: Placement
+    var appIconBadgeCount: Int
 
-    public init(unread: Int, exploreFeedOn: Bool) {
+    init(unread: Int, exploreFeedOn: Bool) {
         let n = max(0, unread)
         unreadCount = n
         displayCount = n > 99 ? "99+" : String(n)
@@ -26,7 +26,7 @@ public struct Badge: Encodable, Equatable, Sendable {
     }
 
     /// The JSON JSONEncoder would write (sorted keys), written directly: the badge is answered on every app open.
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         // Written in place, no nested function capturing `out` (that boxed it, with an exclusivity check per write).
         var out: [UInt8] = []
         out.reserveCapacity(128)
@@ -41,11 +41,11 @@ public struct Badge: Encodable, Equatable, Sendable {
 }
 
 /// The app's notification filter groups.
-public enum FilterGroup: String, CaseIterable, Encodable, Sendable {
+enum FilterGroup: String, CaseIterable, Encodable, Sendable {
     case userTalkPageMessage, mentionInTalkPage, editReverted, thanks, welcome, loginAttempts, other
 
     /// Echo's type (and category) → the app's group.
-    public static func of(type: String, category: String?) -> FilterGroup {
+    static func of(type: String, category: String?) -> FilterGroup {
         switch type {
         case "edit-user-talk": return .userTalkPageMessage
         case "mention", "mention-summary", "flow-mention": return .mentionInTalkPage
@@ -67,26 +67,26 @@ public enum FilterGroup: String, CaseIterable, Encodable, Sendable {
 }
 
 /// A notification as the client lists it.
-public struct NotificationItem: Encodable, Equatable, Sendable {
-    public var id: Int
-    public var wiki: String?
-    public var type: String
-    public var category: String?
-    public var filter: FilterGroup
-    public var timestamp: String?
-    public var read: Bool
-    public var agent: String?
-    public var title: String?
-    public var header: String?
-    public var body: String?
-    public var primaryLink: String?
+struct NotificationItem: Encodable, Equatable, Sendable {
+    var id: Int
+    var wiki: String?
+    var type: String
+    var category: String?
+    var filter: FilterGroup
+    var timestamp: String?
+    var read: Bool
+    var agent: String?
+    var title: String?
+    var header: String?
+    var body: String?
+    var primaryLink: String?
 
     /// Echo's `utciso8601` in the one form Lede sends (RFC 3339 UTC, whole seconds), or nil when it is not a date.
     static func wholeSeconds(_ text: String) -> String? {
         Timestamp.parseRFC3339(text).map { Timestamp.rfc3339(seconds: Int($0.rounded(.down))) }
     }
 
-    public init(_ n: EchoNotification) {
+    init(_ n: EchoNotification) {
         id = n.id; wiki = n.wiki; type = n.type; category = n.category
         filter = FilterGroup.of(type: n.type, category: n.category)
         timestamp = n.timestamp?.utcunix.map { Timestamp.rfc3339(seconds: $0) } ?? n.timestamp?.utciso8601.flatMap(Self.wholeSeconds)
@@ -101,13 +101,13 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
     /// The item as `JSONEncoder` with sorted keys writes it (the same members and values; nil as `null`), written
     /// by hand: a notifications page is per user, so it is encoded on every request.
     /// The item as its own JSON document (a `notification` event's data).
-    public var jsonBytes: [UInt8] {
+    var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         appendJSON(to: &out)
         return out
     }
 
-    public func appendJSON(to out: inout [UInt8]) {
+    func appendJSON(to out: inout [UInt8]) {
         func key(_ k: StaticString) { out.append(contentsOf: k) }
         func string(_ v: String?) { if let v { JSONText.appendQuoted(v, to: &out) } else { out.append(contentsOf: [110, 117, 108, 108]) } }
         key("{\"agent\":"); string(agent)
@@ -126,7 +126,7 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey { case id, wiki, type, category, filter, timestamp, read, agent, title, header, body, primaryLink }
-    public func encode(to encoder: Encoder) throws {
+    func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id); try c.encode(wiki, forKey: .wiki); try c.encode(type, forKey: .type)
         try c.encode(category, forKey: .category); try c.encode(filter, forKey: .filter); try c.encode(timestamp, forKey: .timestamp)
@@ -136,14 +136,14 @@ public struct NotificationItem: Encodable, Equatable, Sendable {
 }
 
 /// `POST /notifications/read` bodies: `{"ids":[…]}` or `{"all":true}`, strictly.
-public enum MarkReadRequest: Equatable, Sendable {
+enum MarkReadRequest: Equatable, Sendable {
     case ids([Int])
     case all
 
-    public static let maxIDs = 500
-    public static let batchSize = 50
+    static let maxIDs = 500
+    static let batchSize = 50
 
-    public static func parse(_ body: [UInt8]) throws -> MarkReadRequest {
+    static func parse(_ body: [UInt8]) throws -> MarkReadRequest {
         guard !body.isEmpty else { throw bad("The body is empty; send {\"ids\":[…]} or {\"all\":true}.") }
         let object: [String: JSONValue]
         do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
@@ -177,7 +177,7 @@ public enum MarkReadRequest: Equatable, Sendable {
     }
 
     /// Upstream takes at most 50 ids a call.
-    public static func batches(_ ids: [Int]) -> [[Int]] {
+    static func batches(_ ids: [Int]) -> [[Int]] {
         stride(from: 0, to: ids.count, by: batchSize).map { Array(ids[$0..<min($0 + batchSize, ids.count)]) }
     }
 

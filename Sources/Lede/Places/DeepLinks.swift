@@ -4,19 +4,19 @@ import LedeBasics
 import Wikimedia
 
 /// `wikipedia://places` links the Wikipedia app opens in its Places tab (seed 004).
-public enum DeepLinks {
+enum DeepLinks {
     /// `wikipedia://places?WMFLocationLat=…&WMFLocationLon=…` — at most 7 decimals, never an exponent, `-0` as `0`.
-    public static func places(_ c: Coordinate) -> String {
+    static func places(_ c: Coordinate) -> String {
         "wikipedia://places?WMFLocationLat=\(Coordinates.format(c.latitude))&WMFLocationLon=\(Coordinates.format(c.longitude))"
     }
 
     /// `wikipedia://places?WMFArticleURL=<percent-encoded https article URL>` (what the unmodified app understands).
-    public static func places(article: ArticleURL) -> String {
+    static func places(article: ArticleURL) -> String {
         "wikipedia://places?WMFArticleURL=" + UpstreamRequest.percentEncode(article.url, keep: "")
     }
 
     /// A label for people: the name, or the coordinates as `52.3547° N, 4.8339° E`.
-    public static func label(name: String?, _ c: Coordinate) -> String {
+    static func label(name: String?, _ c: Coordinate) -> String {
         if let name, !name.isEmpty { return name }
         func part(_ v: Double, _ pos: String, _ neg: String) -> String {
             let r = (abs(v) * 10_000).rounded() / 10_000
@@ -27,18 +27,18 @@ public enum DeepLinks {
 }
 
 /// A Wikipedia article URL, valid by construction: `https://{lang}.wikipedia.org/wiki/{title}` and nothing else.
-public struct ArticleURL: Sendable, Equatable {
-    public let url: String
-    public let lang: String
+struct ArticleURL: Sendable, Equatable {
+    let url: String
+    let lang: String
 
-    public init(lang: LanguageCode, title: String) {
+    init(lang: LanguageCode, title: String) {
         self.lang = lang.code
         url = Card.articleURL(lang: lang.code, title: title)
     }
 
     /// Parses a URL the client sends; nil for other schemes and hosts, userinfo, ports, queries, fragments,
     /// whitespace or control characters, bad percent-encoding, or a missing title.
-    public init?(_ raw: String) {
+    init?(_ raw: String) {
         guard raw.utf8.count <= 2048 else { return nil }
         let u = Array(raw.utf8)
         let prefix = Array("https://".utf8)
@@ -59,9 +59,9 @@ public struct ArticleURL: Sendable, Equatable {
 }
 
 /// A place of the locations list.
-public struct Place: Sendable, Equatable {
-    public var name: String?
-    public var coordinate: Coordinate
+struct Place: Sendable, Equatable {
+    var name: String?
+    var coordinate: Coordinate
 }
 
 public struct LocationsFileError: Error, CustomStringConvertible, Equatable {
@@ -70,16 +70,16 @@ public struct LocationsFileError: Error, CustomStringConvertible, Equatable {
 
 /// The locations file of the seed's assignment: a JSON array, or `{"locations": [...]}`, of
 /// `{ "name"?, "lat", "long" | "lon" }`.
-public enum LocationsLoader {
+enum LocationsLoader {
     /// The assignment's list: Amsterdam, Mumbai, Copenhagen and one unnamed place (in Madrid).
-    public static let embedded: [Place] = [
+    static let embedded: [Place] = [
         Place(name: "Amsterdam", coordinate: Coordinate(latitude: 52.3547498, longitude: 4.8339215)!),
         Place(name: "Mumbai", coordinate: Coordinate(latitude: 19.0823998, longitude: 72.8111468)!),
         Place(name: "Copenhagen", coordinate: Coordinate(latitude: 55.6713442, longitude: 12.5237848)!),
         Place(name: nil, coordinate: Coordinate(latitude: 40.4380638, longitude: -3.7495758)!),
     ]
 
-    public static func load(path: String) throws -> [Place] {
+    static func load(path: String) throws -> [Place] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LocationsFileError(description: "\(path): cannot be read (missing, or not a readable file)")
         }
@@ -88,7 +88,7 @@ public enum LocationsLoader {
         }
     }
 
-    public static func parse(_ data: Data) throws -> [Place] {
+    static func parse(_ data: Data) throws -> [Place] {
         let root: JSONValue
         do { root = try UpstreamJSONDecoder().decode(JSONValue.self, from: Array(data)) } catch {
             throw LocationsFileError(description: "not valid JSON")

@@ -5,24 +5,24 @@ import Wikimedia
 
 /// The Saved tab's rules, without sockets: which edition an entry belongs to, which entries are one article (spellings
 /// merged under MediaWiki's title rules), the tab's order and its pages.
-public enum SavedRules {
+enum SavedRules {
     /// One saved article as the tab shows it: every entry that names it (one per spelling the apps saved).
-    public struct Item: Sendable, Equatable {
-        public var lang: LanguageCode
+    struct Item: Sendable, Equatable {
+        var lang: LanguageCode
         /// The display form (`Albert Einstein`).
-        public var title: String
+        var title: String
         /// When it was saved (the newest spelling's `created`).
-        public var savedAt: String?
-        public var updated: String?
-        public var entryIDs: [Int]
+        var savedAt: String?
+        var updated: String?
+        var entryIDs: [Int]
     }
 
     /// The wiki origin an article of `lang` is saved under (`https://de.wikipedia.org`).
-    public static func project(_ lang: LanguageCode) -> String { "https://\(lang.code).wikipedia.org" }
+    static func project(_ lang: LanguageCode) -> String { "https://\(lang.code).wikipedia.org" }
 
     /// The edition of a wiki origin (`https://de.wikipedia.org`, also `http:`, protocol-relative, the mobile host or a
     /// trailing `/`); nil for anything but a Wikipedia edition Lede knows (a Wiktionary entry has no card here).
-    public static func edition(ofProject project: String) -> LanguageCode? {
+    static func edition(ofProject project: String) -> LanguageCode? {
         // The form the extension writes (`https://de.wikipedia.org`), read without making a string per step.
         let https = "https://", wiki = ".wikipedia.org"
         if project.hasPrefix(https), project.hasSuffix(wiki), project.utf8.count > https.utf8.count + wiki.utf8.count {
@@ -42,7 +42,7 @@ public enum SavedRules {
 
     /// A title under MediaWiki's rules, in the display form every write and comparison uses: underscores as spaces,
     /// runs of spaces as one, no space around it, the first letter upper-case (`albert_Einstein` → `Albert Einstein`).
-    public static func canonicalTitle(_ title: String) -> String { canonicalASCII(title) ?? ArticleTitle.display(title) }
+    static func canonicalTitle(_ title: String) -> String { canonicalASCII(title) ?? ArticleTitle.display(title) }
 
     /// `canonicalTitle` over the bytes of an ASCII title (nearly every saved one): nil for anything else.
     static func canonicalASCII(_ title: String) -> String? {
@@ -65,7 +65,7 @@ public enum SavedRules {
 
     /// The tab: entries of known editions merged by (edition, canonical title), most recently updated first (the
     /// order upstream sends, kept stable; a merged article sits where its newest spelling does).
-    public static func merge(_ entries: [ReadingListEntry]) -> (items: [Item], skipped: Int) {
+    static func merge(_ entries: [ReadingListEntry]) -> (items: [Item], skipped: Int) {
         var items: [Item] = []
         var index: [String: Int] = [:]
         var skipped = 0
@@ -91,16 +91,16 @@ public enum SavedRules {
     }
 
     /// The items naming this article (at most one after `merge`).
-    public static func find(_ items: [Item], lang: LanguageCode, title: String) -> Item? {
+    static func find(_ items: [Item], lang: LanguageCode, title: String) -> Item? {
         let wanted = canonicalTitle(title)
         return items.first { $0.lang == lang && $0.title == wanted }
     }
 
     /// The opaque `continue` of a page that starts at `offset` (`o50`).
-    public static func continueToken(_ offset: Int) -> String { "o\(offset)" }
+    static func continueToken(_ offset: Int) -> String { "o\(offset)" }
 
     /// The offset a `continue` names; nil when it is not one this route wrote.
-    public static func offset(ofContinue raw: String) -> Int? {
+    static func offset(ofContinue raw: String) -> Int? {
         let u = Array(raw.utf8)
         guard u.count >= 2, u.count <= 7, u[0] == UInt8(ascii: "o"), u.dropFirst().allSatisfy({ (48...57).contains($0) }) else { return nil }
         return Int(raw.dropFirst())

@@ -6,19 +6,19 @@ import Wikimedia
 
 /// The Saved tab over the user's default reading list (docs/UPSTREAM.md, "Reading lists"): Lede keeps nothing of the
 /// user's; every answer is read from the extension when it is asked for, and cards come from the summary cache.
-public final class SavedService: Sendable {
-    public struct Settings: Sendable {
+final class SavedService: Sendable {
+    struct Settings: Sendable {
         /// The edition whose interface holds the lists (`--reading-lists-edition`).
-        public var edition = LanguageCode.english
+        var edition = LanguageCode.english
         /// Cards fetched at once for one answer (each also under the per-origin bound of the upstream guard).
-        public var cardConcurrency = 100
+        var cardConcurrency = 100
         /// Deletes sent at once by a delete-all.
-        public var deleteConcurrency = 4
+        var deleteConcurrency = 4
         /// Seconds a user's tab (the list read from Wikimedia, and each page written from it) is reused by the next read
         /// on this server (`--saved-cache-ttl`; 0: every read asks Wikimedia). A write through this server drops it at
         /// once; a change made elsewhere (another replica, another app) shows within this time.
-        public var tabTTL: Double = 5
-        public init() {}
+        var tabTTL: Double = 5
+        init() {}
     }
 
     let api: WikimediaAPI
@@ -31,7 +31,7 @@ public final class SavedService: Sendable {
     let tabs = UpstreamCache(limits: .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0))
     private let nextTab = Mutex<UInt64>(0)
 
-    public init(api: WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
+    init(api: WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
         self.api = api; self.responses = responses; self.settings = settings; self.logger = logger
     }
 
@@ -39,7 +39,7 @@ public final class SavedService: Sendable {
     private static func pageKey(_ tab: Tab, offset: Int, limit: Int) -> String { "page\u{0}\(tab.id)\u{0}\(offset)\u{0}\(limit)" }
 
     /// The user's tab as this server read it less than `tabTTL` ago, if it did.
-    public func cachedTab(authorization: String) -> Tab? {
+    func cachedTab(authorization: String) -> Tab? {
         settings.tabTTL > 0 ? tabs.cachedValue(Self.tabKey(authorization), as: Tab.self) : nil
     }
 
@@ -55,7 +55,7 @@ public final class SavedService: Sendable {
     }
 
     /// The tab for a read: this server's recent copy, or read from Wikimedia (and kept for `tabTTL`).
-    public func readTab(authorization: String) async throws -> Tab {
+    func readTab(authorization: String) async throws -> Tab {
         if let kept = cachedTab(authorization: authorization) { return kept }
         let tab = try await tab(authorization: authorization)
         if settings.tabTTL > 0 { tabs.insert(Self.tabKey(authorization), tab, cost: 128 + 96 * tab.items.count, ttl: settings.tabTTL) }
@@ -68,18 +68,18 @@ public final class SavedService: Sendable {
     var edition: LanguageCode { settings.edition }
 
     /// The user's default list as the tab shows it. A user who never set up sync has none: nothing is created by a read.
-    public struct Tab: Sendable {
+    struct Tab: Sendable {
         /// This read's number on this server (names the pages written from it).
-        public var id: UInt64 = 0
-        public var syncEnabled: Bool
-        public var list: Int?
-        public var items: [SavedRules.Item]
+        var id: UInt64 = 0
+        var syncEnabled: Bool
+        var list: Int?
+        var items: [SavedRules.Item]
         /// Every entry id of the list, those of other projects too (what a delete-all removes).
-        public var allEntryIDs: [Int]
+        var allEntryIDs: [Int]
     }
 
     /// The tab as Wikimedia has it now.
-    public func tab(authorization: String) async throws -> Tab {
+    func tab(authorization: String) async throws -> Tab {
         let id = nextTab.withLock { n -> UInt64 in n += 1; return n }
         let lists: [ReadingList]
         do { lists = try await api.readingLists(edition: edition, authorization: authorization) }
@@ -140,7 +140,7 @@ public final class SavedService: Sendable {
     }
 
     /// Saves an article (sync set up first when needed). False when the list held it already, under any spelling.
-    public func save(authorization: String, lang: LanguageCode, title: String) async throws -> (created: Bool, item: SavedRules.Item?) {
+    func save(authorization: String, lang: LanguageCode, title: String) async throws -> (created: Bool, item: SavedRules.Item?) {
         defer { forget(authorization: authorization) }
         let list = try await defaultList(authorization: authorization)
         let entries = try await api.readingListEntries(edition: edition, authorization: authorization, list: list)
@@ -157,7 +157,7 @@ public final class SavedService: Sendable {
     }
 
     /// Removes an article, every spelling of it; nothing to do (also no sync) is success.
-    public func remove(authorization: String, lang: LanguageCode, title: String) async throws {
+    func remove(authorization: String, lang: LanguageCode, title: String) async throws {
         defer { forget(authorization: authorization) }
         let tab = try await tab(authorization: authorization)
         guard let list = tab.list, let item = SavedRules.find(tab.items, lang: lang, title: title) else { return }
@@ -167,7 +167,7 @@ public final class SavedService: Sendable {
 
     /// Empties the default list, entry by entry (never the extension's teardown, which drops every list of the user):
     /// the number of entries removed.
-    public func removeAll(authorization: String) async throws -> Int {
+    func removeAll(authorization: String) async throws -> Int {
         defer { forget(authorization: authorization) }
         let tab = try await tab(authorization: authorization)
         guard let list = tab.list else { return 0 }
