@@ -212,7 +212,7 @@ enum ArticleScreen {
         /// Whether the caller may edit the page (the pencil): anonymous for the shared answer, the user's for a stream.
         let editable: Task<DeadlineOutcome<Bool>, Never>
 
-        init(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
+        init(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
             links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
             gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
@@ -227,7 +227,7 @@ enum ArticleScreen {
 
     /// Whether `authorization` (nil: an anonymous reader) may edit the page, from the editor's `intestactions` answer, kept
     /// briefly per page and caller: a minute for anonymous readers, 30 s for a user (a block or a protection shows soon).
-    static func editable(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?) async throws -> Bool {
+    static func editable(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?) async throws -> Bool {
         let key = "editable:\(lang.code):\(ArticleTitle.normalise(title)):\(authorization ?? "")"
         return try await responses.value(key, ttl: authorization == nil ? 60 : 30) {
             (try await api.editPermission(lang: lang, title: title, authorization: authorization).canEdit, 64 + key.utf8.count)
@@ -250,7 +250,7 @@ enum ArticleScreen {
     static let editableMembers = [Array("\"editable\":true,".utf8), Array("\"editable\":false,".utf8)]
 
     /// The gallery: the files the page shows, with their sizes and credits (file info in batches).
-    static func gallery(api: WikimediaAPI, lang: LanguageCode, title: String) async throws -> [Media] {
+    static func gallery(api: any WikimediaAPI, lang: LanguageCode, title: String) async throws -> [Media] {
         let files = galleryFiles(try await api.mediaList(lang: lang, title: title))
         var infos: [String: FileInfo] = [:]
         for batch in stride(from: 0, to: files.count, by: FileInfo.maxPerCall) {
@@ -279,7 +279,7 @@ enum ArticleScreen {
 
     /// Read more: related articles, never the article itself. Reached through a redirect with nothing like the
     /// redirect's name: asked again for the article's own title.
-    static func readMorePart(_ work: PartWork, api: WikimediaAPI, card: Card, lang: LanguageCode, timeout: Double) async -> Part<Card> {
+    static func readMorePart(_ work: PartWork, api: any WikimediaAPI, card: Card, lang: LanguageCode, timeout: Double) async -> Part<Card> {
         var outcome = await work.related.value
         if card.redirectedFrom != nil, case .ok(let r) = outcome, r.pages.isEmpty,
            case .ok(let again) = await withDeadline(timeout, { try await api.related(lang: lang, title: card.title) }) {
@@ -292,7 +292,7 @@ enum ArticleScreen {
 
     /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
     /// problem), any other part failing is a placeholder.
-    static func build(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> (Body, Bool?) {
+    static func build(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> (Body, Bool?) {
         let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
@@ -314,7 +314,7 @@ enum ArticleScreen {
 
     /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
     /// then each part on its own line as it completes, each within the upstream deadline.
-    static func stream(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+    static func stream(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
                        authorization: String?) async throws -> HTTPResponse {
         let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
@@ -359,7 +359,7 @@ enum ArticleScreen {
     /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
     /// seconds (like the feed), never stale. A refresh (`previous` is the answer it refreshes) that comes back with a
     /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
-    static func prepare(api: WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+    static func prepare(api: any WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
                         responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
         let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
         let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
@@ -379,7 +379,7 @@ enum ArticleScreen {
         return fresh
     }
 
-    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
+    static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String, auth: String?
             lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))

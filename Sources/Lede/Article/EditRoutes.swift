@@ -12,7 +12,7 @@ enum EditRoutes {
         var editTimeout: Double = 15
     }
 
-    static func register(on router: Router, api: WikimediaAPI, settings: Settings) {
+    static func register(on router: Router, api: any WikimediaAPI, settings: Settings) {
         router.get("/article/{title}/edit") { ctx in
             let auth: String?, lang: LanguageCode, title: String, section: Int?
             (auth, lang, title) = try target(ctx)
@@ -50,7 +50,7 @@ enum EditRoutes {
 
     /// A token, the edit; on `badtoken` one fresh token and the edit once more (the wiki refused the token before
     /// saving anything). Nothing else is ever sent twice.
-    static func save(_ submission: EditSubmission, api: WikimediaAPI, lang: LanguageCode, authorization: String?, settings: Settings) async throws -> HTTPResponse {
+    static func save(_ submission: EditSubmission, api: any WikimediaAPI, lang: LanguageCode, authorization: String?, settings: Settings) async throws -> HTTPResponse {
         var outcome: EditOutcome
         do {
             outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization),

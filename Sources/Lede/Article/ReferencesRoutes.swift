@@ -16,7 +16,7 @@ enum ReferencesRoutes {
 
     static func key(_ lang: LanguageCode, _ title: String) -> String { "references:\(lang.code):\(ArticleTitle.normalise(title))" }
 
-    static func built(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> Built {
+    static func built(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> Built {
         try await responses.value(key(lang, title), ttl: Double(ttl)) {
             let page = try await api.pageHTML(lang: lang, title: title)
             let revision = page.etag.map { "references-revision:\(lang.code):\($0)" }
@@ -32,7 +32,7 @@ enum ReferencesRoutes {
         }
     }
 
-    static func register(on router: Router, api: WikimediaAPI, responses: UpstreamCache) {
+    static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache) {
         router.get("/article/{title}/references") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))

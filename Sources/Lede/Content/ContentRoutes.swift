@@ -15,7 +15,7 @@ enum ContentRoutes {
     }
 
     /// `responses` keeps encoded answers of the public, cacheable routes (summary, related, nearby, search).
-    static func register(on router: Router, api: WikimediaAPI, random: RandomPool, responses: UpstreamCache) {
+    static func register(on router: Router, api: any WikimediaAPI, random: RandomPool, responses: UpstreamCache) {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title"))
@@ -82,7 +82,7 @@ enum ContentRoutes {
 
     /// The card `/summary` answers, as its prepared body (the very entry that route keeps: a card made here serves
     /// `/summary` too, and the other way round).
-    static func summaryCard(api: WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
+    static func summaryCard(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
         let key = summaryKey(lang, title)
         if let warm = responses.cachedValue(key, as: PreparedBody.self) { return warm }
         return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.code]) {

@@ -45,13 +45,13 @@ final class RandomPool: Sendable {
         var refills = 0
     }
 
-    let api: WikimediaAPI
+    let api: any WikimediaAPI
     let settings: Settings
     private let clock: @Sendable () -> Double
     /// Each language's shelf, behind one mutex (the shelves never leave it).
     private let shelves = Mutex<[String: Shelf]>([:])
 
-    init(api: WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
+    init(api: any WikimediaAPI, settings: Settings = Settings(), clock: @escaping @Sendable () -> Double = { Date().timeIntervalSinceReferenceDate }) {
         self.api = api
         self.settings = settings
         self.clock = clock

@@ -7,7 +7,7 @@ import Wikimedia
 /// Assembles `GET /feed`: shared sections from one coalesced, cached "shared part" per language and date (kept
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.
 final class FeedService: Sendable {
-    let api: WikimediaAPI
+    let api: any WikimediaAPI
     /// The feed's random card comes from the same pool as `/random`.
     let random: RandomPool
     let sectionTimeout: Double
@@ -42,7 +42,7 @@ final class FeedService: Sendable {
     /// The lifetime an answer gets while it shows stale data: the time by which the refresh is expected.
     var staleMaxAge: Int { max(1, Int(upstreamTimeout.rounded(.up))) }
 
-    init(api: WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
+    init(api: any WikimediaAPI, sectionTimeout: Double = 0.8, upstreamTimeout: Double = 2, feedMaxAge: Double = 300, fragmentLimits: UpstreamCache.Limits = .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0),
                 random: RandomPool? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.random = random ?? RandomPool(api: api, clock: { now().timeIntervalSinceReferenceDate })

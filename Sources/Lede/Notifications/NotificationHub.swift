@@ -54,14 +54,14 @@ final class NotificationHub: Sendable {
         case refused(Problem)
     }
 
-    let api: WikimediaAPI
+    let api: any WikimediaAPI
     let settings: Settings
     private let users = Mutex<[Int: UserPoll]>([:])
     private let nextID = Atomic<Int>(0)
     /// Where new users' first polls wait their turn.
     let admission: FirstPollAdmission
 
-    init(api: WikimediaAPI, settings: Settings = Settings()) {
+    init(api: any WikimediaAPI, settings: Settings = Settings()) {
         self.api = api
         self.settings = settings
         admission = FirstPollAdmission(capacity: settings.firstPolls, maxWait: settings.firstPollWait)

@@ -70,7 +70,7 @@ enum NotificationRoutes {
     /// The reconnection delay a stream hints at its start (ms).
     static let streamRetry = 3000
 
-    static func register(on router: Router, api: WikimediaAPI, hub: NotificationHub) {
+    static func register(on router: Router, api: any WikimediaAPI, hub: NotificationHub) {
         let badges = BadgeAnswers()
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
         router.get("/notifications/stream") { ctx in

@@ -21,7 +21,7 @@ final class SavedService: Sendable {
         init() {}
     }
 
-    let api: WikimediaAPI
+    let api: any WikimediaAPI
     let responses: UpstreamCache
     let settings: Settings
     let logger: Logger
@@ -31,7 +31,7 @@ final class SavedService: Sendable {
     let tabs = UpstreamCache(limits: .init(maxEntries: 20_000, maxBytes: 64 << 20, staleIfError: 0, notFoundTTL: 0))
     private let nextTab = Mutex<UInt64>(0)
 
-    init(api: WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
+    init(api: any WikimediaAPI, responses: UpstreamCache, settings: Settings = Settings(), logger: Logger = Logger(level: .off)) {
         self.api = api; self.responses = responses; self.settings = settings; self.logger = logger
     }
 

@@ -23,7 +23,7 @@ final class ShareService: Sendable {
         var thumbnailWidth = 640
     }
 
-    let api: WikimediaAPI
+    let api: any WikimediaAPI
     /// The lead images' origin (upload.wikimedia.org), through the upstream guard.
     let media: any GuardedUpstream
     let responses: UpstreamCache
