@@ -58,6 +58,7 @@ if let shareCard {
 }
 let server = app.makeServer(logger: logger)
 logger.info("upstream", [("upstream", options.upstream), ("timeout", "\(options.upstreamTimeout)")])
+for warning in options.warnings { logger.warning(warning.message, warning.fields) }
 do {
     try server.start()
 } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 import XCTest
 @testable import Lede
@@ -239,5 +240,47 @@ final class RGalleryLiveTests: XCTestCase {
         XCTAssertEqual(try get("/animals", "Accept-Encoding: gzip\r\n").body, gz.body)
         XCTAssertEqual(try get("/animals?tags=bird,pet&favorites=2,6", "If-None-Match: \(etag)\r\n").status, 304)
         XCTAssertNotEqual(try get("/animals?tags=bird&favorites=6,2").body, a.body, "another query, another answer")
+    }
+}
+
+/// Reddit's listings come through the same guard and redirect rules as every Wikimedia call: a redirect is followed
+/// within Reddit's origin only — never to another host, never from https down to http.
+final class RedditRedirectTests: XCTestCase {
+    /// Answers `/r/cats/top.json` with a redirect to `location`, anything else with the embedded listing; counts calls.
+    final class Redirecting: UpstreamTransport, Sendable {
+        let location: String
+        let calls = Mutex<[String]>([])
+        let listings = EmbeddedRedditTransport()
+        init(location: String) { self.location = location }
+        func baseURL(lang: String) -> String { "https://www.reddit.com" }
+        func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+            calls.withLock { $0.append(request.path) }
+            if request.path == "/r/cats/top.json" { return UpstreamResponse(status: 301, body: [], headers: ["location": location]) }
+            return try await listings.send(request, deadline: deadline)
+        }
+    }
+
+    func reddit(_ transport: Redirecting) -> RedditClient {
+        RedditClient(upstream: WikimediaClient(transport: transport).sharing(transport: transport, deadline: 2))
+    }
+
+    func testARedirectToAnotherHostOrDownToHTTPIsRefusedAfterOneCall() async throws {
+        for location in ["https://evil.example/r/cats/top.json", "http://www.reddit.com/r/Cats/top.json", "//evil.example/x"] {
+            let transport = Redirecting(location: location)
+            do {
+                _ = try await reddit(transport).images("cats")
+                XCTFail("\(location) was followed")
+            } catch let e as UpstreamError {
+                XCTAssertEqual(e, .unavailable(status: 301), location)
+            }
+            XCTAssertEqual(transport.calls.withLock { $0 }, ["/r/cats/top.json"], "nothing sent to \(location)")
+        }
+    }
+
+    func testARedirectWithinRedditIsFollowed() async throws {
+        let transport = Redirecting(location: "/r/Cats/top.json")
+        let (images, _) = try await reddit(transport).images("cats")
+        XCTAssertFalse(images.isEmpty)
+        XCTAssertEqual(transport.calls.withLock { $0 }, ["/r/cats/top.json", "/r/Cats/top.json"])
     }
 }

@@ -102,4 +102,14 @@ final class UpstreamOptionsTests: XCTestCase {
         XCTAssertThrowsError(try Options.parse(["--upstream", "https://en.wikipedia.org"], environment: [:]), "needs {lang}")
         XCTAssertThrowsError(try Options.parse(["--upstream", "ftp://{lang}.x"], environment: [:]))
     }
+
+    func testALiveUpstreamWithThePlaceholderContactIsWarnedAbout() throws {
+        XCTAssertTrue(try Options.parse([], environment: [:]).warnings.isEmpty, "the embedded default calls no one")
+        let live = try Options.parse(["--upstream", "https://{lang}.wikipedia.org"], environment: [:])
+        XCTAssertEqual(live.warnings.count, 1)
+        XCTAssertTrue(live.warnings[0].message.contains("--contact"))
+        XCTAssertTrue(live.warnings[0].fields.contains { $0.1.contains("User-Agent_policy") })
+        let named = try Options.parse(["--upstream", "https://{lang}.wikipedia.org"], environment: ["LEDE_CONTACT": "ops@example.org"])
+        XCTAssertTrue(named.warnings.isEmpty)
+    }
 }

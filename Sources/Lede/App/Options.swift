@@ -20,7 +20,9 @@ public struct Options: Sendable {
     /// The URL clients reach this server at, for the share page's `og:image` (nil: from each request's Host).
     var publicURL: String?
     /// Contact for the User-Agent (Wikimedia's policy asks for a way to reach the operator).
-    var contact = "https://github.com/lede-bff/lede; lede@example.org"
+    var contact = Options.placeholderContact
+    /// The default `--contact`: says where Lede comes from, but reaches no operator.
+    static let placeholderContact = "https://github.com/lede-bff/lede; lede@example.org"
     public var upstreamTimeout: Double = 2
     /// Deadline for each feed section; a slower section becomes a placeholder.
     var sectionTimeout: Double = 0.8
@@ -49,6 +51,18 @@ public struct Options: Sendable {
     var places: [Place] = LocationsLoader.embedded
 
     /// Reads the files the flags name. Throws a message naming the file and the problem.
+    /// What an operator should hear at start-up about these options: a live Wikimedia upstream called with the
+    /// placeholder contact breaks Wikimedia's User-Agent policy (it asks for a way to reach whoever runs the client, and
+    /// may block clients that give none).
+    public var warnings: [(message: String, fields: [(String, String)])] {
+        var out: [(String, [(String, String)])] = []
+        if upstream != "embedded", contact == Options.placeholderContact {
+            out.append(("--contact is the placeholder: Wikimedia's User-Agent policy asks for a contact that reaches this deployment's operator (--contact URL-or-e-mail, LEDE_CONTACT)",
+                        [("policy", "https://foundation.wikimedia.org/wiki/Policy:User-Agent_policy"), ("upstream", upstream)]))
+        }
+        return out
+    }
+
     public mutating func loadFiles() throws {
         if let path = locationsFile { places = try LocationsLoader.load(path: path) }
     }
