@@ -23,7 +23,7 @@ enum ReferencesRoutes {
             if let revision, let kept = responses.cachedValue(revision, as: Built.self) { return (kept, 64) }
             let made = await Workers.shared.run {
                 let references = ReferenceScanner.scan(page.bytes, lang: lang)
-                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.code)])
+                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.code), ("Vary", Responses.varyByLanguage)])
                 return Built(body: PreparedBody(contentType: "application/json", bytes: references.jsonBytes, headers: headers), count: references.count)
             }
             let cost = Responses.cost(of: made.body)

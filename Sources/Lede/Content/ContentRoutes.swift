@@ -19,7 +19,7 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title"))
-            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.code]) {
+            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.code, "Vary": Responses.varyByLanguage]) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
@@ -30,7 +30,7 @@ enum ContentRoutes {
             title = try articleTitle(ctx.parameter("title"))
             limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
             let key = "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)"
-            return Responses.prepared(responses, key: key, ttl: 600) {
+            return Responses.prepared(responses, key: key, ttl: 600, headers: ["Vary": Responses.varyByLanguage]) {
                 let result = try await api.related(lang: lang, title: title)
                 return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
                                    items: ContentRules.related(result, source: title, lang: lang, limit: limit))
@@ -50,7 +50,7 @@ enum ContentRoutes {
             point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
             radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
             let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
-            return Responses.prepared(responses, key: key, ttl: 300) {
+            return Responses.prepared(responses, key: key, ttl: 300, headers: ["Vary": Responses.varyByLanguage]) {
                 let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
                 return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
                                   items: ContentRules.nearby(result, from: point, lang: lang))
@@ -65,7 +65,7 @@ enum ContentRoutes {
             q = trimmingQuerySpace(raw)
             guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
             let key = "search:\(lang.code):\(q)"
-            return Responses.prepared(responses, key: key, ttl: 120) {
+            return Responses.prepared(responses, key: key, ttl: 120, headers: ["Vary": Responses.varyByLanguage]) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
                 let fullText = prefix.pages.filter { $0.isMainNamespace }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
                 let items = ContentRules.search(prefix: prefix, fullText: fullText, lang: lang)
@@ -85,7 +85,7 @@ enum ContentRoutes {
     static func summaryCard(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
         let key = summaryKey(lang, title)
         if let warm = responses.cachedValue(key, as: PreparedBody.self) { return warm }
-        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.code]) {
+        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.code, "Vary": Responses.varyByLanguage]) {
             Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         }
     }

@@ -5,6 +5,10 @@ import Wikimedia
 
 /// JSON responses and the one place where errors become problem responses.
 enum Responses {
+    /// `Vary` of a public answer whose edition (and so its text) may come from the request's `Accept-Language`: a shared
+    /// cache in front keeps one copy per language as well as per encoding, and never serves German to an English reader.
+    static let varyByLanguage = "Accept-Encoding, Accept-Language"
+
     static let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]

@@ -25,8 +25,10 @@ enum PlacesRoutes {
         return Array("{\"locations\":[\(items.joined(separator: ","))]}".utf8)
     }
 
-    static func response(_ bytes: [UInt8], cacheControl: String) -> HTTPResponse {
-        .json(bytes, headers: ["Cache-Control": cacheControl, "ETag": FNV1a.quotedTag(bytes)])
+    static func response(_ bytes: [UInt8], cacheControl: String, vary: String? = nil) -> HTTPResponse {
+        var headers: HTTPHeaders = ["Cache-Control": cacheControl, "ETag": FNV1a.quotedTag(bytes)]
+        if let vary { headers.set("Vary", vary) }
+        return .json(bytes, headers: headers)
     }
 
     static func register(on router: Router, places: [Place]) {
@@ -37,7 +39,7 @@ enum PlacesRoutes {
             return .response(response(try pointLink(ctx.request).json, cacheControl: "public, max-age=86400"))
         }
         router.get("/places/deeplink/{title}") { ctx in
-            return .response(response(try articleLink(ctx.parameter("title"), ctx.request).json, cacheControl: "public, max-age=86400"))
+            return .response(response(try articleLink(ctx.parameter("title"), ctx.request).json, cacheControl: "public, max-age=86400", vary: Responses.varyByLanguage))
         }
     }
 

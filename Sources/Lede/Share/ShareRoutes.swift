@@ -39,7 +39,7 @@ enum ShareRoutes {
                 let text = ShareService.text(selection: selection, summary: summary, lang: lang)
                 let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
                 return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8),
-                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code]))
+                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code, "Vary": Responses.varyByLanguage]))
             }
         }
     }

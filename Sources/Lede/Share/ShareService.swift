@@ -65,7 +65,7 @@ final class ShareService: Sendable {
                                             imageLicense: lead?.license, imageAuthor: lead?.author)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
             let body = PreparedBody(contentType: format == .png ? "image/png" : "image/jpeg", bytes: bytes,
-                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.code])
+                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.code, "Vary": Responses.varyByLanguage])
             return (body, bytes.count)
         }
     }

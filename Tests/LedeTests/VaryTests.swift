@@ -1,0 +1,60 @@
+import Foundation
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// A shared cache in front of Lede (a CDN, deploy/'s nginx) keys what it stores by the URL and the fields `Vary` names:
+/// an answer whose bytes follow another request field and does not say so could be served to the wrong reader. This
+/// walks every public GET route with two values of each field that can change an answer and fails when the bytes differ
+/// while the answer is publicly cacheable without the field in its `Vary`.
+final class VaryTests: FakeUpstreamTestCase {
+    /// Every public GET route of openapi.yaml whose answer is JSON or HTML, with parameters the embedded data answers.
+    static let routes = [
+        "/", "/languages", "/feed", "/feed?because=Amsterdam", "/summary/Amsterdam", "/related/Amsterdam",
+        "/nearby?lat=52.3547498&lon=4.8339215", "/search?q=Amst", "/article/Amsterdam", "/article/Amsterdam/references",
+        "/share/Amsterdam", "/places/deeplink/Amsterdam", "/places/deeplink?lat=52.3547498&lon=4.8339215",
+        "/places/locations", "/animals", "/animals/tags", "/images?q=zzzzzz", "/random",
+    ]
+
+    /// The fields that can change an answer, each with two values (nil: the field is left out).
+    static let fields: [(name: String, a: String?, b: String?)] = [
+        ("Accept-Language", "en", "de"),
+        ("Accept-Language", "en", "it"),
+        ("Authorization", nil, "Bearer demo-alice"),
+    ]
+
+    func fetch(_ path: String, _ field: String, _ value: String?) throws -> TestHTTPResponse {
+        let extra = value.map { "\(field): \($0)\r\n" } ?? ""
+        return try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(extra)Connection: close\r\n\r\n")
+    }
+
+    /// Whether a shared cache may store the answer.
+    static func sharable(_ r: TestHTTPResponse) -> Bool {
+        let cc = (r.headers["cache-control"] ?? "").lowercased()
+        return cc.contains("public") || (cc.contains("max-age") && !cc.contains("private") && !cc.contains("no-store"))
+    }
+
+    func testEveryAnswerAFieldChangesSaysSoInVaryOrIsNotShared() throws {
+        var compared = 0
+        for path in Self.routes {
+            for (name, a, b) in Self.fields {
+                // Warm first (a cold answer may say so: the gallery's `source`), then twice with the first value: a route
+                // whose bytes move on their own (a fresh random card) is not what this checks; it must not be shared.
+                _ = try fetch(path, name, a); _ = try fetch(path, name, b)
+                let first = try fetch(path, name, a), again = try fetch(path, name, a)
+                guard first.body == again.body else {
+                    XCTAssertFalse(Self.sharable(first), "\(path) changes by itself yet may be shared")
+                    continue
+                }
+                let other = try fetch(path, name, b)
+                compared += 1
+                guard other.body != first.body || other.status != first.status else { continue }
+                for r in [first, other] where Self.sharable(r) {
+                    let vary = (r.headers["vary"] ?? "").lowercased()
+                    XCTAssertTrue(vary.contains(name.lowercased()), "\(path): \(name) changes the answer, which may be shared, but Vary is '\(vary)'")
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 40)
+    }
+}
