@@ -55,7 +55,7 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
         XCTAssertEqual(urls["desktop"], "https://en.wikipedia.org/wiki/Albert_Einstein")
         XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
         XCTAssertEqual(http.value(forHTTPHeaderField: "Vary"), "Accept, Accept-Encoding, Accept-Language, Authorization")
-        XCTAssertEqual(body["editable"] as? Bool, true, "an anonymous reader may edit it")
+        XCTAssertEqual(body["editable"] as? Bool, false, "an anonymous reader: this deployment sends no anonymous edits (the default)")
         XCTAssertEqual(fake.requests(kind: "files").count, 1, "the credits of every gallery file in one call")
     }
 

@@ -107,12 +107,15 @@ final class EditTests: XCTestCase {
     var base = ""
     let alice = ["Authorization": "Bearer alice-token"]
 
-    func start(editTimeout: Double = 15) throws {
+    /// `anonymousEdits`: most tests here describe a deployment that sends anonymous edits (`--anonymous-edits on`);
+    /// the default, off, has tests of its own.
+    func start(editTimeout: Double = 15, anonymousEdits: Bool = true) throws {
         fake = try FakeActionAPI()
         server = try startLede { [fake] in
             $0.upstream = fake!.template
             $0.upstreamTimeout = 2
             $0.editTimeout = editTimeout
+            $0.anonymousEdits = anonymousEdits
         }
         base = "http://127.0.0.1:\(server.port)"
     }
@@ -232,6 +235,35 @@ final class EditTests: XCTestCase {
             + "&text=%3D%3D%3D%20Early%20life%20%3D%3D%3D%0ABorn%20in%20Ulm%20%E2%80%93%20W%C3%BCrttemberg%20%E6%97%A5%E6%9C%AC%20%26%20100%25%20%22sure%22%2B%0A"
             + "&summary=Fix%3A%20birth%20place&baserevid=1250000000&minor=1&assert=user&token=tok-1%2B%5C")
         XCTAssertEqual(sent.fields["text"], edit["wikitext"] as? String)
+    }
+
+    func testByDefaultASaveWithoutAnAccountIsRefusedAndNothingIsSentToWikimedia() async throws {
+        try start(anonymousEdits: false)
+        var anonymous = edit
+        anonymous["section"] = nil
+        let (status, problem, http) = try await save(anonymous, headers: [:])
+        XCTAssertEqual(status, 401)
+        XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:edit-needs-account")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), "Bearer")
+        XCTAssertTrue(fake.calls.isEmpty, "no token, no edit: nothing went to Wikimedia")
+        // With an account, the same deployment saves.
+        let (saved, _, _) = try await save(edit)
+        XCTAssertEqual(saved, 200)
+        XCTAssertEqual(fake.calls("edit").count, 1)
+    }
+
+    func testByDefaultTheEditorWithoutAnAccountSaysItNeedsOne() async throws {
+        try start(anonymousEdits: false)
+        fake.script(editor: FakeActionAPI.editorAnswer(anon: true, protection: "{\"type\":\"edit\",\"level\":\"autoconfirmed\",\"expiry\":\"infinity\"}"))
+        let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(body["canEdit"] as? Bool, false)
+        let reasons = try XCTUnwrap(body["reasons"] as? [[String: Any]])
+        XCTAssertEqual(reasons.first?["code"] as? String, "needs-account")
+        XCTAssertTrue((reasons.first?["text"] as? String ?? "").contains("account"))
+        let notices = try XCTUnwrap(body["notices"] as? [String])
+        XCTAssertFalse(notices.contains { $0.contains("IP address") }, "nothing will be saved as an IP: no IP notice")
+        XCTAssertNotNil(body["wikitext"] as? String, "the text is still there to read")
     }
 
     func testAnAnonymousSaveSendsTheAnonymousTokenAndNoAssert() async throws {
@@ -477,7 +509,7 @@ final class EmbeddedEditorTests: XCTestCase {
         let (s11, blocked, _) = try await call("POST", "/article/Rijksmuseum/edit", user: "demo-bob", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s11, 403); XCTAssertEqual((blocked["block"] as? [String: Any])?["partial"] as? Bool, true)
         let (s12, _, _) = try await call("POST", "/article/Mumbai/edit", user: nil, json: ["wikitext": "x", "summary": "", "baseRevision": 1])
-        XCTAssertEqual(s12, 403, "semi-protected: no anonymous edits")
+        XCTAssertEqual(s12, 401, "no anonymous edits by default (--anonymous-edits off): refused before the wiki is asked")
         let (s13, _, _) = try await call("POST", "/article/Mumbai/edit", user: "stranger", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s13, 401)
     }
@@ -485,7 +517,7 @@ final class EmbeddedEditorTests: XCTestCase {
     /// The pencil shows only when the caller may edit: anonymous readers share one answer, a user's is private.
     func testTheArticleSaysWhetherTheCallerMayEditIt() async throws {
         let (_, anonymous, http) = try await call("GET", "/article/Rijksmuseum", user: nil)
-        XCTAssertEqual(anonymous["editable"] as? Bool, true)
+        XCTAssertEqual(anonymous["editable"] as? Bool, false, "no anonymous edits by default: the pencil needs an account")
         XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
         XCTAssertTrue(http.value(forHTTPHeaderField: "Vary")?.contains("Authorization") == true)
         let (_, bob, bobHTTP) = try await call("GET", "/article/Rijksmuseum", user: "demo-bob")

@@ -101,14 +101,14 @@ final class StaleFeedTests: FakeUpstreamTestCase {
     func testAnArticleRefreshWithAPlaceholderKeepsTheLastCompleteAnswer() async throws {
         let api = StubAPI(), cache = UpstreamCache()
         let en = LanguageCode("en")!, key = "article:en:Albert_Einstein:"
-        _ = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key)
+        _ = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key, anonymousEdits: false)
         let complete = try XCTUnwrap(cache.cachedValue(key, as: ArticleScreen.Kept.self))
         XCTAssertTrue(complete.complete)
         XCTAssertEqual(complete.stale.headers["Cache-Control"], "public, max-age=\(ArticleScreen.shortTTL)")
         XCTAssertEqual(complete.stale.identity, complete.fresh.identity)
 
         api.failures["contents"] = .unavailable(status: 503)
-        let served = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key, previous: complete)
+        let served = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key, previous: complete, anonymousEdits: false)
         XCTAssertEqual(served.identity, complete.fresh.identity, "the refresh's placeholder did not replace the last complete answer")
         let kept = try XCTUnwrap(cache.cachedValue(key, as: ArticleScreen.Kept.self))
         XCTAssertEqual(kept.fresh.headers["Cache-Control"], "public, max-age=\(ArticleScreen.shortTTL)")
@@ -117,7 +117,7 @@ final class StaleFeedTests: FakeUpstreamTestCase {
         // Too old to stand in: the placeholder goes through.
         var old = complete
         old.builtAt -= ArticleScreen.staleBound + 1
-        let through = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key, previous: old)
+        let through = try await ArticleScreen.prepare(api: api, lang: en, title: "Albert_Einstein", preferred: [], timeout: 2, responses: cache, key: key, previous: old, anonymousEdits: false)
         XCTAssertTrue(String(decoding: through.identity, as: UTF8.self).contains("placeholder"))
     }
 }

@@ -95,10 +95,11 @@ public final class LedeApp: Sendable {
         ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         ReferencesRoutes.register(on: router, api: api, responses: responses)
-        ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout)
+        ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout,
+                               anonymousEdits: options.anonymousEdits)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)
-        EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout))
+        EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout, anonymousEdits: options.anonymousEdits))
         ShareRoutes.register(on: router, service: share, publicURL: options.publicURL)
         PlacesRoutes.register(on: router, places: options.places)
         AnimalRoutes.register(on: router, responses: responses)

@@ -36,6 +36,9 @@ public struct Options: Sendable {
     var readingListsEdition = LanguageCode.english
     /// Seconds this server reuses a user's Saved tab it read (0: never); a write through it drops the copy at once.
     var savedCacheTTL: Double = 5
+    /// Whether an edit without credentials is sent to Wikimedia (`--anonymous-edits on`): off by default, since Wikimedia
+    /// attributes every anonymous edit made through Lede to the one address Lede calls from.
+    var anonymousEdits = false
     /// Deadline of a save (`action=edit`), in seconds: its own, longer than an ordinary call's.
     var editTimeout: Double = 15
     var cacheLimits = UpstreamCache.Limits()
@@ -107,6 +110,7 @@ public struct Options: Sendable {
         Flag(name: "first-poll-wait", placeholder: "SECONDS", help: "How long a user's first Echo poll (a bell opening) may wait for its turn when many open at once; past it the stream is refused with 503 and a Retry-After spread over 2-12 s (default 10)."),
         Flag(name: "reading-lists-edition", placeholder: "LANG", help: "The edition whose reading lists back the Saved tab (default en; lists are per account, so any edition serves the same ones)."),
         Flag(name: "edit-timeout", placeholder: "SECONDS", help: "Deadline of a save (action=edit; default 15): MediaWiki can take seconds to save a long page. A save that times out is never sent again."),
+        Flag(name: "anonymous-edits", placeholder: "on|off", help: "Send edits made without an account (default off: refused with 401 edit-needs-account, nothing sent). Wikimedia attributes them to the address Lede calls from: turn on only where Wikimedia trusts this deployment as a proxy."),
         Flag(name: "saved-cache-ttl", placeholder: "SECONDS", help: "How long this server reuses a user's Saved tab it read from Wikimedia (default 5; 0: every read asks). A save or removal through this server drops it at once; a change made elsewhere shows within this time."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
@@ -250,6 +254,12 @@ public struct Options: Sendable {
             switch value {
             case "on", "true", "1": benchRoutes = true
             case "off", "false", "0": benchRoutes = false
+            default: throw ParseError(description: "\(source) must be on or off, not '\(value)'")
+            }
+        case "anonymous-edits":
+            switch value {
+            case "on", "true", "1": anonymousEdits = true
+            case "off", "false", "0": anonymousEdits = false
             default: throw ParseError(description: "\(source) must be on or off, not '\(value)'")
             }
         default: break

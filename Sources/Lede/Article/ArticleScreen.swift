@@ -212,7 +212,8 @@ enum ArticleScreen {
         /// Whether the caller may edit the page (the pencil): anonymous for the shared answer, the user's for a stream.
         let editable: Task<DeadlineOutcome<Bool>, Never>
 
-        init(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil) {
+        init(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, timeout: Double, authorization: String? = nil,
+             anonymousEdits: Bool) {
             contents = Task { await withDeadline(timeout) { try await api.articleContents(lang: lang, title: title) } }
             links = Task { await withDeadline(timeout) { try await api.languageLinks(lang: lang, title: title) } }
             gallery = Task { await withDeadline(timeout) { try await ArticleScreen.gallery(api: api, lang: lang, title: title) } }
@@ -221,13 +222,17 @@ enum ArticleScreen {
             references = Task {
                 await withDeadline(timeout) { try await ReferencesRoutes.built(api: api, responses: responses, lang: lang, title: title).count }
             }
-            editable = Task { await withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: authorization) } }
+            editable = Task { await withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: authorization,
+                                                                                         anonymousEdits: anonymousEdits) } }
         }
     }
 
     /// Whether `authorization` (nil: an anonymous reader) may edit the page, from the editor's `intestactions` answer, kept
     /// briefly per page and caller: a minute for anonymous readers, 30 s for a user (a block or a protection shows soon).
-    static func editable(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?) async throws -> Bool {
+    /// Without an account, when this deployment sends no anonymous edits (`--anonymous-edits off`): false, asking no one.
+    static func editable(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, authorization: String?,
+                         anonymousEdits: Bool) async throws -> Bool {
+        if authorization == nil && !anonymousEdits { return false }
         let key = "editable:\(lang.code):\(ArticleTitle.normalise(title)):\(authorization ?? "")"
         return try await responses.value(key, ttl: authorization == nil ? 60 : 30) {
             (try await api.editPermission(lang: lang, title: title, authorization: authorization).canEdit, 64 + key.utf8.count)
@@ -292,8 +297,9 @@ enum ArticleScreen {
 
     /// Builds the screen; the card failing is the whole answer failing (404 for a missing page, else the upstream
     /// problem), any other part failing is a placeholder.
-    static func build(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double) async throws -> (Body, Bool?) {
-        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout)
+    static func build(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                      anonymousEdits: Bool) async throws -> (Body, Bool?) {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, anonymousEdits: anonymousEdits)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let readMore = await readMorePart(work, api: api, card: card, lang: lang, timeout: timeout)
         let main = await isMainPage(work, card: card)
@@ -315,8 +321,9 @@ enum ArticleScreen {
     /// `Accept: application/jsonl`: the card is awaited first (a missing page is still a 404 problem); then the head,
     /// then each part on its own line as it completes, each within the upstream deadline.
     static func stream(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
-                       authorization: String?) async throws -> HTTPResponse {
-        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization)
+                       authorization: String?, anonymousEdits: Bool) async throws -> HTTPResponse {
+        let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization,
+                            anonymousEdits: anonymousEdits)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
         let main = await isMainPage(work, card: card)
@@ -360,8 +367,9 @@ enum ArticleScreen {
     /// seconds (like the feed), never stale. A refresh (`previous` is the answer it refreshes) that comes back with a
     /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
     static func prepare(api: any WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
-                        responses: UpstreamCache, key: String, previous: Kept? = nil) async throws -> PreparedBody {
-        let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout)
+                        responses: UpstreamCache, key: String, previous: Kept? = nil, anonymousEdits: Bool) async throws -> PreparedBody {
+        let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout,
+                                               anonymousEdits: anonymousEdits)
         let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
                          || body.references.isPlaceholder)
         let now = Date().timeIntervalSinceReferenceDate
@@ -379,7 +387,10 @@ enum ArticleScreen {
         return fresh
     }
 
-    static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double) {
+    /// `anonymousEdits`: whether this deployment sends edits without an account (`--anonymous-edits`); when not, an anonymous
+    /// reader's `editable` is false.
+    static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double,
+                         anonymousEdits: Bool) {
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String, auth: String?
             lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
@@ -390,17 +401,18 @@ enum ArticleScreen {
             if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
                 return Responses.async {
                     try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
-                                     authorization: auth)
+                                     authorization: auth, anonymousEdits: anonymousEdits)
                 }
             }
             let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
             if let auth {
                 // A signed-in reader: the shared answer with this user's `editable`, private to them.
                 return Responses.async {
-                    async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth) }
+                    async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth,
+                                                                                                    anonymousEdits: anonymousEdits) }
                     let shared: PreparedBody
                     if let warm = responses.cachedValue(key, as: Kept.self) { shared = warm.fresh } else {
-                        shared = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key)
+                        shared = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits)
                     }
                     var known: Bool?
                     if case .ok(let e) = await editable { known = e }
@@ -418,7 +430,7 @@ enum ArticleScreen {
                         await TraceContext.$task.withValue(trace) {
                             do {
                                 _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
-                                                      responses: responses, key: key, previous: warm)
+                                                      responses: responses, key: key, previous: warm, anonymousEdits: anonymousEdits)
                             } catch { responses.refreshFailed(key) }
                         }
                     }
@@ -426,7 +438,7 @@ enum ArticleScreen {
                 return .response(.prepared(stale ? warm.stale : warm.fresh))
             }
             return Responses.async {
-                .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key))
+                .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits))
             }
         }
     }

@@ -3,14 +3,28 @@ import LedeBasics
 import Wikimedia
 
 /// `GET /article/{title}/edit` (open the editor) and `POST /article/{title}/edit` (save). The caller's Authorization,
-/// when sent, goes to the wiki unchanged; without it the edit is anonymous. Nothing is kept: every answer is the user's.
+/// when sent, goes to the wiki unchanged. Without it, nothing is saved unless the deployment sends anonymous edits
+/// (`--anonymous-edits on`): Wikimedia would attribute every phone's anonymous edit to the one address Lede calls from.
+/// Nothing is kept: every answer is the user's.
 enum EditRoutes {
     static let noStore = "private, no-store"
 
     struct Settings: Sendable {
         /// The save's deadline (`--edit-timeout`): MediaWiki can take seconds to save a long page.
         var editTimeout: Double = 15
+        /// Whether an edit without credentials is sent (`--anonymous-edits on`, for a deployment Wikimedia trusts as a
+        /// proxy); off by default.
+        var anonymousEdits = false
     }
+
+    /// The refusal an editor opened without an account shows, when anonymous edits are off.
+    static let needsAccount = APIMessage(code: "needs-account",
+                                         html: "Editing through this app needs a Wikipedia account: sign in, then edit.")
+
+    /// A save without credentials, when anonymous edits are off: refused here, with nothing sent to Wikimedia.
+    static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account",
+                                             detail: "Editing through this app needs a Wikipedia account: send Authorization: Bearer <token>.",
+                                             headers: ["WWW-Authenticate": "Bearer"])
 
     static func register(on router: Router, api: any WikimediaAPI, settings: Settings) {
         router.get("/article/{title}/edit") { ctx in
@@ -19,7 +33,12 @@ enum EditRoutes {
             section = try EditRules.section(ctx.request.queryParameter("section"))
             return Responses.async {
                 do {
-                    let page = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth)
+                    var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth)
+                    if auth == nil && !settings.anonymousEdits {
+                        opened.permission.refusals.insert(needsAccount, at: 0)
+                        opened.permission.anonymous = false   // no IP notice: nothing will be saved as an IP
+                    }
+                    let page = opened
                     // Written and compressed once, off the loops when the wikitext is large (a whole page is megabytes).
                     let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.code]
                     return .prepared(try await Workers.shared.offLoop(page.wikitext.utf8.count) {
@@ -32,6 +51,7 @@ enum EditRoutes {
         router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes) { ctx in
             let auth: String?, lang: LanguageCode, title: String
             (auth, lang, title) = try target(ctx)
+            if auth == nil && !settings.anonymousEdits { throw needsAccountProblem }
             try Responses.requireJSON(ctx.request)
             let body = ctx.request.body
             return Responses.async {
