@@ -143,7 +143,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
     func admit(_ req: UpstreamRequest, gate known: UpstreamGuard.Gate? = nil) throws -> Admitted {
         let gate = known ?? originGate(lang: req.lang)
         do {
-            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind.rawValue), start: Syscall.monotonicNanos())
+            return Admitted(gate: gate, probe: try guards.admit(gate, kind: req.kind.rawValue, user: req.authorization), start: Syscall.monotonicNanos())
         } catch let e as UpstreamError {
             metrics.record(kind: req.kind.rawValue, outcome: e.outcome, seconds: nil)
             throw e
@@ -190,7 +190,7 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
             // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
             if response.status == 429 || (response.status == 503 && retryAfter != nil) {
                 guards.record(a.gate, outcome: .answered, probe: a.probe)
-                let wait = guards.backOff(origin: a.gate.name, kind: req.kind.rawValue, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
+                let wait = guards.backOff(origin: a.gate.name, kind: req.kind.rawValue, user: req.authorization, seconds: retryAfter ?? guards.settings.defaultRetryAfter)
                 metrics.record(kind: req.kind.rawValue, outcome: "rate_limited", seconds: seconds)
                 logger.warning("upstream asked to back off", [("origin", a.gate.name), ("kind", req.kind.rawValue), ("status", "\(response.status)"), ("retry_after", "\(wait)")])
                 throw UpstreamError.rateLimited(retryAfter: wait)

@@ -64,6 +64,30 @@ final class UpstreamGuardTests: XCTestCase {
         XCTAssertEqual(guards.backOff(origin: o, kind: "feed", seconds: 86_400), 3_600, "bounded")
     }
 
+    func testAUsersRetryAfterHoldsThatUsersCallsOnlyAndThePublicsThePublics() throws {
+        let o = "https://en.wikipedia.org"
+        XCTAssertEqual(guards.backOff(origin: o, kind: "notifications", user: "Bearer bob", seconds: 30), 30)
+        XCTAssertThrowsError(try guards.admit(origin: o, kind: "notifications", user: "Bearer bob")) { XCTAssertEqual($0 as? UpstreamError, .rateLimited(retryAfter: 30)) }
+        XCTAssertFalse(try guards.admit(origin: o, kind: "notifications", user: "Bearer alice"), "another user goes on")
+        XCTAssertFalse(try guards.admit(origin: o, kind: "notifications"), "public calls go on")
+        _ = guards.backOff(origin: o, kind: "summary", seconds: 10)
+        XCTAssertThrowsError(try guards.admit(origin: o, kind: "summary"))
+        XCTAssertFalse(try guards.admit(origin: o, kind: "summary", user: "Bearer alice"), "a public back-off holds public calls")
+        XCTAssertFalse(UpstreamGuard.backOffKey("notifications", user: "Bearer bob").contains("bob"), "kept by a digest, never the credentials")
+        clock.advance(30)
+        XCTAssertFalse(try guards.admit(origin: o, kind: "notifications", user: "Bearer bob"))
+    }
+
+    func testUsersBackOffsAreBoundedAndForgottenOnceOver() throws {
+        let o = "https://en.wikipedia.org"
+        for i in 0..<(UpstreamGuard.maxBackOffs + 50) { _ = guards.backOff(origin: o, kind: "notifications", user: "Bearer u\(i)", seconds: 5) }
+        XCTAssertThrowsError(try guards.admit(origin: o, kind: "notifications", user: "Bearer u0"))
+        XCTAssertFalse(try guards.admit(origin: o, kind: "notifications", user: "Bearer u\(UpstreamGuard.maxBackOffs + 10)"), "past the bound, not remembered")
+        clock.advance(6)
+        XCTAssertFalse(try guards.admit(origin: o, kind: "notifications", user: "Bearer someone-else"))
+        XCTAssertTrue(guards.render().contains("lede_upstream_backoff_kinds{origin=\"\(o)\"} 0"), "every wait over: the table is emptied")
+    }
+
     func testRetryAfterValues() {
         XCTAssertEqual(guards.retryAfterSeconds("120"), 120)
         XCTAssertEqual(guards.retryAfterSeconds(" 7 "), 7)
@@ -146,23 +170,27 @@ final class BackPressureClientTests: XCTestCase {
                         deadline: 2)
     }
 
-    func test429WithRetryAfterIsHonouredForThatKind() async throws {
+    func test429WithRetryAfterIsHonouredForThatKindOfThatUserOnly() async throws {
         let c = client()
         fake.set("notifications", .answer(429, ["Retry-After": "30"], #"{"error":"too many"}"#))
         do { _ = try await c.notifications(lang: en, authorization: "Bearer demo-bob", filter: .unread, limit: 1, continueFrom: nil); XCTFail() } catch {
             XCTAssertEqual(error as? UpstreamError, .rateLimited(retryAfter: 30))
         }
         clock.advance(10)
-        do { _ = try await c.notifications(lang: en, authorization: "Bearer demo-alice", filter: .unread, limit: 1, continueFrom: nil); XCTFail() } catch {
+        do { _ = try await c.notifications(lang: en, authorization: "Bearer demo-bob", filter: .unread, limit: 1, continueFrom: nil); XCTFail() } catch {
             XCTAssertEqual(error as? UpstreamError, .rateLimited(retryAfter: 20))
         }
-        XCTAssertEqual(fake.requests(kind: "notifications").count, 1, "no call of that kind before the time has passed")
-        _ = try await c.csrfToken(lang: en, authorization: "Bearer demo-bob")   // another kind goes on
+        XCTAssertEqual(fake.requests(kind: "notifications").count, 1, "no call of that kind by that user before the time has passed")
+        // Wikimedia's quota was bob's: alice's notifications go on, and so do bob's other kinds of call.
         fake.set("notifications", .embedded)
+        let alices = try await c.notifications(lang: en, authorization: "Bearer demo-alice", filter: .unread, limit: 1, continueFrom: nil)
+        XCTAssertGreaterThan(alices.rawcount, 0)
+        XCTAssertEqual(fake.requests(kind: "notifications").count, 2)
+        _ = try await c.csrfToken(lang: en, authorization: "Bearer demo-bob")
         clock.advance(20)
         let page = try await c.notifications(lang: en, authorization: "Bearer demo-bob", filter: .unread, limit: 1, continueFrom: nil)
         XCTAssertGreaterThanOrEqual(page.rawcount, 0)
-        XCTAssertEqual(fake.requests(kind: "notifications").count, 2)
+        XCTAssertEqual(fake.requests(kind: "notifications").count, 3)
         XCTAssertEqual(c.metrics.count(kind: "notifications", outcome: "rate_limited"), 2)
         XCTAssertEqual(c.guards.state(origin: c.origin(lang: "en")), .closed, "a 429 is an answer, not a failure")
     }

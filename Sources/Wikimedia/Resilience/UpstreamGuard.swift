@@ -60,7 +60,10 @@ public final class UpstreamGuard: Sendable {
         var consecutiveFailures = 0
         var openUntil = 0.0
         var probeStarted = 0.0
-        var retryUntil: [String: Double] = [:]   // by call kind
+        var retryUntil: [String: Double] = [:]   // by call kind, and for user-bound calls by kind and user (`backOffKey`)
+        /// The latest time in `retryUntil`: once past, every wait is over and the table is emptied (so the gate is calm
+        /// again, whoever asked to wait and whether or not they called since).
+        var retryUntilLatest = 0.0
         fileprivate var waiters: [Waiter] = []
         var opened = 0
         var rejectedRateLimited = 0
@@ -114,12 +117,19 @@ public final class UpstreamGuard: Sendable {
 
     /// Whether a call of `kind` may go to `origin` now. Throws `.rateLimited` or `.circuitOpen` when not.
     /// Returns true when this call is the breaker's probe.
-    public func admit(origin name: String, kind: String) throws -> Bool { try admit(gate(origin: name), kind: kind) }
+    /// `user`: the credentials of a user-bound call — Wikimedia's quotas on those are the user's, so a `Retry-After`
+    /// on one user's call stops that user's calls of that kind only, and a public call's stops public calls only.
+    public func admit(origin name: String, kind: String, user: String? = nil) throws -> Bool { try admit(gate(origin: name), kind: kind, user: user) }
 
-    public func admit(_ o: Gate, kind: String) throws -> Bool {
+    public func admit(_ o: Gate, kind: String, user: String? = nil) throws -> Bool {
         if o.calm.load(ordering: .acquiring) { return false }
         let now = clock()
+        let kind = Self.backOffKey(kind, user: user)
         return try table.withLock { (_: inout Table) throws(UpstreamError) -> Bool in
+        if !o.retryUntil.isEmpty && o.retryUntilLatest <= now {
+            o.retryUntil.removeAll()
+            o.settle()
+        }
         if let until = o.retryUntil[kind] {
             if until > now {
                 o.rejectedRateLimited += 1
@@ -175,16 +185,40 @@ public final class UpstreamGuard: Sendable {
         }
     }
 
-    /// Wikimedia said to wait: no call of `kind` to `origin` before `seconds` have passed (bounded).
-    public func backOff(origin name: String, kind: String, seconds: Int) -> Int {
+    /// Wikimedia said to wait: no call of `kind` to `origin` before `seconds` have passed (bounded) — for a user-bound
+    /// call (`user`: its credentials), no call of that kind by that user.
+    public func backOff(origin name: String, kind: String, user: String? = nil, seconds: Int) -> Int {
         let s = min(max(1, seconds), settings.maxRetryAfter)
-        let until = clock() + Double(s)
+        let now = clock()
+        let until = now + Double(s)
+        let key = Self.backOffKey(kind, user: user)
         table.withLock { t in
             let o = t.origin(name)
-            o.retryUntil[kind] = max(o.retryUntil[kind] ?? 0, until)
+            if o.retryUntil.count >= Self.maxBackOffs && o.retryUntil[key] == nil {
+                // Many users asked to wait at once: forget the waits that are over; past the bound a user's wait is
+                // not remembered (that user's next call asks Wikimedia again), so the table stays bounded.
+                o.retryUntil = o.retryUntil.filter { $0.value > now }
+                guard o.retryUntil.count < Self.maxBackOffs else { return }
+            }
+            o.retryUntil[key] = max(o.retryUntil[key] ?? 0, until)
+            o.retryUntilLatest = max(o.retryUntilLatest, until)
             o.settle()
         }
         return s
+    }
+
+    /// Back-offs remembered per origin, at most (users' and public kinds together): about 100 bytes each.
+    static let maxBackOffs = 10_000
+
+    /// What a back-off is kept under: the call kind, and for a user-bound call a digest of its credentials (never the
+    /// credentials themselves: SipHash with this process's random key, 128 bits).
+    static func backOffKey(_ kind: String, user: String?) -> String {
+        guard let user else { return kind }
+        var a = Hasher(), b = Hasher()
+        a.combine(0x6c656465 as UInt32); a.combine(user)
+        b.combine(0x75736572 as UInt32); b.combine(user)
+        let hi = UInt64(bitPattern: Int64(a.finalize())), lo = UInt64(bitPattern: Int64(b.finalize()))
+        return kind + "@" + String(hi, radix: 16) + String(lo, radix: 16)
     }
 
     /// Reads `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) into seconds from now.

@@ -35,7 +35,7 @@ extension WikimediaClient {
         if code == "ratelimited" || code == "maxlag" {
             // The Action API's own back-pressure, with HTTP 200 (maxlag also sends Retry-After).
             let origin = self.origin(lang: req.lang)
-            let wait = guards.backOff(origin: origin, kind: req.kind.rawValue,
+            let wait = guards.backOff(origin: origin, kind: req.kind.rawValue, user: req.authorization,
                                       seconds: guards.retryAfterSeconds(response.headers["retry-after"]) ?? guards.settings.defaultRetryAfter)
             logger.warning("upstream asked to back off", [("origin", origin), ("kind", req.kind.rawValue), ("error", code), ("retry_after", "\(wait)")])
             throw UpstreamError.rateLimited(retryAfter: wait)
