@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -16,6 +17,17 @@ final class StubMedia: UpstreamTransport, @unchecked Sendable {   // @unchecked:
     var status = 200
     func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse { UpstreamResponse(status: status, body: bytes) }
     func baseURL(lang: String) -> String { "https://upload.wikimedia.org" }
+}
+
+/// The embedded lead images, counting the fetches.
+final class CountingMedia: UpstreamTransport, Sendable {
+    let calls = Mutex(0)
+    let images = EmbeddedMediaTransport()
+    func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
+        calls.withLock { $0 += 1 }
+        return try await images.send(request, deadline: deadline)
+    }
+    func baseURL(lang: String) -> String { images.baseURL(lang: lang) }
 }
 
 /// The PNG's chunks, each checked against its CRC; nil when the signature or a CRC is wrong.
@@ -37,6 +49,7 @@ func pngChunks(_ data: [UInt8]) -> [(type: String, data: [UInt8])]? {
 
 final class ShareTests: XCTestCase {
     var server: HTTPServer!
+    var app: LedeApp!
     var base = ""
     let media = StubMedia()
 
@@ -45,6 +58,7 @@ final class ShareTests: XCTestCase {
         options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
         options.logLevel = .off
         let app = try LedeApp(options: options, mediaTransport: media)
+        self.app = app
         server = app.makeServer(logger: Logger(level: .off))
         try server.start()
         base = "http://127.0.0.1:\(server.port)"
@@ -99,6 +113,26 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(a.value(forHTTPHeaderField: "ETag"), b.value(forHTTPHeaderField: "ETag"))
         let (_, other, _) = try await get("/share/Albert_Einstein.png")
         XCTAssertNotEqual(first, other, "the text is part of what the card depends on")
+    }
+
+    /// Any client can ask for a card of any selection: every card of a page shares one fetch and one decode of its lead
+    /// image, and the cards keep to a budget of their own, so a flood of selections leaves the shared answers alone.
+    func testManySelectionsOfOnePageFetchItsLeadImageOnceAndLeaveTheSharedAnswersAlone() async throws {
+        let counting = CountingMedia()
+        try start(media: counting)
+        let (s0, _, _) = try await get("/summary/Rijksmuseum")
+        XCTAssertEqual(s0, 200)
+        let shared = app.responses.snapshot
+        for i in 0..<24 {
+            let (status, data, _) = try await get("/share/Rijksmuseum.png?format=jpeg&text=Selection%20number%20\(i)")
+            XCTAssertEqual(status, 200)
+            XCTAssertEqual(ImageHeader.read(Array(data))?.format, .jpeg)
+        }
+        XCTAssertEqual(counting.calls.withLock { $0 }, 1, "one lead image fetch for every card of the page")
+        XCTAssertEqual(app.responses.snapshot.entries, shared.entries, "no card in the shared responses")
+        XCTAssertEqual(app.share.cards.snapshot.entries, 24)
+        XCTAssertNotEqual(ShareService.digest("a"), ShareService.digest("b"))
+        XCTAssertEqual(ShareService.digest("Imagination"), ShareService.digest("Imagination"))
     }
 
     func testAMissingPageIs404AndATextOver500CharactersIs400() async throws {
@@ -212,7 +246,7 @@ final class ShareTests: XCTestCase {
         let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
         var settings = ShareService.Settings()
         settings.queueBound = 0   // only as many renders as cores at once
-        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: WikimediaClient(transport: EmbeddedMediaTransport()), responses: UpstreamCache(), settings: settings)
+        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: WikimediaClient(transport: EmbeddedMediaTransport()), settings: settings)
         let content = ShareCard.Content(text: "A card", title: "Title", language: "en", image: nil)
         let outcomes = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<12 {

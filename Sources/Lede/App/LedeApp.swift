@@ -67,7 +67,7 @@ public final class LedeApp: Sendable {
         saved = SavedService(api: api, responses: responses, settings: savedSettings, logger: Logger(level: options.logLevel))
         let mediaTransport: UpstreamTransport = media ?? (mediaUpstream == "embedded"
             ? EmbeddedMediaTransport() : LiveTransport(template: mediaUpstream, contact: options.contact, client: client!))
-        share = ShareService(api: api, media: api.sharing(transport: mediaTransport, deadline: ShareService.Settings().imageTimeout), responses: responses)
+        share = ShareService(api: api, media: api.sharing(transport: mediaTransport, deadline: ShareService.Settings().imageTimeout))
         if share.typesetters == nil {
             Logger(level: options.logLevel).warning("share cards are off: no Noto Sans in the font directories", [("directories", FontCatalog.directories.joined(separator: " "))])
         }

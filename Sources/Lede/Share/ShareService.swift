@@ -21,20 +21,38 @@ final class ShareService: Sendable {
         var queueBound = 16
         /// The thumbnail width asked of the media origin.
         var thumbnailWidth = 640
+        /// Cards kept, at most, and their bytes (a 1024 px JPEG is about 100 KB, a PNG up to 600 KB).
+        var maxCards = 2_000
+        var maxCardBytes = 48 << 20
+    }
+
+    /// A selection's part of a card's key: 128 bits of SipHash under this process's random key, so no client can make
+    /// two selections share a card (a 64-bit FNV could be collided on purpose).
+    static func digest(_ selection: String) -> String {
+        var a = Hasher(), b = Hasher()
+        a.combine(0x63617264 as UInt32); a.combine(selection)
+        b.combine(0x74657874 as UInt32); b.combine(selection)
+        return String(UInt64(bitPattern: Int64(a.finalize())), radix: 16) + "-" + String(UInt64(bitPattern: Int64(b.finalize())), radix: 16)
     }
 
     let api: any WikimediaAPI
     /// The lead images' origin (upload.wikimedia.org), through the upstream guard.
     let media: any GuardedUpstream
-    let responses: UpstreamCache
+    /// The encoded cards, in a budget of their own: any client can ask for a card of any selection, and a flood of them
+    /// must not push article screens and summaries out of the shared responses.
+    let cards: UpstreamCache
+    /// Each page revision's lead image, decoded once with its credits (or nil: none to show), for every card of that
+    /// page whatever its text: a handful of pages, a few hundred KB each.
+    let leads: KeyedCache<String>
     let settings: Settings
     let typesetters: TypesetterPool?
     let workers: Workers
     private let waiting = Atomic<Int>(0)
 
-    init(api: any WikimediaAPI, media: any GuardedUpstream, responses: UpstreamCache, settings: Settings = Settings(),
-         catalog: FontCatalog? = FontCatalog.discover()) {
-        self.api = api; self.media = media; self.responses = responses; self.settings = settings
+    init(api: any WikimediaAPI, media: any GuardedUpstream, settings: Settings = Settings(), catalog: FontCatalog? = FontCatalog.discover()) {
+        self.api = api; self.media = media; self.settings = settings
+        cards = UpstreamCache(limits: .init(maxEntries: settings.maxCards, maxBytes: settings.maxCardBytes, staleIfError: 0))
+        leads = KeyedCache(limits: .init(maxEntries: 64, maxBytes: 48 << 20, staleIfError: 0))
         typesetters = catalog.map(TypesetterPool.init)
         workers = Workers(count: ProcessInfo.processInfo.activeProcessorCount)
     }
@@ -55,12 +73,17 @@ final class ShareService: Sendable {
         let summary = try await api.summary(lang: lang, title: title)
         // The page's last edit stands for its revision; without a selection the text is the first sentence of that
         // revision, made only when the card is (a kept card is found without reading the summary's extract).
-        let textKey = selection.map { FNV1a.hash(Array($0.utf8)) } ?? "first-sentence"
-        let key = "share:\(lang.code):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-"):\(scale):\(format.rawValue):\(textKey)"
-        if let kept = responses.cachedValue(key, as: PreparedBody.self) { return kept }
-        return try await responses.value(key, ttl: 86_400) { [self] in
+        let textKey = selection.map(Self.digest) ?? "first-sentence"
+        let page = "\(lang.code):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-")"
+        let key = "share:\(page):\(scale):\(format.rawValue):\(textKey)"
+        if let kept = cards.cachedValue(key, as: PreparedBody.self) { return kept }
+        return try await cards.value(key, ttl: 86_400) { [self] in
             let text = Self.text(selection: selection, summary: summary, lang: lang)
-            let lead = try await leadImage(summary, lang: lang)
+            // One fetch and one decode per page revision, however many cards (concurrent ones wait for the same).
+            let lead: LeadImage? = try await leads.value(page, ttl: 3_600) { [self] in
+                let image = try await leadImage(summary, lang: lang)
+                return (image, 256 + (image?.image.pixels.count ?? 0))
+            }
             let content = ShareCard.Content(text: text, title: Card(summary: summary, lang: lang).title, language: lang.code, image: lead?.image,
                                             imageLicense: lead?.license, imageAuthor: lead?.author)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
