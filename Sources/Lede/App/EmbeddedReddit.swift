@@ -8,6 +8,9 @@ import Wikimedia
 final class EmbeddedRedditTransport: UpstreamTransport, Sendable {
     init() {}
 
+    /// Reddit's origin, as the live transport's (the guard and metrics name its calls by it).
+    func baseURL(lang: String) -> String { "https://www.reddit.com" }
+
     func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
         let parts = request.path.split(separator: "/")
         guard parts.count == 3, parts[0] == "r", parts[2] == "top.json", let posts = Self.subreddits[parts[1].lowercased()] else {
