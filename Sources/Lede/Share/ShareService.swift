@@ -28,12 +28,7 @@ final class ShareService: Sendable {
 
     /// A selection's part of a card's key: 128 bits of SipHash under this process's random key, so no client can make
     /// two selections share a card (a 64-bit FNV could be collided on purpose).
-    static func digest(_ selection: String) -> String {
-        var a = Hasher(), b = Hasher()
-        a.combine(0x63617264 as UInt32); a.combine(selection)
-        b.combine(0x74657874 as UInt32); b.combine(selection)
-        return String(UInt64(bitPattern: Int64(a.finalize())), radix: 16) + "-" + String(UInt64(bitPattern: Int64(b.finalize())), radix: 16)
-    }
+    static func digest(_ selection: String) -> String { Digest.hex128(selection) }
 
     let api: any WikimediaAPI
     /// The lead images' origin (upload.wikimedia.org), through the upstream guard.

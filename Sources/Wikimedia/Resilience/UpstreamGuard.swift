@@ -214,11 +214,7 @@ public final class UpstreamGuard: Sendable {
     /// credentials themselves: SipHash with this process's random key, 128 bits).
     static func backOffKey(_ kind: String, user: String?) -> String {
         guard let user else { return kind }
-        var a = Hasher(), b = Hasher()
-        a.combine(0x6c656465 as UInt32); a.combine(user)
-        b.combine(0x75736572 as UInt32); b.combine(user)
-        let hi = UInt64(bitPattern: Int64(a.finalize())), lo = UInt64(bitPattern: Int64(b.finalize()))
-        return kind + "@" + String(hi, radix: 16) + String(lo, radix: 16)
+        return kind + "@" + Digest.hex128(user)
     }
 
     /// Reads `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) into seconds from now.
