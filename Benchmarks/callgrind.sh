@@ -7,6 +7,8 @@
 # wrk. Not part of CI. LEDE_ARGS adds flags to lede (e.g. LEDE_ARGS="--upstream http://127.0.0.1:18281/{lang}" for
 # the badge route against Benchmarks/fanout.sh's upstream).
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 path=${1:-/_bench/json}; shift || true
 port=18190

@@ -26,6 +26,8 @@
 # OWN_SESSION=1 is SESSIONS=own. The upstream nginx daemonizes in every arrangement (both servers call it).
 # WORKERS (2): Lede's loops (--loops) and the proxy's worker processes alike; WORKERS=1 compares one of each.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 duration=${1:-5}
 rounds=${ROUNDS:-3}

@@ -6,6 +6,8 @@
 #   Benchmarks/references.sh [seconds]   (default 10)
 # Needs wrk, python3, curl. Not part of CI.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 for tool in wrk python3 curl; do command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }; done

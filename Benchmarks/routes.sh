@@ -7,6 +7,8 @@
 # reference, e.g. '^feed-' for the personal feeds). Needs wrk, python3.
 # Not part of CI. Raw wrk output lands in Benchmarks/out/routes-*.txt.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 duration=${1:-2}
 rounds=${ROUNDS:-3}

@@ -9,6 +9,8 @@
 # "loop" is Benchmarks/epoll_loop.c, a bare epoll loop answering Lede's own response bytes without parsing (the
 # limit) — then warm /feed, cold /feed and the resident memory of Lede holding 10,000 idle keep-alive connections.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 duration=${1:-15}
 threads=${WRK_THREADS:-1}

@@ -11,6 +11,8 @@
 # Env: ROUNDS (3), WRK_CONNECTIONS (32), IDENTITY (set: no Accept-Encoding: gzip), SAVED_TTL (--saved-cache-ttl of the
 # warm server, default 5: a page written moments ago is answered on the loop; 0: every read asks the upstream). Needs wrk, nginx, python3, curl. Not part of CI.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 duration=${1:-3}
 rounds=${ROUNDS:-3}

@@ -5,6 +5,8 @@
 #   Benchmarks/share.sh [rounds] [seconds]   (default 3 rounds of 10 s)
 # Needs wrk, python3. Not part of CI.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 rounds=${1:-3}; duration=${2:-10}
 for tool in wrk python3 curl; do command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }; done

@@ -9,6 +9,8 @@
 # heartbeats, then `rounds` broadcasts of one event to every stream — the time from the publish until each stream has
 # it (p50, p99, max). The client is one epoll loop in C (Benchmarks/sse_bench.c), the same for both servers.
 set -euo pipefail
+# Every request of a benchmark comes from one address: no per-client limit unless the caller sets one.
+export LEDE_CLIENT_RATE="${LEDE_CLIENT_RATE:-0}"
 cd "$(dirname "$0")/.."
 streams=${1:-10000}
 rounds=${2:-3}

@@ -290,7 +290,7 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         do { _ = try await client.editPermission(lang: lang, title: "Dog", authorization: "Bearer x") } catch { checkEditor(error, "editPermission") }
         do {
             let submission = EditSubmission(title: "Dog", section: 1, wikitext: "x", summary: "", baseRevision: 1, minor: false)
-            switch try await client.edit(lang: lang, submission, token: "t+\\", authorization: "Bearer x", deadline: 5) {
+            switch try await client.edit(lang: lang, submission, token: "t+\\", authorization: "Bearer x", forwardedFor: nil, deadline: 5) {
             case .refused(let m): checkLine(EditRules.problem(m, current: 2).jsonBytes, "edit problem")
             case .captcha(let id, let url): checkLine(EditRules.captchaProblem(id: id, url: url, base: "https://en.wikipedia.org").jsonBytes, "captcha problem")
             case .saved, .nochange: break

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CLinux.h"
 #include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -43,6 +45,26 @@ int lede_eventfd_drain(int fd) { uint64_t v; return (int)read(fd, &v, sizeof v);
 int lede_accept(int listen_fd) {
     int fd;
     do { fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+int lede_accept_peer(int listen_fd, uint8_t *address) {
+    struct sockaddr_storage peer;
+    socklen_t length;
+    int fd;
+    do {
+        length = sizeof peer;
+        fd = accept4(listen_fd, (struct sockaddr *)&peer, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    memset(address, 0, 16);
+    if (fd >= 0) {
+        if (peer.ss_family == AF_INET6) {
+            memcpy(address, &((struct sockaddr_in6 *)&peer)->sin6_addr, 16);
+        } else if (peer.ss_family == AF_INET) {
+            address[10] = 0xff; address[11] = 0xff;
+            memcpy(address + 12, &((struct sockaddr_in *)&peer)->sin_addr, 4);
+        }
+    }
     return fd;
 }
 

@@ -73,6 +73,9 @@ final class Connection: LoopDescriptorHandler {
         var trace: TraceContext?
         var route = -1
         var started: UInt64 = 0
+        /// Who sent it (the peer, or whom a trusted proxy forwarded for), and whether the peer is a trusted proxy.
+        var client = ClientAddress.unknown
+        var viaProxy = false
         var method: String { request.method }
         var path: String { request.path }
         var versionMinor: Int { request.versionMinor }
@@ -84,8 +87,12 @@ final class Connection: LoopDescriptorHandler {
     /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
     private var pauseThreshold: Int { parser.limits.maxBody + parser.limits.maxHeaderBytes + 64 * 1024 }
 
-    init(fd: Int32, server: ServerLoop, now: UInt64) {
+    /// The connection's peer address, as `accept` gave it.
+    let peer: ClientAddress
+
+    init(fd: Int32, server: ServerLoop, now: UInt64, peer: ClientAddress = .unknown) {
         self.fd = fd
+        self.peer = peer
         self.server = server
         self.core = server.core
         self.readBuffer = server.readBuffer
@@ -183,6 +190,8 @@ final class Connection: LoopDescriptorHandler {
         else { current.requestID = server.nextRequestID() }
         let trace = server.trace(for: request)
         current.trace = trace
+        if core.forwarding.trusted.isEmpty { current.client = peer }
+        else { (current.client, current.viaProxy) = core.forwarding.client(peer: peer, forwardedFor: request.headers.values("X-Forwarded-For")) }
         // The handler sees the request's trace (upstream calls carry a child of it); its `.async` work carries it in its task.
         TraceContext.whileDispatching(trace) { route(request) }
     }
@@ -198,9 +207,21 @@ final class Connection: LoopDescriptorHandler {
         switch core.router.match(request) {
         case .found(let route, let params):
             current.route = route.index
-            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace)
+            // Each client's budget: admitted while its bucket holds a unit; work off the loop pays its route's cost.
+            var clientKey: UInt64 = 0
+            if route.limited, let limiter = core.limiter {
+                if let credentials = request.headers["Authorization"] { clientKey = limiter.key(credentials: credentials) }
+                else { clientKey = limiter.key(address: current.client) }
+                let decision = limiter.admit(clientKey, now: loop.now)
+                if !decision.admitted { respond(limiter.refusal(decision)); return }
+            }
+            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
+                                         client: current.client, viaTrustedProxy: current.viaProxy)
             let result: HandlerResult
             do { result = try route.handler(context) } catch { result = .response(Problem.answering(error).response) }
+            if clientKey != 0, route.cost > 1, let limiter = core.limiter {
+                if case .response = result {} else { limiter.charge(clientKey, route.cost - 1, now: loop.now) }
+            }
             switch result {
             case .response(let response):
                 respond(response)
@@ -278,7 +299,7 @@ final class Connection: LoopDescriptorHandler {
             let p = current
             AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? (p.route == -1 ? "unmatched" : "invalid") : core.router.routes[p.route].pattern,
                              path: p.path, status: response.status, bytes: bodyBytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string,
-                             trace: p.trace)
+                             trace: p.trace, client: p.client)
         }
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
@@ -576,7 +597,7 @@ final class Connection: LoopDescriptorHandler {
         if core.configuration.accessLog {
             AccessLog.append(to: &server.logBuffer, method: p.method, route: p.route < 0 ? "unmatched" : core.router.routes[p.route].pattern,
                              path: p.path, status: s.status, bytes: s.bytes, micros: Int((now &- p.started) / 1000), requestID: p.requestID.string,
-                             trace: p.trace)
+                             trace: p.trace, client: p.client)
         }
         let keepAlive = !closeAfterFlush && !(machine.draining && parser.bufferedByteCount == 0)
         if !keepAlive { closeAfterFlush = true }

@@ -419,7 +419,7 @@ extension Array where Element == UInt8 {
 
 enum AccessLog {
     static func append(to out: inout [UInt8], method: String, route: String, path: String, status: Int, bytes: Int, micros: Int, requestID: String,
-                       trace: TraceContext? = nil) {
+                       trace: TraceContext? = nil, client: ClientAddress = .unknown) {
         out.append(contentsOf: prefix)
         JSONText.appendQuoted(Timestamp.iso8601(), to: &out)
         out.append(contentsOf: methodKey); JSONText.appendQuoted(method, to: &out)
@@ -430,6 +430,7 @@ enum AccessLog {
         out.append(contentsOf: bytesKey); JSONText.appendInt(bytes, to: &out)
         out.append(contentsOf: durationKey); JSONText.appendInt(micros, to: &out)
         out.append(contentsOf: idKey); JSONText.appendQuoted(requestID, to: &out)
+        if client != .unknown { out.append(contentsOf: clientKey); JSONText.appendQuoted(client.description, to: &out) }
         if let trace {
             out.append(contentsOf: traceKey); out.append(34); trace.appendTraceID(to: &out); out.append(34)
             out.append(contentsOf: spanKey); out.append(34); TraceContext.appendHex(trace.spanID, to: &out); out.append(34)
@@ -447,6 +448,7 @@ enum AccessLog {
     static let bytesKey = Array(",\"bytes\":".utf8)
     static let durationKey = Array(",\"duration_us\":".utf8)
     static let idKey = Array(",\"request_id\":".utf8)
+    static let clientKey = Array(",\"client\":".utf8)
     static let traceKey = Array(",\"trace_id\":".utf8)
     static let spanKey = Array(",\"span_id\":".utf8)
     static let parentKey = Array(",\"parent_span_id\":".utf8)

@@ -11,14 +11,26 @@ public struct RequestContext: Sendable {
     public let route: String
     /// The request's trace (W3C Trace Context), as kept from `traceparent` or made fresh.
     public let trace: TraceContext?
+    /// Who sent it: the connection's peer, or the address a trusted proxy forwarded for (`--trusted-proxies`).
+    public let client: ClientAddress
+    /// The peer is a trusted proxy: its `X-Forwarded-Proto` and `X-Forwarded-Host` may be believed.
+    public let viaTrustedProxy: Bool
 
-    public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "", trace: TraceContext? = nil) {
-        self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route, trace: trace)
+    public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "", trace: TraceContext? = nil,
+                client: ClientAddress = .unknown, viaTrustedProxy: Bool = false) {
+        self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route, trace: trace,
+                  client: client, viaTrustedProxy: viaTrustedProxy)
     }
 
-    init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String, trace: TraceContext?) {
+    init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String, trace: TraceContext?,
+         client: ClientAddress, viaTrustedProxy: Bool) {
         self.request = request; self.parameters = parameters; self.id = id; self.route = route; self.trace = trace
+        self.client = client; self.viaTrustedProxy = viaTrustedProxy
     }
+
+    /// A forwarding header's value when the request came through a trusted proxy; nil otherwise (a client's own
+    /// `X-Forwarded-Proto` says nothing).
+    public func forwarded(_ name: String) -> String? { viaTrustedProxy ? request.headers[name] : nil }
 
     public func parameter(_ name: String) -> String? { parameters[name] }
 }
@@ -76,10 +88,15 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
         public let index: Int
         /// The largest request body this route takes, when it takes more than the server's `maxBody`.
         public let maxBody: Int?
+        /// Whether a client's rate limit applies (the probes are never limited).
+        public let limited: Bool
+        /// Units a request costs its client when its handler works off the loop (answered on it: 1).
+        public let cost: Int
         let segments: [Segment]
         let handler: Handler
-        init(method: String, pattern: String, index: Int, maxBody: Int?, segments: [Segment], handler: @escaping Handler) {
-            self.method = method; self.pattern = pattern; self.index = index; self.maxBody = maxBody; self.segments = segments; self.handler = handler
+        init(method: String, pattern: String, index: Int, maxBody: Int?, limited: Bool, cost: Int, segments: [Segment], handler: @escaping Handler) {
+            self.method = method; self.pattern = pattern; self.index = index; self.maxBody = maxBody
+            self.limited = limited; self.cost = cost; self.segments = segments; self.handler = handler
         }
     }
 
@@ -109,14 +126,21 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
     private let frozen = Atomic(false)
     func freeze() { frozen.store(true, ordering: .releasing) }
 
+    /// Units a request costs when its handler answers later (`.async`, `.callback`: work that reaches an upstream or
+    /// renders), unless its route says otherwise.
+    public static let workCost = 4
+
     /// `maxBody`: a larger request body limit for this route alone (every other route keeps the server's).
-    public func add(_ method: String, _ pattern: String, maxBody: Int? = nil, _ handler: @escaping Handler) {
+    /// `limited`: whether per-client rate limits apply. `cost`: units a request spends when it works off the loop.
+    public func add(_ method: String, _ pattern: String, maxBody: Int? = nil, limited: Bool = true, cost: Int = Router.workCost,
+                    _ handler: @escaping Handler) {
         assert(!frozen.load(ordering: .acquiring), "routes are added before the server starts")
         let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { s in
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))
         }
-        let route = Route(method: method, pattern: pattern, index: routes.count, maxBody: maxBody, segments: segments, handler: handler)
+        let route = Route(method: method, pattern: pattern, index: routes.count, maxBody: maxBody, limited: limited, cost: max(1, cost),
+                          segments: segments, handler: handler)
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
             let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")

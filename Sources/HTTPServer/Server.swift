@@ -12,6 +12,12 @@ final class ServerCore: Sendable {
     let logger: Logger
     /// Every connection's parser limits: the configuration's, with the routes' larger body limits.
     let parserLimits: ParserLimits
+    /// Per-client token buckets; nil when `clients.rate` is 0.
+    let limiter: ClientRateLimiter?
+    /// Whose forwarding headers are believed.
+    let forwarding: ForwardingPolicy
+    /// Bytes of request bodies being received on every loop together (`bodies.maxInFlight`).
+    let bodyBytesInFlight = Atomic<Int>(0)
     private let stoppedLoops = DispatchSemaphore(value: 0)
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger) {
@@ -23,7 +29,24 @@ final class ServerCore: Sendable {
         // Asked only for a body over `maxBody`; the routes are read once the server has started (they are frozen then).
         limits.bodyLimit = { [router] method, path in router.maxBody(method: method, path: path) }
         parserLimits = limits
+        let clients = configuration.clients
+        limiter = clients.rate > 0 ? ClientRateLimiter(rate: clients.rate, burst: clients.burst, capacity: clients.capacity) : nil
+        forwarding = ForwardingPolicy(trusted: clients.trustedProxies)
+        if let limiter {
+            metrics.addCollector {
+                PrometheusText.single("lede_http_rate_limited_total", "counter", "Requests refused with 429 rate-limited (per-client token buckets).", limiter.refusals)
+            }
+        }
     }
+
+    /// Reserves `n` bytes of the bodies' shared budget; false (nothing reserved) when they would not fit.
+    func reserveBody(_ n: Int) -> Bool {
+        let limit = configuration.bodies.maxInFlight
+        let after = bodyBytesInFlight.wrappingAdd(n, ordering: .relaxed).newValue
+        if after > limit { bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed); return false }
+        return true
+    }
+    func releaseBody(_ n: Int) { if n > 0 { bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed) } }
 
     func loopStopped() { stoppedLoops.signal() }
     func waitForLoop(timeout: DispatchTime) -> Bool { stoppedLoops.wait(timeout: timeout) == .success }
@@ -165,13 +188,13 @@ public final class HTTPServer: Sendable {
         let health = PreparedBody(contentType: "application/json", bytes: Array("{\"status\":\"ok\"}".utf8))
         let ready = PreparedBody(contentType: "application/json", bytes: Array("{\"status\":\"ready\"}".utf8))
         let noStore: HTTPHeaders = ["Cache-Control": "no-store"]
-        router.get("/healthz") { _ in .response(.prepared(health, headers: noStore)) }
-        router.get("/readyz") { [weak self] _ in
+        router.add("GET", "/healthz", limited: false) { _ in .response(.prepared(health, headers: noStore)) }
+        router.add("GET", "/readyz", limited: false) { [weak self] _ in
             if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
             // The slug says draining; the problem's `status` member stays the number (no second `status` key).
             return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.").response)
         }
-        router.get("/metrics") { [weak self] _ in
+        router.add("GET", "/metrics", limited: false) { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""
             var h = HTTPHeaders()
             h.set("Cache-Control", "no-store")

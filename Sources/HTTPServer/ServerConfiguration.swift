@@ -9,6 +9,7 @@ public struct ServerConfiguration: Sendable {
     public var timeouts = Timeouts()
     public var limits = Limits()
     public var streams = Streams()
+    public var clients = Clients()
     /// One JSON access-log line per request on stdout.
     public var accessLog: Bool = true
     /// How often connection deadlines are checked.
@@ -57,6 +58,33 @@ public struct ServerConfiguration: Sendable {
         public var drainRetry: Int = 1000
         public init() {}
     }
+
+    /// Who a client is and what it may spend.
+    public struct Clients: Sendable {
+        /// Units a client's bucket refills a second; 0 turns per-client limiting off. Default 0 (Lede's own default,
+        /// set by its options, is 20).
+        public var rate: Double = 0
+        /// Units a client may spend at once. Default 400.
+        public var burst: Double = 400
+        /// Buckets kept (16 bytes each). Default 2^20.
+        public var capacity: Int = 1 << 20
+        /// Peers whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed. Default none.
+        public var trustedProxies: [AddressBlock] = []
+        public init() {}
+    }
+
+    /// Request bodies, all connections together.
+    public struct Bodies: Sendable {
+        /// Bytes of request bodies being received at once, across connections; past it a request whose body would
+        /// not fit is answered 503 with `Retry-After` before its body is read. Default 64 MiB.
+        public var maxInFlight: Int = 64 << 20
+        /// Seconds a body may take before its average rate must reach `minRate`. Default 5.
+        public var grace: Double = 5
+        /// Bytes a second a body must average after `grace`, or the request is a 408. Default 1024.
+        public var minRate: Int = 1024
+        public init() {}
+    }
+    public var bodies = Bodies()
 
     public init() {}
 

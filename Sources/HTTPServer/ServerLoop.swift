@@ -89,8 +89,9 @@ final class ServerLoop: LoopObserver {
     }
 
     fileprivate func acceptConnections(_ listener: Int32) {
+        var address: (UInt64, UInt64) = (0, 0)
         for _ in 0..<128 {
-            let fd = lede_accept(listener)
+            let fd = withUnsafeMutableBytes(of: &address) { lede_accept_peer(listener, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
             if fd < 0 {
                 let e = lede_errno()
                 if e == EAGAIN || e == EWOULDBLOCK { return }
@@ -118,7 +119,8 @@ final class ServerLoop: LoopObserver {
                 continue
             }
             Syscall.setNoDelay(fd)
-            register(fd)
+            let peer = withUnsafeBytes(of: &address) { ClientAddress(bytes: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            register(fd, peer: peer)
         }
     }
 
@@ -129,12 +131,12 @@ final class ServerLoop: LoopObserver {
         close(fd)
     }
 
-    private func register(_ fd: Int32) {
+    private func register(_ fd: Int32, peer: ClientAddress) {
         let i = Int(fd)
         if i >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(i + 1 - connections.count, connections.count)))
         }
-        let c = Connection(fd: fd, server: self, now: Syscall.monotonicNanos())
+        let c = Connection(fd: fd, server: self, now: Syscall.monotonicNanos(), peer: peer)
         connections[i] = c
         connectionCount += 1
         core.metrics.connectionOpened()

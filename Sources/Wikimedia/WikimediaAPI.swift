@@ -56,11 +56,11 @@ public protocol WikimediaAPI: Sendable {
     /// Whether the user may edit the page, without its wikitext.
     func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission
     /// A CSRF token for an edit; an anonymous session's (`+\\`) when `authorization` is nil.
-    func editToken(lang: LanguageCode, authorization: String?) async throws -> String
+    func editToken(lang: LanguageCode, authorization: String?, forwardedFor: String?) async throws -> String
     /// The edition's site (`https://en.wikipedia.org`): what URLs the wiki gives as paths are resolved against.
     func siteURL(lang: LanguageCode) -> String
     /// The save, sent once within `deadline` seconds.
-    func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome
+    func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, forwardedFor: String?, deadline: Double) async throws -> EditOutcome
 }
 
 extension WikimediaAPI {
@@ -87,9 +87,9 @@ extension WikimediaAPI {
     public func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission {
         throw UpstreamError.unavailable(status: 404)
     }
-    public func editToken(lang: LanguageCode, authorization: String?) async throws -> String { throw UpstreamError.unavailable(status: 404) }
+    public func editToken(lang: LanguageCode, authorization: String?, forwardedFor: String?) async throws -> String { throw UpstreamError.unavailable(status: 404) }
     public func siteURL(lang: LanguageCode) -> String { "https://\(lang.code).wikipedia.org" }
-    public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome {
+    public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, forwardedFor: String?, deadline: Double) async throws -> EditOutcome {
         throw UpstreamError.unavailable(status: 404)
     }
 

@@ -12,6 +12,7 @@ func armedLedeServer(_ configure: (inout Options) -> Void = { _ in }) throws -> 
     var options = Options()
     options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
     options.logLevel = .off
+    options.server.clients.rate = 0
     configure(&options)
     let app = try LedeApp(options: options)
     app.router.get("/_test/arm") { _ in lede_allocations_arm(); return .response(.text("armed")) }

@@ -21,6 +21,7 @@ final class FakeActionAPI: Sendable {
         /// The form body exactly as sent (POST).
         var body: String
         var authorization: String?
+        var forwardedFor: String? = nil
         var kind: String { fields["action"] == "edit" ? "edit" : fields["meta"] == "tokens" ? "token" : fields["intestactions"] == "edit" ? "editor" : "other" }
     }
     private struct State: Sendable {
@@ -66,7 +67,8 @@ final class FakeActionAPI: Sendable {
 
     private func answer(_ r: HTTPRequest) async -> HTTPResponse {
         let body = String(decoding: r.body, as: UTF8.self)
-        let call = Call(method: r.method, fields: Self.fields(r.method == "POST" ? body : r.query ?? ""), body: body, authorization: r.headers["Authorization"])
+        let call = Call(method: r.method, fields: Self.fields(r.method == "POST" ? body : r.query ?? ""), body: body, authorization: r.headers["Authorization"],
+                        forwardedFor: r.headers["X-Forwarded-For"])
         let (text, delay): (String, Double) = state.withLock { s in
             s.calls.append(call)
             switch call.kind {
@@ -277,6 +279,16 @@ final class EditTests: XCTestCase {
         XCTAssertNil(sent.authorization)
         XCTAssertNil(sent.fields["assert"]); XCTAssertNil(sent.fields["section"]); XCTAssertNil(sent.fields["minor"])
         XCTAssertEqual(sent.fields["token"], "+\\")
+        // Sent once, for the address it came from: Wikimedia (trusting this deployment as a proxy) attributes it there.
+        XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit"])
+        XCTAssertEqual(fake.calls.map { $0.forwardedFor ?? "-" }, ["127.0.0.1", "127.0.0.1"], "the token and the edit carry X-Forwarded-For")
+    }
+
+    func testASignedInSaveNamesNoAddress() async throws {
+        try start()
+        let (status, _, _) = try await save(edit)
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(fake.calls.map { $0.forwardedFor ?? "-" }, ["-", "-"], "the account is who edits; no address goes along")
     }
 
     func testABadTokenIsFetchedOnceMoreAndTheEditSentOnceMore() async throws {

@@ -57,6 +57,7 @@ final class ShareTests: XCTestCase {
         var options = Options()
         options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = 1; options.server.accessLog = false
         options.logLevel = .off
+    options.server.clients.rate = 0
         let app = try LedeApp(options: options, mediaTransport: media)
         self.app = app
         server = app.makeServer(logger: Logger(level: .off))

@@ -16,6 +16,8 @@ int lede_eventfd_signal(int fd);
 int lede_eventfd_drain(int fd);
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC.
 int lede_accept(int listen_fd);
+/// accept4 as above, and the peer's address in `address` (16 bytes: IPv6, or IPv4 as ::ffff:a.b.c.d; zeros when unknown).
+int lede_accept_peer(int listen_fd, uint8_t *address);
 int lede_errno(void);
 /// read (sockets too), send (with MSG_NOSIGNAL), and two buffers in one sendmsg (with MSG_NOSIGNAL), as plain system calls
 /// (not glibc's cancellation points): -1 and errno on failure.

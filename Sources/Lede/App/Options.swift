@@ -90,6 +90,11 @@ public struct Options: Sendable {
         Flag(name: "stream-heartbeat", placeholder: "SECONDS", help: "Quiet time after which an event stream gets a comment heartbeat, keeping proxies and mobile radios from dropping it (default 25)."),
         Flag(name: "stream-stall-timeout", placeholder: "SECONDS", help: "A stream whose client takes no bytes for this long while some wait is closed and its producer cancelled (default 30)."),
         Flag(name: "stream-buffer", placeholder: "BYTES", help: "Outbound bytes a stream's connection holds before its producer waits (high-water mark; it resumes at a quarter of it) (default 65536)."),
+        Flag(name: "client-rate", placeholder: "N", help: "Units a client's budget refills a second (a request answered from memory costs 1, one that reaches Wikimedia or renders more; see docs/CONFIGURATION.md); past its budget a client gets 429 rate-limited. A client is its Authorization, else its address. 0 turns limiting off (default 20)."),
+        Flag(name: "client-burst", placeholder: "N", help: "Units a client may spend at once before the rate applies (default 400)."),
+        Flag(name: "trusted-proxies", placeholder: "CIDR[,CIDR...]", help: "Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: a request from one is the client's at the rightmost forwarded address outside this list (default none: every peer is the client)."),
+        Flag(name: "max-bodies-in-flight", placeholder: "BYTES", help: "Bytes of request bodies received at once over all connections; a request whose body would not fit gets 503 with Retry-After before any of it is read (default 67108864)."),
+        Flag(name: "body-min-rate", placeholder: "BYTES", help: "Bytes a second a request body must average once it has taken 5 s, or the request is a 408 (default 1024)."),
         Flag(name: "log-level", placeholder: "LEVEL", help: "debug, info, warning, error or off (default info). Logs are JSON lines on stderr."),
         Flag(name: "access-log", placeholder: "stdout|off", help: "One JSON line per request on stdout, or off (default stdout)."),
         Flag(name: "bench-routes", placeholder: "on|off", help: "Serve the benchmark fixtures /_bench/plaintext, /_bench/json and the event streams /_bench/events and POST /_bench/broadcast (default off)."),
@@ -122,7 +127,12 @@ public struct Options: Sendable {
         var description: String
     }
 
-    init() {}
+    init() {
+        // A phone opening the app, scrolling the feed, opening articles and saving twenty in a row stays well inside
+        // these (docs/CONFIGURATION.md has the arithmetic); a loop of requests does not.
+        server.clients.rate = 20
+        server.clients.burst = 400
+    }
 
     /// Reads `arguments` (without the program name) and `environment`.
     public static func parse(_ arguments: [String], environment: [String: String]) throws -> Options {
@@ -183,6 +193,17 @@ public struct Options: Sendable {
         case "stream-buffer":
             server.streams.highWater = try int(1024...(64 << 20))
             server.streams.lowWater = server.streams.highWater / 4
+        case "client-rate":
+            guard let d = Double(value), d.isFinite, d >= 0, d <= 1_000_000 else { throw ParseError(description: "\(source) must be a number of units a second from 0 (off) to 1000000, not '\(value)'") }
+            server.clients.rate = d
+        case "client-burst": server.clients.burst = Double(try int(1...10_000_000))
+        case "trusted-proxies":
+            switch AddressBlock.list(value) {
+            case .success(let blocks): server.clients.trustedProxies = blocks
+            case .failure(let e): throw ParseError(description: "\(source) must be addresses or CIDR blocks separated by commas; '\(e.entry)' is neither")
+            }
+        case "max-bodies-in-flight": server.bodies.maxInFlight = try int((64 << 10)...(1 << 40))
+        case "body-min-rate": server.bodies.minRate = try int(0...(1 << 30))
         case "log-level":
             guard let l = Logger.Level(name: value) else { throw ParseError(description: "\(source) must be debug, info, warning, error or off, not '\(value)'") }
             logLevel = l

@@ -48,16 +48,20 @@ enum EditRoutes {
             }
         }
 
-        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes) { ctx in
+        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes, cost: LedeApp.editCost) { ctx in
             let auth: String?, lang: LanguageCode, title: String
             (auth, lang, title) = try target(ctx)
             if auth == nil && !settings.anonymousEdits { throw needsAccountProblem }
             try Responses.requireJSON(ctx.request)
             let body = ctx.request.body
+            // Wikimedia attributes an anonymous edit to the address it is made for (it believes this deployment's
+            // X-Forwarded-For when the deployment is on its list of trusted proxies).
+            let forwardedFor = auth == nil ? ctx.client.description : nil
             return Responses.async {
                 // A page's wikitext is up to 2 MiB: read off the loops.
                 let save = try await Workers.shared.offLoop(body.count) { try EditRules.parseSave(body) }
-                return try await self.save(save.submission(title: title), api: api, lang: lang, authorization: auth, settings: settings)
+                return try await self.save(save.submission(title: title), api: api, lang: lang, authorization: auth, forwardedFor: forwardedFor,
+                                           settings: settings)
             }
         }
     }
@@ -70,14 +74,15 @@ enum EditRoutes {
 
     /// A token, the edit; on `badtoken` one fresh token and the edit once more (the wiki refused the token before
     /// saving anything). Nothing else is ever sent twice.
-    static func save(_ submission: EditSubmission, api: any WikimediaAPI, lang: LanguageCode, authorization: String?, settings: Settings) async throws -> HTTPResponse {
+    static func save(_ submission: EditSubmission, api: any WikimediaAPI, lang: LanguageCode, authorization: String?, forwardedFor: String?,
+                     settings: Settings) async throws -> HTTPResponse {
         var outcome: EditOutcome
         do {
-            outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization),
-                                         authorization: authorization, deadline: settings.editTimeout)
+            outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization, forwardedFor: forwardedFor),
+                                         authorization: authorization, forwardedFor: forwardedFor, deadline: settings.editTimeout)
             if case .refused(let m) = outcome, m.code == "badtoken" {
-                outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization),
-                                             authorization: authorization, deadline: settings.editTimeout)
+                outcome = try await api.edit(lang: lang, submission, token: try await api.editToken(lang: lang, authorization: authorization, forwardedFor: forwardedFor),
+                                             authorization: authorization, forwardedFor: forwardedFor, deadline: settings.editTimeout)
             }
         } catch let e as EditOutcomeUnknown {
             return EditRules.unknownOutcome(e, baseRevision: submission.baseRevision).response

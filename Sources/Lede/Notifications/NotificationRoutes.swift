@@ -147,7 +147,7 @@ enum NotificationRoutes {
             }
         }
 
-        router.post("/notifications/read") { ctx in
+        router.add("POST", "/notifications/read", cost: LedeApp.writeCost) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
             (auth, lang, feedOn) = try userRequest(ctx.request)
             try Responses.requireJSON(ctx.request)

@@ -58,7 +58,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved") { ctx in
+        router.add("DELETE", "/saved", cost: LedeApp.writeCost) { ctx in
             let auth: String
             auth = try BearerAuthorization.extract(ctx.request.headers)
             guard ctx.request.queryParameter("confirm") == "all" else {
@@ -81,7 +81,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("PUT", "/saved/{title}") { ctx in
+        router.add("PUT", "/saved/{title}", cost: LedeApp.writeCost) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
@@ -90,7 +90,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved/{title}") { ctx in
+        router.add("DELETE", "/saved/{title}", cost: LedeApp.writeCost) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {

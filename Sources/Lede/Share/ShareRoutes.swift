@@ -6,7 +6,7 @@ import Wikimedia
 /// page whose `og:*` tags name the card: the URL the app's share sheet passes along as text).
 enum ShareRoutes {
     static func register(on router: Router, service: ShareService, publicURL: String?) {
-        router.get("/share/{title}") { ctx in
+        router.add("GET", "/share/{title}", cost: LedeApp.renderCost) { ctx in
             let raw = ctx.parameter("title") ?? ""
             let lang: LanguageCode, selection: String?
             lang = try LanguageCode.resolve(ctx.request)
@@ -32,22 +32,34 @@ enum ShareRoutes {
             }
             let title: String
             title = try ContentRoutes.articleTitle(raw)
-            let base = publicURL ?? origin(ctx.request)
+            let base = publicURL ?? origin(ctx)
+            // Without --public-url the page names the origin the request came to, which a trusted proxy's forwarding
+            // headers change.
+            let vary = publicURL == nil ? Responses.varyByLanguage + ", X-Forwarded-Proto, X-Forwarded-Host" : Responses.varyByLanguage
             return Responses.async {
                 let summary = try await service.api.summary(lang: lang, title: title)
                 let card = Card(summary: summary, lang: lang)
                 let text = ShareService.text(selection: selection, summary: summary, lang: lang)
                 let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
                 return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8),
-                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code, "Vary": Responses.varyByLanguage]))
+                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code, "Vary": vary]))
             }
         }
     }
 
-    /// `http(s)://host` this request came to (`X-Forwarded-Proto: https` behind a proxy that ends TLS).
-    static func origin(_ request: HTTPRequest) -> String {
-        let scheme = request.headers["X-Forwarded-Proto"]?.lowercased() == "https" ? "https" : "http"
-        return "\(scheme)://\(request.headers["Host"] ?? "localhost")"
+    /// `http(s)://host` this request came to. `X-Forwarded-Proto: https` and `X-Forwarded-Host` count only from a
+    /// trusted proxy (`--trusted-proxies`): any client can send them. A host that is not a plain host[:port] is
+    /// `localhost`.
+    static func origin(_ ctx: RequestContext) -> String {
+        let scheme = ctx.forwarded("X-Forwarded-Proto")?.lowercased() == "https" ? "https" : "http"
+        let host = ctx.forwarded("X-Forwarded-Host") ?? ctx.request.headers["Host"] ?? ""
+        return "\(scheme)://\(isPlainHost(host) ? host : "localhost")"
+    }
+
+    static func isPlainHost(_ host: String) -> Bool {
+        !host.isEmpty && host.utf8.count <= 255 && host.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x2D || b == 0x3A || b == 0x5B || b == 0x5D
+        }
     }
 
     /// The link preview page: every value HTML-escaped, the card's URL with everything it depends on.

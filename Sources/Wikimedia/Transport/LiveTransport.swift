@@ -54,6 +54,7 @@ public final class LiveTransport: UpstreamTransport {
             fields.append(("traceparent", trace.child()))
             if let state = trace.state { fields.append(("tracestate", state)) }
         }
+        if let address = request.forwardedFor { fields.append(("X-Forwarded-For", address)) }
         if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
         if let auth = request.authorization { fields.append(("Authorization", auth)) }
         switch request.method {

@@ -72,6 +72,9 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// The client's `Authorization` header, forwarded only on user-bound calls. Never logged or cached. Kept beside
     /// the box: setting it per call (the badge's prepared request) copies nothing.
     public var authorization: String?
+    /// The address of the person a call is made for, sent as `X-Forwarded-For` (anonymous edits only, where Wikimedia
+    /// trusts the deployment as a proxy: `--anonymous-edits on`).
+    public var forwardedFor: String?
     /// Whether the answer's `ETag` is kept (Parsoid's names the revision and render); read only for calls that ask,
     /// so other answers make no entry for it.
     public var keepsETag = false

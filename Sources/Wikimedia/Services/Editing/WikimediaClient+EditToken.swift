@@ -7,9 +7,12 @@ import LedeBasics
 extension WikimediaClient {
     /// The edit's token: the user's, or an anonymous session's (`+\\`) without credentials. A user's that comes back
     /// anonymous means the credentials were not accepted.
-    public func editToken(lang: LanguageCode, authorization: String?) async throws -> String {
+    /// `forwardedFor`: an anonymous caller's address, sent as `X-Forwarded-For`.
+    public func editToken(lang: LanguageCode, authorization: String?, forwardedFor: String?) async throws -> String {
         guard let authorization else {
-            let (q, _) = try await action(Self.tokenRequest(lang, nil), as: TokensQuery.self)
+            var req = Self.tokenRequest(lang, nil)
+            req.forwardedFor = forwardedFor
+            let (q, _) = try await action(req, as: TokensQuery.self)
             guard let token = q.tokens?.csrftoken, !token.isEmpty else { throw UpstreamError.malformed("no csrf token in the answer") }
             return token
         }

@@ -101,8 +101,10 @@ extension WikimediaClient {
 
     /// The save: sent once within `deadline`, never again (not on a timeout, a reset connection or a 5xx: the wiki
     /// may have applied it — those are `EditOutcomeUnknown`). Redirects are not followed.
-    public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, deadline: Double) async throws -> EditOutcome {
+    public func edit(lang: LanguageCode, _ submission: EditSubmission, token: String, authorization: String?, forwardedFor: String?,
+                     deadline: Double) async throws -> EditOutcome {
         var req = Self.editRequest(lang, submission, token: token, authorization)
+        if authorization == nil { req.forwardedFor = forwardedFor }
         if submission.wikitext.utf8.count > 64 << 10 {
             let form = req.form   // megabytes of wikitext percent-encoded off the loops
             req.encodedForm = await Workers.shared.run { Array(UpstreamRequest.formBody(form).utf8) }
