@@ -89,6 +89,11 @@ final class Connection: LoopDescriptorHandler {
 
     /// The connection's peer address, as `accept` gave it.
     let peer: ClientAddress
+    /// A body arriving over several reads: the bytes reserved for it in the server's budget of bodies in flight, when
+    /// it began and how many bytes have come since (its rate is checked after the grace period).
+    private var bodyReserved = 0
+    private var bodyStarted: UInt64 = 0
+    private var bodyReceived = 0
 
     init(fd: Int32, server: ServerLoop, now: UInt64, peer: ClientAddress = .unknown) {
         self.fd = fd
@@ -120,6 +125,7 @@ final class Connection: LoopDescriptorHandler {
             case .bytes(let n):
                 if lingerDeadline != nil { continue }  // lingering: read and discard
                 parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
+                if bodyReserved > 0 { bodyReceived &+= n }
                 received = true
                 if n < readBuffer.count { break }
                 continue
@@ -157,6 +163,7 @@ final class Connection: LoopDescriptorHandler {
             case .needMore:
                 if !parser.isIdle {
                     machine.bytesReceived(now: loop.now, headComplete: parser.isReadingBody)
+                    if bodyReserved == 0 && parser.isReadingBody && !reserveBody() { break }
                 }
                 flush(); return
             case .continueRequested:
@@ -177,7 +184,36 @@ final class Connection: LoopDescriptorHandler {
         flush()
     }
 
+    /// A body that did not arrive with its head takes its size from the budget of all bodies being received; when it
+    /// does not fit, the request is answered 503 with `Retry-After` and its body is not read. False then.
+    private func reserveBody() -> Bool {
+        let want = max(1, parser.expectedBodyBytes)
+        bodyStarted = loop.now
+        bodyReceived = 0
+        if core.reserveBody(want) { bodyReserved = want; return true }
+        core.metrics.bodyRefused()
+        answerWithoutRequest(Problem(status: 503, slug: "busy", detail: "The server is receiving as many request bodies as it holds at once; retry shortly.",
+                                     headers: ["Retry-After": String(Int.random(in: 1...3)), "Cache-Control": "no-store"]).response, now: loop.now)
+        return false
+    }
+
+    private func releaseBody() {
+        if bodyReserved > 0 { core.releaseBody(bodyReserved); bodyReserved = 0 }
+    }
+
+    /// Answers (and then closes) for a request that never completed: a timeout, a refused body.
+    private func answerWithoutRequest(_ response: HTTPResponse, now: UInt64) {
+        releaseBody()
+        current = Pending()
+        current.started = now
+        current.requestID = server.nextRequestID()
+        current.route = -2
+        current.keepAlive = false
+        respond(response)
+    }
+
     private func dispatch(_ request: HTTPRequest) {
+        releaseBody()
         // The wake-up's clock: the request's bytes were in by then, so its latency counts from there (and the clock is
         // not read again per request).
         let now = loop.now
@@ -427,18 +463,27 @@ final class Connection: LoopDescriptorHandler {
         }
         if inFlight { return }  // a handler is working; it has its own deadlines
         if let s = stream { streamTick(s, now: now); return }   // a stream has its own deadlines, not the request's
+        if bodyReserved > 0, isBodyTooSlow(now: now) {
+            answerWithoutRequest(Problem(status: 408, slug: "body-too-slow",
+                                         detail: "The request body arrived slower than \(core.configuration.bodies.minRate) bytes a second.").response, now: now)
+            flush()
+            return
+        }
         switch machine.timerFired(now: now) {
         case .none, .heartbeat: break
         case .close, .closeStalled: close()
         case .timeoutAndClose:
-            current = Pending()
-            current.started = now
-            current.requestID = server.nextRequestID()
-            current.route = -2
-            current.keepAlive = false
-            respond(Problem(status: 408, detail: "The request was not received in time.").response)
+            answerWithoutRequest(Problem(status: 408, detail: "The request was not received in time.").response, now: now)
             flush()
         }
+    }
+
+    /// Past the grace period, a body must average the minimum rate (`bodies.minRate`) since it began.
+    private func isBodyTooSlow(now: UInt64) -> Bool {
+        let bodies = core.configuration.bodies
+        guard bodies.minRate > 0, now > bodyStarted else { return false }
+        let elapsed = Double(now - bodyStarted) / 1e9
+        return elapsed >= bodies.grace && Double(bodyReceived) < Double(bodies.minRate) * elapsed
     }
 
     func shutdownRequested() {
@@ -458,6 +503,7 @@ final class Connection: LoopDescriptorHandler {
     func close(_ reason: StreamClosed.Reason = .disconnected) {
         guard !isClosed else { return }
         isClosed = true
+        releaseBody()
         machine.closed()
         if let s = stream { stream = nil; cancel(s, reason) }
         server.connectionClosed(fd)

@@ -122,6 +122,16 @@ public struct RequestParser {
         }
     }
 
+    /// Body bytes the current request may still bring: what remains of a declared length, or (chunked) the server's
+    /// body limit. 0 when no body is being read.
+    public var expectedBodyBytes: Int {
+        switch state {
+        case .requestLine, .fields: return 0
+        case .body(let remaining): return remaining
+        default: return limits.maxBody
+        }
+    }
+
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()
         buffer.append(contentsOf: bytes)

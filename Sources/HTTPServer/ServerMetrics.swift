@@ -23,6 +23,7 @@ public final class ServerMetrics: Sendable {
     let shards: [Shard]
     private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0)
     private let streamsOpen = Atomic<Int>(0), streamsTotal = Atomic<Int>(0), streamBytes = Atomic<Int>(0)
+    private let bodiesRefused = Atomic<Int>(0)
     private let streamsStalled = Atomic<Int>(0), streamsRefused = Atomic<Int>(0), bufferedBytes = Atomic<Int>(0)
     private let collectors = Mutex<[@Sendable () -> String]>([])
     /// Route patterns by index, set when the server starts.
@@ -40,6 +41,7 @@ public final class ServerMetrics: Sendable {
     func connectionOpened() { open.wrappingAdd(1, ordering: .relaxed); accepted.wrappingAdd(1, ordering: .relaxed) }
     func connectionClosed() { open.wrappingSubtract(1, ordering: .relaxed) }
     func connectionRejected() { rejected.wrappingAdd(1, ordering: .relaxed) }
+    func bodyRefused() { bodiesRefused.wrappingAdd(1, ordering: .relaxed) }
 
     /// Streams open now.
     public var openStreams: Int { streamsOpen.load(ordering: .relaxed) }
@@ -103,6 +105,7 @@ public final class ServerMetrics: Sendable {
         out += PrometheusText.single("lede_http_open_connections", "gauge", "Connections open now.", open.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_connections_total", "counter", "Connections accepted.", accepted.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_connections_rejected_total", "counter", "Connections refused with 503 past --max-connections or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
+        out += PrometheusText.single("lede_http_bodies_refused_total", "counter", "Requests answered 503 because their bodies would pass --max-bodies-in-flight.", bodiesRefused.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_response_bytes_total", "counter", "Response bytes queued (head and body).", bytes)
         out += PrometheusText.single("lede_http_streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))
         out += PrometheusText.single("lede_http_streams_total", "counter", "Streamed responses started.", streamsTotal.load(ordering: .relaxed))

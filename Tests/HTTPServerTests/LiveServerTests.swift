@@ -509,3 +509,53 @@ final class GracefulShutdownTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(t0), 2.5)
     }
 }
+
+/// Request bodies bounded in time and, all together, in memory.
+final class BodyBudgetTests: XCTestCase {
+    func testABodyThatTricklesBelowTheMinimumRateIsCutWith408() throws {
+        let server = try startTestServer { $0.bodies.grace = 0.3; $0.bodies.minRate = 1000; $0.timeouts.idle = 60 }
+        defer { stop(server) }
+        let c = try RawClient(port: server.port)
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000\r\n\r\n")
+        let start = Date()
+        // A byte every 0.1 s: each arrives well within the idle timeout, the whole far below 1000 bytes a second.
+        for _ in 0..<6 { c.send("x"); Thread.sleep(forTimeInterval: 0.1) }
+        let r = try XCTUnwrap(c.readResponse())
+        XCTAssertEqual(r.status, 408)
+        XCTAssertTrue(r.text.contains("body-too-slow"), r.text)
+        XCTAssertTrue(c.closedByPeer())
+        XCTAssertLessThan(Date().timeIntervalSince(start), 3)
+        // A body at a fair pace is served.
+        let d = try RawClient(port: server.port)
+        d.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6000\r\n\r\n")
+        for _ in 0..<6 { d.send(String(repeating: "y", count: 1000)); Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(d.readResponse()?.status, 200)
+    }
+
+    func testBodiesPastTheSharedBudgetAre503BeforeTheyAreRead() throws {
+        let server = try startTestServer { $0.bodies.maxInFlight = 100_000; $0.limits.maxBody = 1 << 20 }
+        defer { stop(server) }
+        let a = try RawClient(port: server.port)
+        a.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 80000\r\n\r\n" + String(repeating: "a", count: 1000))
+        Thread.sleep(forTimeInterval: 0.2)
+        let b = try RawClient(port: server.port)
+        b.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 80000\r\n\r\n" + String(repeating: "b", count: 1000))
+        let refused = try XCTUnwrap(b.readResponse())
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertNotNil(Int(refused.header("Retry-After") ?? ""))
+        XCTAssertTrue(refused.text.contains("urn:lede:problem:busy"), refused.text)
+        XCTAssertTrue(server.metrics.render().contains("lede_http_bodies_refused_total 1"))
+        // The first body finishes; its bytes go back to the budget, and the next body fits.
+        a.send(String(repeating: "a", count: 79_000))
+        XCTAssertEqual(a.readResponse()?.status, 200)
+        let c = try RawClient(port: server.port)
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 80000\r\n\r\n" + String(repeating: "c", count: 1000))
+        Thread.sleep(forTimeInterval: 0.1)
+        c.send(String(repeating: "c", count: 79_000))
+        XCTAssertEqual(c.readResponse()?.status, 200)
+        // Small bodies that come with their head never touch the budget.
+        let d = try RawClient(port: server.port)
+        d.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+        XCTAssertEqual(d.readResponse()?.status, 200)
+    }
+}

@@ -164,7 +164,7 @@ final class EditTests: XCTestCase {
         XCTAssertEqual(q["rvsection"], "2"); XCTAssertEqual(q["titles"], "Albert_Einstein")
         XCTAssertEqual(q["prop"], "revisions|info"); XCTAssertEqual(q["rvprop"], "content|ids|timestamp"); XCTAssertEqual(q["rvslots"], "main")
         XCTAssertEqual(q["intestactions"], "edit"); XCTAssertEqual(q["intestactionsdetail"], "full"); XCTAssertEqual(q["inprop"], "protection")
-        XCTAssertEqual(q["meta"], "userinfo"); XCTAssertEqual(q["errorformat"], "html")
+        XCTAssertEqual(q["meta"], "userinfo|siteinfo"); XCTAssertEqual(q["siprop"], "autocreatetempuser"); XCTAssertEqual(q["errorformat"], "html")
         XCTAssertEqual(calls.first?.authorization, "Bearer alice-token")
     }
 
@@ -282,6 +282,38 @@ final class EditTests: XCTestCase {
         // Sent once, for the address it came from: Wikimedia (trusting this deployment as a proxy) attributes it there.
         XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit"])
         XCTAssertEqual(fake.calls.map { $0.forwardedFor ?? "-" }, ["127.0.0.1", "127.0.0.1"], "the token and the edit carry X-Forwarded-For")
+    }
+
+    /// Temporary accounts (MediaWiki 1.42+, on Wikimedia's wikis): an anonymous edit makes one, and its edits are
+    /// attributed to it — the IP notice would be wrong.
+    func testTemporaryAccountsReplaceTheIPNotice() async throws {
+        try start()
+        func notices(_ answer: String, _ headers: [String: String]) async throws -> [String] {
+            fake.script(editor: answer)
+            let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en", headers: headers)
+            XCTAssertEqual(status, 200)
+            return body["notices"] as? [String] ?? []
+        }
+        let plain = FakeActionAPI.editorAnswer()
+        // A user on a temporary account.
+        let temp = plain.replacingOccurrences(of: "\"userinfo\":{\"id\":4242,\"name\":\"Alice\"}", with: "\"userinfo\":{\"id\":90001,\"name\":\"~2026-31337-4\",\"temp\":true}")
+        XCTAssertNotEqual(temp, plain)
+        var n = try await notices(temp, alice)
+        XCTAssertTrue(n.contains { $0.contains("temporary account") }, "\(n)"); XCTAssertFalse(n.contains { $0.contains("IP address") })
+        // An anonymous reader on a wiki that makes temporary accounts.
+        let anon = FakeActionAPI.editorAnswer(anon: true).replacingOccurrences(of: "\"userinfo\":", with: "\"autocreatetempuser\":{\"enabled\":true,\"matchPattern\":\"~$1\"},\"userinfo\":")
+        n = try await notices(anon, [:])
+        XCTAssertTrue(n.contains { $0.contains("temporary account will be created") }, "\(n)"); XCTAssertFalse(n.contains { $0.contains("IP address") })
+        // One that does not: the IP notice.
+        n = try await notices(FakeActionAPI.editorAnswer(anon: true), [:])
+        XCTAssertTrue(n.contains { $0.contains("IP address") }, "\(n)")
+        // The save that made a temporary account names it, so the app can say whose the edit is.
+        fake.script(edits: [FakeActionAPI.success.replacingOccurrences(of: "\"watched\":true", with: "\"watched\":true,\"tempusercreated\":\"~2026-31337-5\",\"tempusercreatedredirect\":\"https://en.wikipedia.org/wiki/Special:CentralAutoLogin\"")])
+        var anonymous = edit
+        anonymous["section"] = nil
+        let (status, body, _) = try await save(anonymous, headers: [:])
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(body["temporaryAccount"] as? String, "~2026-31337-5")
     }
 
     func testASignedInSaveNamesNoAddress() async throws {

@@ -88,8 +88,10 @@ enum EditRoutes {
             return EditRules.unknownOutcome(e, baseRevision: submission.baseRevision).response
         }
         switch outcome {
-        case .saved(let revision, let previous):
-            let body = "{\"result\":\"saved\",\"revision\":\(revision),\"previousRevision\":\(previous.map(String.init) ?? "null")}"
+        case .saved(let revision, let previous, let temporaryAccount):
+            var body = "{\"result\":\"saved\",\"revision\":\(revision),\"previousRevision\":\(previous.map(String.init) ?? "null")"
+            if let temporaryAccount { body += ",\"temporaryAccount\":" + JSONText.quote(temporaryAccount) }
+            body += "}"
             return Responses.json(bytes: Array(body.utf8), cacheControl: noStore)
         case .nochange:
             return Responses.json(bytes: Array("{\"result\":\"nochange\"}".utf8), cacheControl: noStore)

@@ -219,7 +219,11 @@ enum EditRules {
     /// may edit it anyway (a semi-protected page for a signed-in user).
     static func notices(_ permission: EditPermission) -> [String] {
         var out: [String] = []
-        if permission.anonymous {
+        if permission.temporaryAccount {
+            out.append("You are using a temporary account. Your edits are attributed to it; create an account to keep editing under a name of your own.")
+        } else if permission.anonymous && permission.createsTemporaryAccounts {
+            out.append("You are not signed in. If you save, a temporary account will be created for you and your edit attributed to it.")
+        } else if permission.anonymous {
             out.append("You are not signed in. If you save, your edit will be attributed to an IP address, which is publicly visible.")
         }
         if permission.canEdit {

@@ -21,7 +21,7 @@ enum ReferencesRoutes {
             let page = try await api.pageHTML(lang: lang, title: title)
             let revision = page.etag.map { "references-revision:\(lang.code):\($0)" }
             if let revision, let kept = responses.cachedValue(revision, as: Built.self) { return (kept, 64) }
-            let made = await Workers.shared.run {
+            let made = try await Workers.shared.run {
                 let references = ReferenceScanner.scan(page.bytes, lang: lang)
                 let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.code), ("Vary", Responses.varyByLanguage)])
                 return Built(body: PreparedBody(contentType: "application/json", bytes: references.jsonBytes, headers: headers), count: references.count)

@@ -3,6 +3,14 @@ import LedeBasics
 import Wikimedia
 
 /// An upstream failure answers as the client should read it: a thrown `UpstreamError` becomes this problem.
+/// The workers' queues are full: a spread `Retry-After`, so refused clients do not all return in the same second.
+extension Workers.Busy: ProblemConvertible {
+    public var problem: Problem {
+        Problem(status: 503, slug: "busy", detail: "The server has as much work queued as it takes at once; retry in a moment.",
+                headers: ["Retry-After": String(Int.random(in: 1...5)), "Cache-Control": "no-store"])
+    }
+}
+
 extension UpstreamError: ProblemConvertible {
     public var problem: Problem { Problem(upstream: self) }
 }

@@ -97,7 +97,7 @@ final class ShareService: Sendable {
                           headers: ["Retry-After": "\(1 + Int.random(in: 0...2))"])
         }
         defer { waiting.wrappingSubtract(1, ordering: .relaxed) }
-        return await workers.run {
+        return try await workers.run {
             let image = typesetters.with { ShareCard.render(content, scale: scale, typesetter: $0) }
             return Self.encode(image, format: format)
         }
@@ -142,7 +142,7 @@ final class ShareService: Sendable {
         guard bytes.count <= settings.maxImageBytes else {
             throw Problem(status: 502, slug: "share-image-refused", detail: "The lead image is larger than \(settings.maxImageBytes) bytes; it was not decoded.")
         }
-        let result: Result<RGBImage, JPEG.Failure> = await workers.run { Result { () throws(JPEG.Failure) in try JPEG.decode(bytes, maxPixels: settings.maxImagePixels) } }
+        let result: Result<RGBImage, JPEG.Failure> = try await workers.run { Result { () throws(JPEG.Failure) in try JPEG.decode(bytes, maxPixels: settings.maxImagePixels) } }
         switch result {
         case .success(let image): return image
         case .failure(.tooLarge(let w, let h)):

@@ -42,18 +42,26 @@ public struct EditPermission: Sendable, Equatable {
     /// Why the user may not edit; empty when they may.
     public var refusals: [APIMessage]
     public var protection: [PageProtection]
-    /// The wiki saw no account (`userinfo.anon`): the edit would be made under an IP address.
+    /// The wiki saw no account (`userinfo.anon`): the edit would be made under an IP address — or, where the wiki
+    /// creates temporary accounts, under a new one.
     public var anonymous: Bool
     /// The page's current revision (`lastrevid`).
     public var latestRevision: Int?
+    /// The user is on a temporary account (`userinfo.temp`): edits are attributed to it, not to an IP address.
+    public var temporaryAccount: Bool
+    /// The wiki makes a temporary account for an anonymous edit (`siteinfo.autocreatetempuser.enabled`).
+    public var createsTemporaryAccounts: Bool
     public var canEdit: Bool { refusals.isEmpty }
 
     /// Memberwise (the synthesised one is internal): the embedded default builds these in another module.
-    package init(refusals: [APIMessage], protection: [PageProtection], anonymous: Bool, latestRevision: Int? = nil) {
+    package init(refusals: [APIMessage], protection: [PageProtection], anonymous: Bool, latestRevision: Int? = nil,
+                 temporaryAccount: Bool = false, createsTemporaryAccounts: Bool = false) {
         self.refusals = refusals
         self.protection = protection
         self.anonymous = anonymous
         self.latestRevision = latestRevision
+        self.temporaryAccount = temporaryAccount
+        self.createsTemporaryAccounts = createsTemporaryAccounts
     }
 }
 
@@ -75,7 +83,8 @@ public struct EditorPage: Sendable, Equatable {
 
 /// How MediaWiki answered `action=edit`.
 public enum EditOutcome: Sendable, Equatable {
-    case saved(revision: Int, previous: Int?)
+    /// `temporaryAccount`: the name of the temporary account the wiki made for this anonymous edit (`tempusercreated`).
+    case saved(revision: Int, previous: Int?, temporaryAccount: String? = nil)
     case nochange
     /// A captcha to solve (ConfirmEdit): its id and the image's URL as the wiki gave it (often relative).
     case captcha(id: String, url: String)
@@ -124,22 +133,34 @@ struct EditingAnswer: Decodable {
     struct Query: Decodable {
         var pages: [Page]?
         var userinfo: UserInfo?
-        enum CodingKeys: String, CodingKey { case pages, userinfo }
+        var autocreatetempuser: TemporaryAccounts?
+        enum CodingKeys: String, CodingKey { case pages, userinfo, autocreatetempuser }
         init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             pages = c.lossyList(Page.self, .pages, kind: "pages", counter: decoder.skippedItems)
             userinfo = c.lenient(UserInfo.self, .userinfo)
+            autocreatetempuser = c.lenient(TemporaryAccounts.self, .autocreatetempuser)
         }
     }
 
     struct UserInfo: Decodable {
         var anon: Bool
-        enum CodingKeys: String, CodingKey { case anon, id }
+        /// A temporary account (MediaWiki 1.42+: `temp:true`, a name like `~2026-12345-6`).
+        var temp: Bool
+        enum CodingKeys: String, CodingKey { case anon, id, temp }
         init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             // formatversion=2 says `anon:true`; an id of 0 says the same.
             anon = c.flag(.anon) || c.lenientInt(.id) == 0
+            temp = c.flag(.temp)
         }
+    }
+
+    /// `siprop=autocreatetempuser`: whether an anonymous edit makes a temporary account.
+    struct TemporaryAccounts: Decodable {
+        var enabled: Bool
+        enum CodingKeys: String, CodingKey { case enabled }
+        init(from decoder: Decoder) throws { enabled = try decoder.container(keyedBy: CodingKeys.self).flag(.enabled) }
     }
 
     struct Page: Decodable {
@@ -232,10 +253,13 @@ struct EditingAnswer: Decodable {
         var captcha: Captcha?
         /// AbuseFilter before errorformat: `result:"Failure"` with `code`, `info` and the warning's HTML.
         var failure: Message?
-        enum CodingKeys: String, CodingKey { case result, newrevid, oldrevid, nochange, captcha, code }
+        /// The temporary account made for this anonymous edit.
+        var tempusercreated: String?
+        enum CodingKeys: String, CodingKey { case result, newrevid, oldrevid, nochange, captcha, code, tempusercreated }
         init(from decoder: Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             result = c.lenientString(.result)
+            tempusercreated = c.lenientString(.tempusercreated).flatMap { $0.isEmpty ? nil : $0 }
             newrevid = c.lenientInt(.newrevid); oldrevid = c.lenientInt(.oldrevid)
             nochange = c.flag(.nochange)
             captcha = c.lenient(Captcha.self, .captcha)

@@ -20,7 +20,7 @@ extension WikimediaClient {
         ]
         if let section { q.append(("rvsection", "\(section)")) }
         q += [("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
-              ("meta", "userinfo")]
+              ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser")]
         return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: .editor)
     }
 
@@ -29,7 +29,7 @@ extension WikimediaClient {
         UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("errorformat", "html"), ("prop", "info"),
             ("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
-            ("meta", "userinfo"),
+            ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser"),
         ], authorization: auth, kind: .editor)
     }
 
@@ -65,8 +65,11 @@ extension WikimediaClient {
         }
         guard let page = answer.query?.pages?.first else { throw UpstreamError.malformed("editor: no page in the answer") }
         if page.missing || page.invalid { throw UpstreamError.notFound("The page does not exist.") }
+        let user = answer.query?.userinfo
         let permission = EditPermission(refusals: (page.refusals ?? []).map(\.value), protection: page.protection,
-                                        anonymous: answer.query?.userinfo?.anon ?? false, latestRevision: page.lastrevid ?? page.revision?.revid)
+                                        anonymous: user?.anon ?? false, latestRevision: page.lastrevid ?? page.revision?.revid,
+                                        temporaryAccount: user?.temp ?? false,
+                                        createsTemporaryAccounts: answer.query?.autocreatetempuser?.enabled ?? false)
         return (page, permission)
     }
 
@@ -79,7 +82,7 @@ extension WikimediaClient {
         guard edit.result == "Success" else { throw UpstreamError.malformed("edit: the result is neither Success nor a known failure") }
         if edit.nochange { return .nochange }
         guard let revision = edit.newrevid else { throw UpstreamError.malformed("edit: Success without newrevid") }
-        return .saved(revision: revision, previous: edit.oldrevid)
+        return .saved(revision: revision, previous: edit.oldrevid, temporaryAccount: edit.tempusercreated)
     }
 
     public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage {
@@ -107,7 +110,7 @@ extension WikimediaClient {
         if authorization == nil { req.forwardedFor = forwardedFor }
         if submission.wikitext.utf8.count > 64 << 10 {
             let form = req.form   // megabytes of wikitext percent-encoded off the loops
-            req.encodedForm = await Workers.shared.run { Array(UpstreamRequest.formBody(form).utf8) }
+            req.encodedForm = try await Workers.shared.run { Array(UpstreamRequest.formBody(form).utf8) }
         }
         let response = try await sendOnce(req, deadline: deadline)
         switch response.status {
