@@ -3,7 +3,7 @@
 #   Benchmarks/ratelimit.sh [seconds-per-round]   (default 5)
 # 1. The warm shared /feed, anonymous (the limiter keys by address) and with Authorization (it keys by a hash of the
 #    credentials), on two servers of the same build run side by side in alternating rounds: one with --client-rate 0
-#    (off), one with a budget no benchmark reaches (--client-rate 1000000 --client-burst 100000000: every request pays
+#    (off), one with a budget no benchmark reaches (--client-rate 1000000 --client-burst 10000000: every request pays
 #    the lookup and the update, none is refused). Medians and the ratio on/off.
 # 2. Memory for a million clients: one server with the limiter on and --trusted-proxies 127.0.0.1, fed a million
 #    requests each forwarded for a different address (a wrk script), its resident and proportional set size before
@@ -35,7 +35,7 @@ start() {  # port, extra flags...
   echo "lede did not start on $port" >&2; exit 1
 }
 start $off_port --client-rate 0
-start $on_port --client-rate 1000000 --client-burst 100000000
+start $on_port --client-rate 1000000 --client-burst 10000000
 
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -59,7 +59,7 @@ for who in anonymous user; do
 done
 
 # Memory for a million clients.
-start $mem_port --client-rate 1000000 --client-burst 100000000 --trusted-proxies 127.0.0.1
+start $mem_port --client-rate 1000000 --client-burst 10000000 --trusted-proxies 127.0.0.1
 mem_pid=${pids[-1]}
 mem() { python3 - "$1" <<'EOF'
 import sys

@@ -89,6 +89,9 @@ final class Connection: LoopDescriptorHandler {
 
     /// The connection's peer address, as `accept` gave it.
     let peer: ClientAddress
+    /// The server's per-client limiter, unretained (the core holds it for as long as any connection lives; a retain
+    /// and a release a request cost the warm feed ~70 instructions).
+    private let limiter: Unmanaged<ClientRateLimiter>?
     /// A body arriving over several reads: the bytes reserved for it in the server's budget of bodies in flight, when
     /// it began and how many bytes have come since (its rate is checked after the grace period).
     private var bodyReserved = 0
@@ -98,6 +101,7 @@ final class Connection: LoopDescriptorHandler {
     init(fd: Int32, server: ServerLoop, now: UInt64, peer: ClientAddress = .unknown) {
         self.fd = fd
         self.peer = peer
+        self.limiter = server.core.limiter.map { Unmanaged.passUnretained($0) }
         self.server = server
         self.core = server.core
         self.readBuffer = server.readBuffer
@@ -245,23 +249,24 @@ final class Connection: LoopDescriptorHandler {
             current.route = route.index
             // Each client's budget: admitted while its bucket holds a unit; work off the loop pays its route's cost.
             var clientKey: UInt64 = 0
-            if route.limited, let limiter = core.limiter {
-                if let credentials = request.headers["Authorization"] { clientKey = limiter.key(credentials: credentials) }
-                else { clientKey = limiter.key(address: current.client) }
-                let decision = limiter.admit(clientKey, now: loop.now)
-                if !decision.admitted { respond(limiter.refusal(decision)); return }
+            if route.limited, let limiter = self.limiter {
+                let refusal: HTTPResponse? = limiter._withUnsafeGuaranteedRef { limiter in
+                    if request.mayHaveAuthorization, let credentials = request.headers["Authorization"] { clientKey = limiter.key(credentials: credentials) }
+                    else { clientKey = limiter.key(address: current.client) }
+                    let decision = limiter.admit(clientKey, now: loop.now)
+                    return decision.admitted ? nil : limiter.refusal(decision)
+                }
+                if let refusal { respond(refusal); return }
             }
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
                                          client: current.client, viaTrustedProxy: current.viaProxy)
             let result: HandlerResult
             do { result = try route.handler(context) } catch { result = .response(Problem.answering(error).response) }
-            if clientKey != 0, route.cost > 1, let limiter = core.limiter {
-                if case .response = result {} else { limiter.charge(clientKey, route.cost - 1, now: loop.now) }
-            }
             switch result {
             case .response(let response):
                 respond(response)
             case .async(let work):
+                if clientKey != 0 { chargeWork(clientKey, route.cost) }
                 inFlight = true
                 let loop = server.loop
                 // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
@@ -274,6 +279,7 @@ final class Connection: LoopDescriptorHandler {
                     if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
             case .callback(let start):
+                if clientKey != 0 { chargeWork(clientKey, route.cost) }
                 // No task: the work answers through the responder, on this loop as a rule (an upstream call made
                 // here calls back here). An answer given before `start` returns is written as an inline one.
                 inFlight = true
@@ -294,6 +300,12 @@ final class Connection: LoopDescriptorHandler {
         case .notFound:
             respond(Problem(status: 404, detail: "No route for \(request.path.prefix(200)).").response)
         }
+    }
+
+    /// Work that goes off the loop costs its client its route's price (the unit of its admission already paid).
+    private func chargeWork(_ key: UInt64, _ cost: Int) {
+        guard cost > 1, let limiter else { return }
+        limiter._withUnsafeGuaranteedRef { $0.charge(key, cost - 1, now: loop.now) }
     }
 
     /// A `.callback` handler's answer, on the loop.

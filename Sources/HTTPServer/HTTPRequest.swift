@@ -18,6 +18,8 @@ public struct HTTPRequest: Sendable {
         var ifNoneMatch: String?
         var requestIDField: String?
         var mayAcceptGzip: Bool
+        /// An `Authorization` field was sent (noted by the parser; a request made in code says true).
+        var mayHaveAuthorization = true
 
         init(method: String, target: [UInt8], parts: TargetParts, versionMajor: Int, versionMinor: Int,
              headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
@@ -28,9 +30,11 @@ public struct HTTPRequest: Sendable {
         }
 
         func copy() -> Storage {
-            Storage(method: method, target: target, parts: parts, versionMajor: versionMajor,
-                    versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch,
-                    requestIDField: requestIDField, mayAcceptGzip: mayAcceptGzip)
+            let s = Storage(method: method, target: target, parts: parts, versionMajor: versionMajor,
+                            versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch,
+                            requestIDField: requestIDField, mayAcceptGzip: mayAcceptGzip)
+            s.mayHaveAuthorization = mayHaveAuthorization
+            return s
         }
     }
 
@@ -111,6 +115,7 @@ public struct HTTPRequest: Sendable {
     var ifNoneMatch: String? { storage.ifNoneMatch }
     var requestIDField: String? { storage.requestIDField }
     var mayAcceptGzip: Bool { storage.mayAcceptGzip }
+    var mayHaveAuthorization: Bool { storage.mayHaveAuthorization }
 
     public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),

@@ -77,6 +77,7 @@ public struct RequestParser {
         var acceptEncoding = false
         var ifNoneMatch: String?
         var requestID: String?
+        var authorization = false
     }
 
     private enum State {
@@ -444,7 +445,9 @@ public struct RequestParser {
                 }
             }
         case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value() }
-        case 13: if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
+        case 13:
+            if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
+            else if ASCII.equalsLowercase(name, "authorization") { known.authorization = true }
         case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
         case 15: if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
         case 17: if ASCII.equalsLowercase(name, "transfer-encoding") { known.framing = true }
@@ -590,12 +593,14 @@ public struct RequestParser {
             swap(&box.ifNoneMatch, &known.ifNoneMatch); swap(&box.requestIDField, &known.requestID)
             box.versionMajor = versionMajor; box.versionMinor = versionMinor
             box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
+            box.mayHaveAuthorization = known.authorization
             request = HTTPRequest(storage: box)
         } else {
             request = HTTPRequest(storage: HTTPRequest.Storage(
                 method: method, target: target, parts: parts, versionMajor: versionMajor,
                 versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
                 ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding))
+            request.storage.mayHaveAuthorization = known.authorization
             // The request keeps these arrays; the parser's next ones start empty.
             target = []
             headers = HTTPHeaders()

@@ -7,7 +7,7 @@ import XCTest
 /// an answer whose bytes follow another request field and does not say so could be served to the wrong reader. This
 /// walks every public GET route with two values of each field that can change an answer and fails when the bytes differ
 /// while the answer is publicly cacheable without the field in its `Vary`.
-final class VaryTests: FakeUpstreamTestCase {
+class VaryTests: FakeUpstreamTestCase {
     /// Every public GET route of openapi.yaml whose answer is JSON or HTML, with parameters the embedded data answers.
     static let routes = [
         "/", "/languages", "/feed", "/feed?because=Amsterdam", "/summary/Amsterdam", "/related/Amsterdam",
@@ -21,6 +21,10 @@ final class VaryTests: FakeUpstreamTestCase {
         ("Accept-Language", "en", "de"),
         ("Accept-Language", "en", "it"),
         ("Authorization", nil, "Bearer demo-alice"),
+        // Believed only from a trusted proxy (none here; `VaryBehindATrustedProxyTests` has one).
+        ("X-Forwarded-Proto", nil, "https"),
+        ("X-Forwarded-Host", nil, "lede.example.org"),
+        ("X-Forwarded-For", nil, "203.0.113.9"),
     ]
 
     func fetch(_ path: String, _ field: String, _ value: String?) throws -> TestHTTPResponse {
@@ -56,5 +60,21 @@ final class VaryTests: FakeUpstreamTestCase {
             }
         }
         XCTAssertGreaterThan(compared, 40)
+    }
+}
+
+/// The same walk behind a trusted proxy (loopback in `--trusted-proxies`, no `--public-url`): the share page then names
+/// the forwarded scheme and host, and must say so in `Vary`.
+final class VaryBehindATrustedProxyTests: VaryTests {
+    override func configure(_ options: inout Options) {
+        super.configure(&options)
+        options.server.clients.trustedProxies = [AddressBlock("127.0.0.0/8")!]
+    }
+
+    func testTheSharePageNamesTheForwardedOrigin() throws {
+        let r = try fetch("/share/Amsterdam", "X-Forwarded-Proto", "https")
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("content=\"https://t/share/"), "the og:image names https")
+        let spoofed = try TestHTTPResponse(port: server.port, request: "GET /share/Amsterdam HTTP/1.1\r\nHost: t\r\nX-Forwarded-Host: <script>\r\nConnection: close\r\n\r\n")
+        XCTAssertTrue(String(decoding: spoofed.body, as: UTF8.self).contains("http://localhost/share/"), "a host that is not a host is not used")
     }
 }
