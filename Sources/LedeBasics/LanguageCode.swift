@@ -1,18 +1,93 @@
 
-/// A Wikipedia language edition code, valid by construction.
+/// A Wikipedia language edition code, valid by construction, and the script variant a reader asked for where the
+/// edition is written in several (`zh` read as `zh-tw`: MediaWiki converts the page).
 public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
+    /// The edition (its subdomain).
     public let code: String
     /// Where the edition stands among all of them, sorted by code: a number that names it (keys hash it, not the text).
     package let index: UInt16
-    public var description: String { code }
+    /// The variant asked for (`zh-tw`, `sr-el`), one of the edition's; nil: the edition's default (no conversion).
+    public let variant: String?
+    /// The variant's place in `LanguageCode.variantList` plus one; 0 for none.
+    package let variantIndex: UInt8
+    /// What names the text: the variant, else the edition. Cache keys and `Content-Language` use it.
+    public var tag: String { variant ?? code }
+    /// Edition and variant in one number, for keys that hash numbers.
+    package var key: UInt16 { index | UInt16(variantIndex) << 10 }
+    public var description: String { tag }
 
+    /// An edition (`zh`), or one of an edition's variants (`zh-tw`, `ZH-TW`: the edition `zh` read in `zh-tw`).
     public init?(_ raw: String) {
         var raw = raw
-        guard let found = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) else { return nil }
-        self.init(verified: found)
+        if let found = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) { self.init(verified: found); return }
+        guard let v = LanguageCode.variantIndexes[raw.lowercased()] else { return nil }
+        self.init(variantAt: v)
     }
 
-    package init(verified found: (code: String, index: UInt16)) { code = found.code; index = found.index }
+    package init(verified found: (code: String, index: UInt16)) { code = found.code; index = found.index; variant = nil; variantIndex = 0 }
+
+    private init(variantAt i: Int) {
+        let (edition, variant) = LanguageCode.variantList[i]
+        let found = LanguageCode.find(edition)!
+        code = found.code; index = found.index
+        self.variant = variant; variantIndex = UInt8(i + 1)
+    }
+
+    /// The same edition read in `variant` (one of its own), or its default with nil.
+    public func reading(_ variant: String?) -> LanguageCode? {
+        guard let variant else { return LanguageCode(code) }
+        guard let v = LanguageCode(variant), v.code == code else { return nil }
+        return v
+    }
+
+    /// The edition alone, without a variant.
+    public var edition: LanguageCode { variant == nil ? self : LanguageCode(code)! }
+
+    /// The variants of every edition MediaWiki's language converter writes in more than one script or orthography
+    /// (as `meta=siteinfo&siprop=languagevariants` lists them), each as (edition, variant). An edition's own code is
+    /// its default (no conversion) and is not listed.
+    public static let variants: [String: [String]] = [
+        "zh": ["zh-hans", "zh-hant", "zh-cn", "zh-hk", "zh-mo", "zh-my", "zh-sg", "zh-tw"],
+        "sr": ["sr-ec", "sr-el"],
+        "kk": ["kk-cyrl", "kk-latn", "kk-arab", "kk-kz", "kk-tr", "kk-cn"],
+        "ku": ["ku-arab", "ku-latn"],
+        "uz": ["uz-latn", "uz-cyrl"],
+        "tg": ["tg-cyrl", "tg-latn"],
+        "gan": ["gan-hans", "gan-hant"],
+        "wuu": ["wuu-hans", "wuu-hant"],
+        "iu": ["ike-cans", "ike-latn"],
+        "shi": ["shi-tfng", "shi-latn"],
+        "crh": ["crh-cyrl", "crh-latn"],
+        "sh": ["sh-latn", "sh-cyrl"],
+        "ban": ["ban-bali"],
+        "tly": ["tly-cyrl"],
+    ]
+    static let variantList: [(edition: String, variant: String)] =
+        variants.keys.sorted().flatMap { e in variants[e]!.map { (edition: e, variant: $0) } }
+    static let variantIndexes: [String: Int] =
+        Dictionary(uniqueKeysWithValues: variantList.enumerated().map { ($0.element.variant, $0.offset) })
+
+    private static func find(_ code: String) -> (code: String, index: UInt16)? {
+        var code = code
+        return code.withUTF8 { find(UnsafeBufferPointer(rebasing: $0[...])) }
+    }
+
+    /// The variant a BCP 47 tag reads in, for an edition that has variants: the tag itself (`zh-tw`), its region
+    /// (`zh-Hant-TW` → `zh-tw`) or its script (`zh-Hant` → `zh-hant`, `sr-Latn` → `sr-el`, `uz-Cyrl` → `uz-cyrl`).
+    package static func variant(ofTag tag: String, edition: String) -> String? {
+        guard let known = variants[edition] else { return nil }
+        let t = tag.lowercased()
+        if known.contains(t) { return t }
+        let subtags = t.split(separator: "-").dropFirst().map(String.init)
+        for s in subtags.reversed() where s.count == 2 {
+            if known.contains("\(edition)-\(s)") { return "\(edition)-\(s)" }
+        }
+        for s in subtags where s.count == 4 {
+            let mapped = edition == "sr" ? ["latn": "el", "cyrl": "ec"][s] ?? s : s
+            if known.contains("\(edition)-\(mapped)") { return "\(edition)-\(mapped)" }
+        }
+        return nil
+    }
 
     public static let english = LanguageCode("en")!
 
@@ -59,11 +134,20 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         return tag.count - code.count
     }
 
-    /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`).
+    /// An edition named by a tag (`zh-yue`) or by its primary subtag (`de-CH` → `de`), read in the variant the tag
+    /// names where the edition has variants (`zh-TW` → `zh` in `zh-tw`; `zh` alone → its default).
     package static func edition(_ tag: UnsafeBufferPointer<UInt8>) -> LanguageCode? {
         if let code = find(tag) { return LanguageCode(verified: code) }
         guard let dash = tag.firstIndex(of: 45), dash > 0 else { return nil }
-        return find(UnsafeBufferPointer(rebasing: tag[..<dash])).map { LanguageCode(verified: $0) }
+        guard let found = find(UnsafeBufferPointer(rebasing: tag[..<dash])) else {
+            // A variant whose prefix is not an edition (`ike-latn` of `iu`).
+            let text = String(decoding: tag, as: UTF8.self).lowercased()
+            return variantIndexes[text].map { LanguageCode(variantAt: $0) }
+        }
+        let edition = LanguageCode(verified: found)
+        guard variants[found.code] != nil,
+              let v = variant(ofTag: String(decoding: tag, as: UTF8.self), edition: found.code) else { return edition }
+        return LanguageCode(v)
     }
 
 }

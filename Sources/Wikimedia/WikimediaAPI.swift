@@ -14,7 +14,9 @@ public protocol WikimediaAPI: Sendable {
     func prefixSearch(lang: LanguageCode, query: String) async throws -> QueryResult
     func fullTextSearch(lang: LanguageCode, query: String) async throws -> QueryResult
     /// User-bound: `authorization` is forwarded unchanged; never cached.
-    func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage
+    /// `uselang`: the reader's interface language, in which Echo writes the notifications' texts (nil: the wiki's).
+    func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?,
+                       uselang: String?) async throws -> NotificationPage
     /// User-bound: the unread count alone (the badge), from the same call as `notifications(filter: .unread,
     /// limit: 1)` without reading the list.
     func unreadCount(lang: LanguageCode, authorization: String) async throws -> Int
@@ -52,7 +54,8 @@ public protocol WikimediaAPI: Sendable {
 
     // Editing (Editing.swift): user-bound when `authorization` is given, an anonymous edit otherwise; never cached here.
     /// A section's wikitext (the whole page when `section` is nil) with whether the user may edit it.
-    func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage
+    /// `uselang`: the language of the wiki's reasons and notices (nil: the wiki's).
+    func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?, uselang: String?) async throws -> EditorPage
     /// Whether the user may edit the page, without its wikitext.
     func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission
     /// A CSRF token for an edit; an anonymous session's (`+\\`) when `authorization` is nil.
@@ -81,7 +84,7 @@ extension WikimediaAPI {
     public func readingListEntryLimit(edition: LanguageCode) async throws -> Int? { nil }
 
     // A stand-in with no editor: as a wiki that answers nothing about editing.
-    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage {
+    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?, uselang: String?) async throws -> EditorPage {
         throw UpstreamError.unavailable(status: 404)
     }
     public func editPermission(lang: LanguageCode, title: String, authorization: String?) async throws -> EditPermission {
@@ -105,5 +108,15 @@ extension WikimediaAPI {
                 do { completion(.success(try await unreadCount(lang: lang, authorization: authorization))) } catch { completion(.failure(error)) }
             }
         }
+    }
+}
+
+// Calls made with no reader's interface language: the wiki's own.
+extension WikimediaAPI {
+    public func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage {
+        try await notifications(lang: lang, authorization: authorization, filter: filter, limit: limit, continueFrom: continueFrom, uselang: nil)
+    }
+    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage {
+        try await editorPage(lang: lang, title: title, section: section, authorization: authorization, uselang: nil)
     }
 }

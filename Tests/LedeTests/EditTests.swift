@@ -232,10 +232,11 @@ final class EditTests: XCTestCase {
         let sent = try XCTUnwrap(fake.calls("edit").first)
         XCTAssertEqual(sent.method, "POST")
         XCTAssertEqual(sent.authorization, "Bearer alice-token")
-        // Percent-encoded UTF-8, fields in the apps' order, assert=user for a signed-in user, the token last.
+        // Percent-encoded UTF-8, fields in the apps' order, assert=user for a signed-in user, the reader's language
+        // (URLSession sends Accept-Language: en), the token last.
         XCTAssertEqual(sent.body, "action=edit&format=json&formatversion=2&errorformat=html&title=Albert_Einstein&section=2"
             + "&text=%3D%3D%3D%20Early%20life%20%3D%3D%3D%0ABorn%20in%20Ulm%20%E2%80%93%20W%C3%BCrttemberg%20%E6%97%A5%E6%9C%AC%20%26%20100%25%20%22sure%22%2B%0A"
-            + "&summary=Fix%3A%20birth%20place&baserevid=1250000000&minor=1&assert=user&token=tok-1%2B%5C")
+            + "&summary=Fix%3A%20birth%20place&baserevid=1250000000&minor=1&assert=user&uselang=en&token=tok-1%2B%5C")
         XCTAssertEqual(sent.fields["text"], edit["wikitext"] as? String)
     }
 
@@ -314,6 +315,15 @@ final class EditTests: XCTestCase {
         let (status, body, _) = try await save(anonymous, headers: [:])
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["temporaryAccount"] as? String, "~2026-31337-5")
+    }
+
+    func testTheSaveIsAskedInTheReadersLanguage() async throws {
+        try start()
+        var h = alice
+        h["Accept-Language"] = "ja"
+        let (status, _, _) = try await save(edit, headers: h)
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(fake.calls("edit").first?.fields["uselang"], "ja", "the wiki's refusals, warnings and captcha in the reader's language")
     }
 
     func testASignedInSaveNamesNoAddress() async throws {

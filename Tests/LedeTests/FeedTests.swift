@@ -38,8 +38,8 @@ final class StubAPI: WikimediaAPI, @unchecked Sendable {
     }
     func prefixSearch(lang: LanguageCode, query: String) async throws -> QueryResult { try await base.prefixSearch(lang: lang, query: query) }
     func fullTextSearch(lang: LanguageCode, query: String) async throws -> QueryResult { try await base.fullTextSearch(lang: lang, query: query) }
-    func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage {
-        try await base.notifications(lang: lang, authorization: authorization, filter: filter, limit: limit, continueFrom: continueFrom)
+    func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?, uselang: String?) async throws -> NotificationPage {
+        try await base.notifications(lang: lang, authorization: authorization, filter: filter, limit: limit, continueFrom: continueFrom, uselang: uselang)
     }
     func csrfToken(lang: LanguageCode, authorization: String) async throws -> String { try await base.csrfToken(lang: lang, authorization: authorization) }
     func markRead(lang: LanguageCode, authorization: String, ids: [Int]?, token: String) async throws { try await base.markRead(lang: lang, authorization: authorization, ids: ids, token: token) }

@@ -325,7 +325,7 @@ enum ArticleScreen {
         let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization,
                             anonymousEdits: anonymousEdits)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
-        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
+        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag]
         let main = await isMainPage(work, card: card)
         return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
             let head = StreamHead(card: card, mainPage: main, parts: partNames + ["editable"], urls: urls(lang: lang.code, title: card.title))
@@ -360,7 +360,7 @@ enum ArticleScreen {
 
     static func headers(lang: LanguageCode, maxAge: Int) -> HTTPHeaders {
         // Vary: Authorization — the shared answer is an anonymous reader's (`editable`); a user's is private.
-        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code]
+        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag]
     }
 
     /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few
@@ -404,7 +404,7 @@ enum ArticleScreen {
                                      authorization: auth, anonymousEdits: anonymousEdits)
                 }
             }
-            let key = "article:\(lang.code):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
+            let key = "article:\(lang.tag):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
             if let auth {
                 // A signed-in reader: the shared answer with this user's `editable`, private to them.
                 return Responses.async {
@@ -417,7 +417,7 @@ enum ArticleScreen {
                     var known: Bool?
                     if case .ok(let e) = await editable { known = e }
                     return Responses.json(bytes: settingEditable(shared.identity, known), cacheControl: "private, no-cache",
-                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.code])
+                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag])
                 }
             }
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.

@@ -31,9 +31,10 @@ enum EditRoutes {
             let auth: String?, lang: LanguageCode, title: String, section: Int?
             (auth, lang, title) = try target(ctx)
             section = try EditRules.section(ctx.request.queryParameter("section"))
+            let uselang = try InterfaceLanguage.resolve(ctx.request)
             return Responses.async {
                 do {
-                    var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth)
+                    var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth, uselang: uselang)
                     if auth == nil && !settings.anonymousEdits {
                         opened.permission.refusals.insert(needsAccount, at: 0)
                         opened.permission.anonymous = false   // no IP notice: nothing will be saved as an IP
@@ -57,10 +58,13 @@ enum EditRoutes {
             // Wikimedia attributes an anonymous edit to the address it is made for (it believes this deployment's
             // X-Forwarded-For when the deployment is on its list of trusted proxies).
             let forwardedFor = auth == nil ? ctx.client.description : nil
+            let uselang = try InterfaceLanguage.resolve(ctx.request)
             return Responses.async {
                 // A page's wikitext is up to 2 MiB: read off the loops.
                 let save = try await Workers.shared.offLoop(body.count) { try EditRules.parseSave(body) }
-                return try await self.save(save.submission(title: title), api: api, lang: lang, authorization: auth, forwardedFor: forwardedFor,
+                var submission = save.submission(title: title)
+                submission.uselang = uselang
+                return try await self.save(submission, api: api, lang: lang, authorization: auth, forwardedFor: forwardedFor,
                                            settings: settings)
             }
         }

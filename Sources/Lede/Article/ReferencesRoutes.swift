@@ -14,16 +14,16 @@ enum ReferencesRoutes {
         let count: Int
     }
 
-    static func key(_ lang: LanguageCode, _ title: String) -> String { "references:\(lang.code):\(ArticleTitle.normalise(title))" }
+    static func key(_ lang: LanguageCode, _ title: String) -> String { "references:\(lang.tag):\(ArticleTitle.normalise(title))" }
 
     static func built(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> Built {
         try await responses.value(key(lang, title), ttl: Double(ttl)) {
             let page = try await api.pageHTML(lang: lang, title: title)
-            let revision = page.etag.map { "references-revision:\(lang.code):\($0)" }
+            let revision = page.etag.map { "references-revision:\(lang.tag):\($0)" }
             if let revision, let kept = responses.cachedValue(revision, as: Built.self) { return (kept, 64) }
             let made = try await Workers.shared.run {
                 let references = ReferenceScanner.scan(page.bytes, lang: lang)
-                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.code), ("Vary", Responses.varyByLanguage)])
+                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.tag), ("Vary", Responses.varyByLanguage)])
                 return Built(body: PreparedBody(contentType: "application/json", bytes: references.jsonBytes, headers: headers), count: references.count)
             }
             let cost = Responses.cost(of: made.body)

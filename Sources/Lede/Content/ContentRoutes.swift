@@ -19,7 +19,7 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try articleTitle(ctx.parameter("title"))
-            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.code, "Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.tag, "Vary": Responses.varyByLanguage]) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
@@ -29,7 +29,7 @@ enum ContentRoutes {
             lang = try LanguageCode.resolve(ctx.request)
             title = try articleTitle(ctx.parameter("title"))
             limit = try intParameter(ctx.request, "limit", default: 3, range: 1...20)
-            let key = "related:\(lang.code):\(ArticleTitle.normalise(title)):\(limit)"
+            let key = "related:\(lang.tag):\(ArticleTitle.normalise(title)):\(limit)"
             return Responses.prepared(responses, key: key, ttl: 600, headers: ["Vary": Responses.varyByLanguage]) {
                 let result = try await api.related(lang: lang, title: title)
                 return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
@@ -49,7 +49,7 @@ enum ContentRoutes {
             lang = try LanguageCode.resolve(ctx.request)
             point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
             radius = try intParameter(ctx.request, "radius", default: 10_000, range: 10...10_000)
-            let key = "nearby:\(lang.code):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
+            let key = "nearby:\(lang.tag):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
             return Responses.prepared(responses, key: key, ttl: 300, headers: ["Vary": Responses.varyByLanguage]) {
                 let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
                 return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
@@ -64,7 +64,7 @@ enum ContentRoutes {
             guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
             q = trimmingQuerySpace(raw)
             guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
-            let key = "search:\(lang.code):\(q)"
+            let key = "search:\(lang.tag):\(q)"
             return Responses.prepared(responses, key: key, ttl: 120, headers: ["Vary": Responses.varyByLanguage]) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
                 let fullText = prefix.pages.filter { $0.isMainNamespace }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
@@ -78,14 +78,14 @@ enum ContentRoutes {
     static let summaryTTL = 300
 
     /// Where a `/summary` answer is kept in the responses cache.
-    static func summaryKey(_ lang: LanguageCode, _ title: String) -> String { "summary:\(lang.code):\(ArticleTitle.normalise(title))" }
+    static func summaryKey(_ lang: LanguageCode, _ title: String) -> String { "summary:\(lang.tag):\(ArticleTitle.normalise(title))" }
 
     /// The card `/summary` answers, as its prepared body (the very entry that route keeps: a card made here serves
     /// `/summary` too, and the other way round).
     static func summaryCard(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
         let key = summaryKey(lang, title)
         if let warm = responses.cachedValue(key, as: PreparedBody.self) { return warm }
-        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.code, "Vary": Responses.varyByLanguage]) {
+        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.tag, "Vary": Responses.varyByLanguage]) {
             Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         }
     }

@@ -61,27 +61,27 @@ final class RandomPool: Sendable {
 
     /// A card now if the pool has one (for the event loop); starts a refill when the pool runs low.
     func next(lang: LanguageCode) -> Entry? {
-        shelves.withLock { take(Self.shelf(&$0, lang.code), lang: lang) }
+        shelves.withLock { take(Self.shelf(&$0, lang.tag), lang: lang) }
     }
 
     /// A card, waiting for the pool's refill when it is empty.
     func card(lang: LanguageCode) async throws -> Entry {
         let (ready, refill): (Entry?, Task<Void, Never>?) = shelves.withLock {
-            let s = Self.shelf(&$0, lang.code)
+            let s = Self.shelf(&$0, lang.tag)
             if let e = take(s, lang: lang) { return (e, nil) }
             return (nil, s.refill ?? startRefill(s, lang: lang))
         }
         if let ready { return ready }
         await refill?.value
         return try shelves.withLock {
-            let s = Self.shelf(&$0, lang.code)
+            let s = Self.shelf(&$0, lang.tag)
             if let e = take(s, lang: lang) { return e }
             throw s.lastError ?? Self.noArticle
         }
     }
 
     /// Refills made so far for a language (tests, metrics).
-    func refillCount(lang: LanguageCode) -> Int { shelves.withLock { $0[lang.code]?.refills ?? 0 } }
+    func refillCount(lang: LanguageCode) -> Int { shelves.withLock { $0[lang.tag]?.refills ?? 0 } }
 
     // MARK: - Lock held
 
@@ -131,7 +131,7 @@ final class RandomPool: Sendable {
         for _ in 0..<settings.attempts {
             do {
                 let batch = try await api.randomCandidates(lang: lang)
-                let known: Set<String> = shelves.withLock { $0[lang.code].map { Set(($0.fresh + $0.served).map(\.key)) } ?? [] }
+                let known: Set<String> = shelves.withLock { $0[lang.tag].map { Set(($0.fresh + $0.served).map(\.key)) } ?? [] }
                 var seen = known
                 let born = clock()
                 for page in batch.pages where ContentRules.isReadableArticle(page) && seen.insert(ArticleTitle.normalise(page.title)).inserted {
@@ -148,7 +148,7 @@ final class RandomPool: Sendable {
         }
         let failedAt = clock()
         shelves.withLock {
-            guard let s = $0[lang.code] else { return }
+            guard let s = $0[lang.tag] else { return }
             s.fresh.append(contentsOf: added)
             s.refill = nil
             if added.isEmpty { s.lastError = error; s.failedAt = failedAt } else { s.lastError = nil; s.failedAt = -.infinity }

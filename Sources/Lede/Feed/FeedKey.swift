@@ -6,7 +6,7 @@ import Wikimedia
 struct FeedKey: Hashable, Sendable {
     enum Kind: UInt8, Sendable { case shared, because, continueReading, nearby }
     let kind: Kind
-    /// The edition, by its index among all editions.
+    /// The edition and its variant (`LanguageCode.key`).
     let lang: UInt16
     /// The normalised title (because, continue reading); empty for the others.
     let title: String
@@ -14,11 +14,11 @@ struct FeedKey: Hashable, Sendable {
     let a: Int, b: Int
 
     init(_ kind: Kind, lang: LanguageCode, title: String) {
-        self.kind = kind; self.lang = lang.index; self.title = title; a = 0; b = 0
+        self.kind = kind; self.lang = lang.key; self.title = title; a = 0; b = 0
     }
 
     init(_ kind: Kind, lang: LanguageCode, _ a: Int, _ b: Int) {
-        self.kind = kind; self.lang = lang.index; title = ""; self.a = a; self.b = b
+        self.kind = kind; self.lang = lang.key; title = ""; self.a = a; self.b = b
     }
 
     static func shared(lang: LanguageCode, day: Int, isToday: Bool) -> FeedKey { FeedKey(.shared, lang: lang, day, isToday ? 1 : 0) }

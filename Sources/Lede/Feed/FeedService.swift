@@ -167,7 +167,7 @@ final class FeedService: Sendable {
     func dropShared(lang: LanguageCode, date: FeedDate, isToday: Bool) {
         sharedCache.remove(FeedKey.shared(lang: lang, day: date.dayNumber, isToday: isToday))
         prepared.withLock { kept in
-            kept = kept.filter { !($0.key.lang == lang.code && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
+            kept = kept.filter { !($0.key.lang == lang.tag && $0.key.day == date.dayNumber && $0.key.isToday == isToday) }
         }
     }
 
@@ -183,7 +183,7 @@ final class FeedService: Sendable {
             let built = await buildShared(lang: lang, date: date, isToday: isToday)
             return (built, built.cost)
         }
-        return part ?? Self.sharedPart([:], date: date, lang: lang.code, expires: now())
+        return part ?? Self.sharedPart([:], date: date, lang: lang.tag, expires: now())
     }
 
     private func buildShared(lang: LanguageCode, date: FeedDate, isToday: Bool) async -> SharedPart {
@@ -202,7 +202,7 @@ final class FeedService: Sendable {
         if let f = randomFragment(await random) { fragments[.random] = f }
         fragments = withLastGood(fragments, key: FeedKey.shared(lang: lang, day: date.dayNumber, isToday: isToday))
         let earliest = fragments.values.compactMap(\.retryAfter).min()
-        return Self.sharedPart(fragments, date: date, lang: lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)),
+        return Self.sharedPart(fragments, date: date, lang: lang.tag, expires: now().addingTimeInterval(sharedTTL(isToday: isToday, earliestRetry: earliest)),
                                landed: earliest != nil ? flag : nil)
     }
 
@@ -355,7 +355,7 @@ final class FeedService: Sendable {
         var statuses = Statuses()
         var earliestRetry: Int? = maxAge
         let wholeRun = request.showsEverySharedSection
-        if let part, part.date == request.date, part.lang == request.lang.code {
+        if let part, part.date == request.date, part.lang == request.lang.tag {
             if wholeRun {
                 body.append(part.run)
                 statuses.add(part.runStatuses)
@@ -365,7 +365,7 @@ final class FeedService: Sendable {
                 body.append(part.head)
             }
         } else {
-            body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.rfc3339Seconds(), lang: request.lang.code))
+            body.append(literal: Self.head(date: request.date, generatedAt: Timestamp.rfc3339Seconds(), lang: request.lang.tag))
         }
         for kind in request.sections {
             if kind.isShared {

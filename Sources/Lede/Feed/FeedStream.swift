@@ -37,7 +37,7 @@ extension FeedService {
         var h = HTTPHeaders()
         h.set("Cache-Control", "private, no-store")
         h.set("Vary", "Accept, Accept-Encoding, Accept-Language")
-        h.set("Content-Language", r.lang.code)
+        h.set("Content-Language", r.lang.tag)
         return h
     }
 
@@ -62,7 +62,7 @@ extension FeedService {
 
     func warmLines(_ r: FeedRequest) -> WarmLines {
         let kinds = announcedKinds(r)
-        var first = Self.streamHead(date: r.date, generatedAt: Timestamp.rfc3339Seconds(), lang: r.lang.code, kinds: kinds)
+        var first = Self.streamHead(date: r.date, generatedAt: Timestamp.rfc3339Seconds(), lang: r.lang.tag, kinds: kinds)
         var pending = Set(kinds)
         // What is warm goes out with the head.
         if r.wantsShared, let part = sharedCache.cachedValue(sharedKey(r), as: SharedPart.self), part.date == r.date {
@@ -129,7 +129,7 @@ extension FeedService {
             }
         }
         if buildsSharedPart && sharedComplete && sharedCache.cachedValue(sharedKey(r), as: SharedPart.self) == nil {
-            let part = Self.sharedPart(shared, date: r.date, lang: r.lang.code, expires: now().addingTimeInterval(sharedTTL(isToday: r.isToday, earliestRetry: nil)))
+            let part = Self.sharedPart(shared, date: r.date, lang: r.lang.tag, expires: now().addingTimeInterval(sharedTTL(isToday: r.isToday, earliestRetry: nil)))
             sharedCache.insert(sharedKey(r), part, cost: part.cost, ttl: sharedTTL(isToday: r.isToday, earliestRetry: nil), staleFor: feedMaxAge)
         }
     }

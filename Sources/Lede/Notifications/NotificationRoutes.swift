@@ -138,8 +138,9 @@ enum NotificationRoutes {
                 throw bad("continue must be the value a previous page returned.")
             }
             groups = try ctx.request.queryParameter("types").map(parseGroups)
+            let uselang = try InterfaceLanguage.resolve(ctx.request)
             return Responses.async {
-                let page = try await api.notifications(lang: lang, authorization: auth, filter: filter, limit: limit, continueFrom: cont)
+                let page = try await api.notifications(lang: lang, authorization: auth, filter: filter, limit: limit, continueFrom: cont, uselang: uselang)
                 var items = page.list.map(NotificationItem.init)
                 if let groups { items = items.filter { groups.contains($0.filter) } }
                 let body = ListBody(badge: Badge(unread: page.rawcount, exploreFeedOn: feedOn), notifications: items, continue: page.continue)

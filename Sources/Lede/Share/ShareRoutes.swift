@@ -42,7 +42,7 @@ enum ShareRoutes {
                 let text = ShareService.text(selection: selection, summary: summary, lang: lang)
                 let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
                 return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8),
-                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.code, "Vary": vary]))
+                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.tag, "Vary": vary]))
             }
         }
     }
@@ -65,14 +65,14 @@ enum ShareRoutes {
     /// The link preview page: every value HTML-escaped, the card's URL with everything it depends on.
     static func page(card: Card, text: String, selection: String?, lang: LanguageCode, base: String) -> String {
         let path = UpstreamRequest.percentEncode(ArticleTitle.normalise(card.title), keep: ":()")
-        var query = "lang=\(lang.code)&format=jpeg"
+        var query = "lang=\(lang.tag)&format=jpeg"
         if let selection { query += "&text=" + UpstreamRequest.percentEncode(selection, keep: "") }
         let image = "\(base)/share/\(path).png?\(query)"
         let dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
         func e(_ s: String) -> String { HTMLText.escape(s) }
         return """
         <!DOCTYPE html>
-        <html lang="\(e(lang.code))" dir="\(dir)">
+        <html lang="\(e(lang.tag))" dir="\(dir)">
         <head>
         <meta charset="utf-8">
         <title>\(e(card.title)) – Wikipedia</title>

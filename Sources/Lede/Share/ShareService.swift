@@ -69,7 +69,7 @@ final class ShareService: Sendable {
         // The page's last edit stands for its revision; without a selection the text is the first sentence of that
         // revision, made only when the card is (a kept card is found without reading the summary's extract).
         let textKey = selection.map(Self.digest) ?? "first-sentence"
-        let page = "\(lang.code):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-")"
+        let page = "\(lang.tag):\(ArticleTitle.normalise(summary.title)):\(summary.timestamp ?? "-")"
         let key = "share:\(page):\(scale):\(format.rawValue):\(textKey)"
         if let kept = cards.cachedValue(key, as: PreparedBody.self) { return kept }
         return try await cards.value(key, ttl: 86_400) { [self] in
@@ -83,7 +83,7 @@ final class ShareService: Sendable {
                                             imageLicense: lead?.license, imageAuthor: lead?.author)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
             let body = PreparedBody(contentType: format == .png ? "image/png" : "image/jpeg", bytes: bytes,
-                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.code, "Vary": Responses.varyByLanguage])
+                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.tag, "Vary": Responses.varyByLanguage])
             return (body, bytes.count)
         }
     }

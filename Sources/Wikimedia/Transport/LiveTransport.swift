@@ -55,6 +55,7 @@ public final class LiveTransport: UpstreamTransport {
             if let state = trace.state { fields.append(("tracestate", state)) }
         }
         if let address = request.forwardedFor { fields.append(("X-Forwarded-For", address)) }
+        if let variant = request.variant { fields.append(("Accept-Language", variant)) }
         if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
         if let auth = request.authorization { fields.append(("Authorization", auth)) }
         switch request.method {

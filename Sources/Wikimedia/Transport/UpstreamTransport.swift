@@ -75,6 +75,8 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// The address of the person a call is made for, sent as `X-Forwarded-For` (anonymous edits only, where Wikimedia
     /// trusts the deployment as a proxy: `--anonymous-edits on`).
     public var forwardedFor: String?
+    /// The script variant a REST answer is asked in (`Accept-Language`); nil: the edition's default.
+    public var variant: String?
     /// Whether the answer's `ETag` is kept (Parsoid's names the revision and render); read only for calls that ask,
     /// so other answers make no entry for it.
     public var keepsETag = false
@@ -86,6 +88,16 @@ public struct UpstreamRequest: Sendable, Equatable {
                 json: [UInt8] = [], authorization: String? = nil, kind: CallKind) {
         storage = Storage(method: method, lang: lang, path: path, query: query, form: form, json: json, kind: kind, prepared: nil)
         self.authorization = authorization
+    }
+
+    /// A request to `lang`'s edition, read in its variant when it has one: an Action API query asks with `variant=`,
+    /// a REST call with `Accept-Language` (`variant`, sent per call by the transport).
+    public init(method: Method = .get, lang: LanguageCode, path: String, query: [(String, String)] = [], form: [(String, String)] = [],
+                json: [UInt8] = [], authorization: String? = nil, kind: CallKind) {
+        var query = query
+        if let v = lang.variant, method == .get, path == "/w/api.php" { query.append(("variant", v)) }
+        self.init(method: method, lang: lang.code, path: path, query: query, form: form, json: json, authorization: authorization, kind: kind)
+        if lang.variant != nil, path.hasPrefix("/api/rest_v1/") { variant = lang.variant }
     }
 
     public static func == (a: UpstreamRequest, b: UpstreamRequest) -> Bool {

@@ -112,6 +112,8 @@ public struct EditSubmission: Sendable, Equatable {
     public var baseRevision: Int
     public var minor: Bool
     public var captcha: (id: String, answer: String)?
+    /// The reader's interface language (`uselang`): the language of the wiki's refusals, warnings and captcha.
+    public var uselang: String?
 
     public init(title: String, section: Int?, wikitext: String, summary: String, baseRevision: Int, minor: Bool, captcha: (id: String, answer: String)? = nil) {
         self.title = title; self.section = section; self.wikitext = wikitext; self.summary = summary; self.baseRevision = baseRevision
@@ -120,7 +122,7 @@ public struct EditSubmission: Sendable, Equatable {
 
     public static func == (a: EditSubmission, b: EditSubmission) -> Bool {
         a.title == b.title && a.section == b.section && a.wikitext == b.wikitext && a.summary == b.summary && a.baseRevision == b.baseRevision
-            && a.minor == b.minor && a.captcha?.id == b.captcha?.id && a.captcha?.answer == b.captcha?.answer
+            && a.minor == b.minor && a.captcha?.id == b.captcha?.id && a.captcha?.answer == b.captcha?.answer && a.uselang == b.uselang
     }
 }
 

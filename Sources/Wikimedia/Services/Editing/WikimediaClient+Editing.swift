@@ -13,7 +13,7 @@ import HTTPServer
 extension WikimediaClient {
     /// The editor's query: the section's wikitext (the whole page when `section` is nil), the page's protection, the
     /// user's refusals, and who the wiki takes the user for.
-    static func editorRequest(_ lang: LanguageCode, _ title: String, section: Int?, _ auth: String?) -> UpstreamRequest {
+    static func editorRequest(_ lang: LanguageCode, _ title: String, section: Int?, _ auth: String?, uselang: String? = nil) -> UpstreamRequest {
         var q: [(String, String)] = [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("errorformat", "html"),
             ("prop", "revisions|info"), ("rvprop", "content|ids|timestamp"), ("rvslots", "main"),
@@ -21,12 +21,13 @@ extension WikimediaClient {
         if let section { q.append(("rvsection", "\(section)")) }
         q += [("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
               ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser")]
-        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: .editor)
+        if let uselang { q.append(("uselang", uselang)) }
+        return UpstreamRequest(lang: lang, path: "/w/api.php", query: q, authorization: auth, kind: .editor)
     }
 
     /// The same question without the wikitext: whether the user may edit, and the page's current revision.
     static func editPermissionRequest(_ lang: LanguageCode, _ title: String, _ auth: String?) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+        UpstreamRequest(lang: lang, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("errorformat", "html"), ("prop", "info"),
             ("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
             ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser"),
@@ -42,8 +43,9 @@ extension WikimediaClient {
         if edit.minor { form.append(("minor", "1")) }
         if auth != nil { form.append(("assert", "user")) }
         if let captcha = edit.captcha { form += [("captchaid", captcha.id), ("captchaword", captcha.answer)] }
+        if let uselang = edit.uselang { form.append(("uselang", uselang)) }
         form.append(("token", token))   // last, as the apps send it: a body cut short lacks the token and is refused
-        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: .edit)
+        return UpstreamRequest(method: .post, lang: lang, path: "/w/api.php", form: form, authorization: auth, kind: .edit)
     }
 
     /// The editor's answer read: the page (404 when it or the section does not exist), its revision and wikitext.
@@ -85,8 +87,8 @@ extension WikimediaClient {
         return .saved(revision: revision, previous: edit.oldrevid, temporaryAccount: edit.tempusercreated)
     }
 
-    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?) async throws -> EditorPage {
-        let req = Self.editorRequest(lang, title, section: section, authorization)
+    public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?, uselang: String?) async throws -> EditorPage {
+        let req = Self.editorRequest(lang, title, section: section, authorization, uselang: uselang)
         let response = try await actionAnswer(req)
         // A long page's wikitext is megabytes: read off the loops.
         return try await Workers.shared.offLoop(response.body.count) { [self] in

@@ -6,26 +6,29 @@ import LedeBasics
 // Echo: the notification list, the unread count (the badge), CSRF tokens and mark-read (docs/UPSTREAM.md,
 // "Notifications").
 extension WikimediaClient {
-    static func notificationsRequest(_ lang: LanguageCode, _ auth: String, _ filter: NotificationFilter, _ limit: Int, _ cont: String?) -> UpstreamRequest {
+    static func notificationsRequest(_ lang: LanguageCode, _ auth: String, _ filter: NotificationFilter, _ limit: Int, _ cont: String?,
+                                     uselang: String? = nil) -> UpstreamRequest {
         var q: [(String, String)] = [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "notifications"),
             ("notformat", "model"), ("notprop", "list|count"), ("notfilter", filter.upstreamValue), ("notlimit", "\(limit)"),
         ]
         if let cont { q.append(("notcontinue", cont)) }
-        return UpstreamRequest(lang: lang.code, path: "/w/api.php", query: q, authorization: auth, kind: .notifications)
+        // Echo writes each notification's header and body in this language.
+        if let uselang { q.append(("uselang", uselang)) }
+        return UpstreamRequest(lang: lang, path: "/w/api.php", query: q, authorization: auth, kind: .notifications)
     }
 
     /// The badge's call: Echo's unread count alone (`notprop=count`). Echo then fetches and renders no notification
     /// (a `list|count` call with `notlimit=1` made it load and format the newest unread one, which the badge threw
     /// away): it answers `query.notifications{rawcount, count}` from its cached per-user count.
     static func unreadCountRequest(_ lang: LanguageCode, _ auth: String) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+        UpstreamRequest(lang: lang, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "notifications"), ("notprop", "count"),
         ], authorization: auth, kind: .notifications)
     }
 
     static func tokenRequest(_ lang: LanguageCode, _ auth: String?) -> UpstreamRequest {
-        UpstreamRequest(lang: lang.code, path: "/w/api.php", query: [
+        UpstreamRequest(lang: lang, path: "/w/api.php", query: [
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("meta", "tokens"), ("type", "csrf"),
         ], authorization: auth, kind: .token)
     }
@@ -34,11 +37,12 @@ extension WikimediaClient {
         var form: [(String, String)] = [("action", "echomarkread"), ("format", "json"), ("formatversion", "2")]
         if let ids { form.append(("list", ids.map(String.init).joined(separator: "|"))) } else { form.append(("all", "1")) }
         form.append(("token", token))
-        return UpstreamRequest(method: .post, lang: lang.code, path: "/w/api.php", form: form, authorization: auth, kind: .markread)
+        return UpstreamRequest(method: .post, lang: lang, path: "/w/api.php", form: form, authorization: auth, kind: .markread)
     }
 
-    public func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?) async throws -> NotificationPage {
-        let (q, _) = try await action(Self.notificationsRequest(lang, authorization, filter, limit, continueFrom), as: NotificationsQuery.self)
+    public func notifications(lang: LanguageCode, authorization: String, filter: NotificationFilter, limit: Int, continueFrom: String?,
+                              uselang: String?) async throws -> NotificationPage {
+        let (q, _) = try await action(Self.notificationsRequest(lang, authorization, filter, limit, continueFrom, uselang: uselang), as: NotificationsQuery.self)
         guard let n = q.notifications else { throw UpstreamError.malformed("no query.notifications in the answer") }
         return NotificationPage(list: n.list ?? [], count: n.count, rawcount: n.rawcount ?? 0, continue: n.continue)
     }

@@ -6,7 +6,7 @@ import LedeBasics
 // Parsoid's HTML of a page (the references are read from it).
 extension WikimediaClient {
     static func pageHTMLRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
-        var req = UpstreamRequest(lang: lang.code, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
+        var req = UpstreamRequest(lang: lang, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
                                   kind: .html)
         req.keepsETag = true
         return req

@@ -1,0 +1,47 @@
+import HTTPServer
+import LedeBasics
+
+/// The reader's interface language: the language Wikimedia's own words for the reader (Echo's notifications, the
+/// editor's reasons and notices, a refused save, the captcha) are asked in, as MediaWiki's `uselang`. The `uselang`
+/// query parameter when given; else the first `Accept-Language` tag (by q-value) in MediaWiki's form — any language,
+/// not only an edition, since MediaWiki has messages for far more; MediaWiki falls back along its own chain for a
+/// language it lacks. Nil when the request names none: nothing is asked, the wiki answers in its own language.
+enum InterfaceLanguage {
+    static func resolve(_ request: HTTPRequest) throws -> String? {
+        if request.query != nil, let raw = request.queryParameter("uselang") {
+            guard let code = normalised(raw) else {
+                throw Problem(status: 400, slug: "invalid-parameter",
+                              detail: "uselang must be a language code such as de, pt-br or zh-hant.",
+                              extensions: [("parameter", JSONText.quote("uselang"))])
+            }
+            return code
+        }
+        return fromAcceptLanguage(request.headers["Accept-Language"])
+    }
+
+    /// The most preferred tag (highest q, then first) that is a language code, lower-cased.
+    static func fromAcceptLanguage(_ header: String?) -> String? {
+        guard let header else { return nil }
+        var best: (code: String, q: Int)?
+        WeightedList.forEach(header) { tag, weight in
+            let q = weight ?? 0
+            guard q > (best?.q ?? 0), let code = normalised(String(decoding: tag, as: UTF8.self)) else { return true }
+            best = (code, q)
+            return q < 1000
+        }
+        return best?.code
+    }
+
+    /// A language code as MediaWiki writes one (`de`, `pt-br`, `zh-hant`, `be-tarask`): letters, digits and hyphens, a
+    /// primary subtag of 2-3 letters, at most 35 bytes; lower-cased. Nil for anything else (`*`, `en_US`, `x`).
+    static func normalised(_ raw: String) -> String? {
+        let t = raw.lowercased()
+        guard t.utf8.count <= 35 else { return nil }
+        let parts = t.split(separator: "-", omittingEmptySubsequences: false)
+        guard let first = parts.first, (2...3).contains(first.count), first.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }) else { return nil }
+        for p in parts.dropFirst() {
+            guard (1...8).contains(p.count), p.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) }) else { return nil }
+        }
+        return t
+    }
+}

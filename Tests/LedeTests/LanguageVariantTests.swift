@@ -1,0 +1,113 @@
+import Foundation
+import HTTPServer
+import LedeBasics
+import XCTest
+@testable import Lede
+
+/// Editions written in several scripts (Chinese, Serbian, Kazakh, …): MediaWiki converts a page to the reader's
+/// variant. `lang` and `Accept-Language` name the edition and the variant; the variant reaches Wikimedia (REST's
+/// `Accept-Language`, the Action API's `variant`), keys every cache, and comes back in `Content-Language`.
+final class LanguageVariantTests: FakeUpstreamTestCase {
+    func testAVariantNamesItsEditionAndItself() throws {
+        let tw = try XCTUnwrap(LanguageCode("zh-tw"))
+        XCTAssertEqual(tw.code, "zh"); XCTAssertEqual(tw.variant, "zh-tw"); XCTAssertEqual(tw.tag, "zh-tw")
+        XCTAssertEqual(LanguageCode("ZH-TW"), tw)
+        XCTAssertEqual(LanguageCode("sr-el")?.code, "sr")
+        XCTAssertEqual(LanguageCode("ike-latn")?.code, "iu")
+        XCTAssertNil(LanguageCode("zh")?.variant, "the edition alone: its default")
+        XCTAssertNil(LanguageCode("de-at"), "not an edition, not a variant")
+        XCTAssertNotEqual(LanguageCode("zh-tw"), LanguageCode("zh-cn"))
+        XCTAssertNotEqual(LanguageCode("zh-tw")?.key, LanguageCode("zh")?.key)
+        XCTAssertEqual(tw.edition, LanguageCode("zh"))
+    }
+
+    func testTheBestAcceptLanguageTagPicksTheEditionAndTheVariant() {
+        func read(_ header: String) -> String? { LanguageCode.fromAcceptLanguage(header).map { "\($0.code)/\($0.variant ?? "-")" } }
+        XCTAssertEqual(read("zh-TW"), "zh/zh-tw")
+        XCTAssertEqual(read("zh-Hant-HK, en;q=0.5"), "zh/zh-hk")
+        XCTAssertEqual(read("zh-Hant"), "zh/zh-hant")
+        XCTAssertEqual(read("zh-Hans-CN"), "zh/zh-cn")
+        XCTAssertEqual(read("zh"), "zh/-")
+        XCTAssertEqual(read("sr-Latn"), "sr/sr-el")
+        XCTAssertEqual(read("sr-Cyrl-RS"), "sr/sr-ec")
+        XCTAssertEqual(read("uz-Cyrl"), "uz/uz-cyrl")
+        XCTAssertEqual(read("de-CH"), "de/-", "an edition without variants keeps ignoring the region")
+        XCTAssertEqual(read("fr;q=0.4, zh-TW;q=0.9"), "zh/zh-tw")
+    }
+
+    static let summary = """
+    {"type":"standard","title":"臺灣","displaytitle":"<span class=\\"mw-page-title-main\\">臺灣</span>","namespace":{"id":0,"text":""},\
+    "wikibase_item":"Q865","titles":{"canonical":"台湾","normalized":"台湾","display":"臺灣"},"pageid":25,"lang":"zh","dir":"ltr",\
+    "revision":"90000001","tid":"1","timestamp":"2026-11-20T10:00:00Z","description":"東亞島嶼","description_source":"central",\
+    "content_urls":{"desktop":{"page":"https://zh.wikipedia.org/wiki/%E5%8F%B0%E6%B9%BE"},"mobile":{"page":"https://zh.m.wikipedia.org/wiki/%E5%8F%B0%E6%B9%BE"}},\
+    "extract":"臺灣是位於東亞的島嶼。","extract_html":"<p>臺灣是位於東亞的島嶼。</p>"}
+    """
+
+    func testASummaryInAVariantAsksWikimediaInItAndSaysSo() async throws {
+        fake.set("summary", .answer(200, ["Content-Language": "zh-tw"], Self.summary))
+        let (status, body, http) = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
+        XCTAssertEqual(status, 200, "\(body)")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Language"), "zh-tw")
+        let sent = try XCTUnwrap(fake.requests(kind: "summary").last)
+        XCTAssertTrue(sent.path.hasPrefix("/zh/"), "the edition's host: \(sent.path)")
+        XCTAssertEqual(sent.headers["Accept-Language"], "zh-tw", "REST converts by Accept-Language")
+        // Another variant of the same page is another answer: asked again, kept apart.
+        _ = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-cn")
+        XCTAssertEqual(fake.requests(kind: "summary").map { $0.headers["Accept-Language"] ?? "-" }, ["zh-tw", "zh-cn"])
+        _ = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
+        XCTAssertEqual(fake.requests(kind: "summary").count, 2, "each variant cached on its own")
+        // Chosen by the header: the same, and Vary says so.
+        let (_, _, byHeader) = try await get("/summary/%E5%8F%B0%E6%B9%BE", headers: ["Accept-Language": "zh-TW"])
+        XCTAssertEqual(byHeader.value(forHTTPHeaderField: "Content-Language"), "zh-tw")
+        XCTAssertTrue(byHeader.value(forHTTPHeaderField: "Vary")?.contains("Accept-Language") ?? false)
+        XCTAssertEqual(fake.requests(kind: "summary").count, 2, "the header's zh-tw is the parameter's zh-tw")
+    }
+
+    func testAnActionAPIQueryInAVariantSaysVariant() async throws {
+        _ = try await get("/related/%E5%8F%B0%E6%B9%BE?lang=sr-el")
+        let sent = try XCTUnwrap(fake.requests(kind: "related").last)
+        XCTAssertTrue(sent.path.hasPrefix("/sr/"))
+        XCTAssertTrue((sent.query ?? "").contains("variant=sr-el"), sent.query ?? "")
+        _ = try await get("/related/%E5%8F%B0%E6%B9%BE?lang=sr")
+        XCTAssertFalse((fake.requests(kind: "related").last?.query ?? "").contains("variant="), "the edition's default: no variant")
+    }
+
+    func testANameThatIsNeitherIsStillRefused() async throws {
+        let (status, body, _) = try await get("/summary/Dog?lang=zh-xx")
+        XCTAssertEqual(status, 400)
+        XCTAssertEqual(body["type"] as? String, "urn:lede:problem:unsupported-language")
+    }
+}
+
+/// The reader's interface language reaches Wikimedia as `uselang` on the calls whose answers carry words for the
+/// reader: Echo's list, the editor, the save.
+final class InterfaceLanguageTests: FakeUpstreamTestCase {
+    func testTheInterfaceLanguageIsTheFirstTagOrUselang() throws {
+        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("de-AT, en;q=0.5"), "de-at")
+        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("*, fr;q=0.8"), "fr", "the wildcard names no language")
+        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("en;q=0.2, nds;q=0.9"), "nds", "any language MediaWiki may have, not only editions")
+        XCTAssertNil(InterfaceLanguage.fromAcceptLanguage("x, en_US"))
+        XCTAssertNil(InterfaceLanguage.fromAcceptLanguage(nil))
+        XCTAssertEqual(InterfaceLanguage.normalised("zh-Hant"), "zh-hant")
+        XCTAssertEqual(InterfaceLanguage.normalised("be-tarask"), "be-tarask")
+        XCTAssertNil(InterfaceLanguage.normalised("de/../x"))
+    }
+
+    func testEchoIsAskedInTheReadersLanguage() async throws {
+        let alice = ["Authorization": "Bearer demo-alice"]
+        _ = try await get("/notifications", headers: alice.merging(["Accept-Language": "de-DE, en;q=0.5"]) { a, _ in a })
+        XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=de-de"))
+        _ = try await get("/notifications?uselang=pt-BR", headers: alice.merging(["Accept-Language": "de"]) { a, _ in a })
+        XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=pt-br"), "the parameter wins")
+        // Without Accept-Language (URLSession always sends one; a raw request does not).
+        _ = try TestHTTPResponse(port: server.port, request: "GET /notifications HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-alice\r\nConnection: close\r\n\r\n")
+        XCTAssertFalse((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang"), "no language asked: nothing sent")
+        let (status, body, _) = try await get("/notifications?uselang=en_US", headers: alice)
+        XCTAssertEqual(status, 400); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:invalid-parameter")
+    }
+
+    func testTheEditorIsAskedInTheReadersLanguage() async throws {
+        _ = try await get("/article/Amsterdam/edit?uselang=fr", headers: ["Authorization": "Bearer demo-alice"])
+        XCTAssertTrue((fake.requests(kind: "editor").last?.query ?? "").contains("uselang=fr"))
+    }
+}
