@@ -62,7 +62,10 @@ let package = Package(
         // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
         .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"], swiftSettings: callerIsolated),
         // The app: one folder per screen, over `any WikimediaAPI`.
-        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"], swiftSettings: callerIsolated),
+        // Lede's own words: i18n/ is a MediaWiki-format message catalogue (en.json, qqq.json, one file a language),
+        // compiled into the binary (the image ships no resource files).
+        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"],
+                resources: [.embedInCode("i18n")], swiftSettings: callerIsolated),
         // The `lede` command: flags and environment → options → run.
         .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the

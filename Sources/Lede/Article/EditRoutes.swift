@@ -17,9 +17,10 @@ enum EditRoutes {
         var anonymousEdits = false
     }
 
-    /// The refusal an editor opened without an account shows, when anonymous edits are off.
-    static let needsAccount = APIMessage(code: "needs-account",
-                                         html: "Editing through this app needs a Wikipedia account: sign in, then edit.")
+    /// The refusal an editor opened without an account shows, when anonymous edits are off, in the reader's language.
+    static func needsAccount(_ language: String?) -> APIMessage {
+        APIMessage(code: "needs-account", html: HTMLText.escape(Messages.shared.text(.editorNeedsAccount, in: language)))
+    }
 
     /// A save without credentials, when anonymous edits are off: refused here, with nothing sent to Wikimedia.
     static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account",
@@ -36,14 +37,14 @@ enum EditRoutes {
                 do {
                     var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth, uselang: uselang)
                     if auth == nil && !settings.anonymousEdits {
-                        opened.permission.refusals.insert(needsAccount, at: 0)
+                        opened.permission.refusals.insert(needsAccount(uselang), at: 0)
                         opened.permission.anonymous = false   // no IP notice: nothing will be saved as an IP
                     }
                     let page = opened
                     // Written and compressed once, off the loops when the wikitext is large (a whole page is megabytes).
                     let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.code]
                     return .prepared(try await Workers.shared.offLoop(page.wikitext.utf8.count) {
-                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section), headers: headers)
+                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section, language: uselang), headers: headers)
                     })
                 } catch let e as EditRefusedError { return EditRules.problem(e.message).response }
             }
@@ -112,7 +113,7 @@ enum EditRoutes {
     }
 
     /// `{"title","section","revision","wikitext","canEdit","reasons","protection","notices"}`.
-    static func editorBody(_ page: EditorPage, section: Int?) -> [UInt8] {
+    static func editorBody(_ page: EditorPage, section: Int?, language: String? = nil) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(page.wikitext.utf8.count + page.wikitext.utf8.count / 8 + 512)
         out.append(contentsOf: "{\"title\":".utf8); JSONText.appendQuoted(page.title, to: &out)
@@ -135,7 +136,7 @@ enum EditRoutes {
             out.append(125)
         }
         out.append(contentsOf: "],\"notices\":[".utf8)
-        for (i, n) in EditRules.notices(page.permission).enumerated() {
+        for (i, n) in EditRules.notices(page.permission, language: language).enumerated() {
             if i > 0 { out.append(44) }
             JSONText.appendQuoted(n, to: &out)
         }

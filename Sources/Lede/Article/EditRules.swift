@@ -217,21 +217,24 @@ enum EditRules {
 
     /// What the editor shows above the text: the anonymous-edit notice, and the page's edit protection when the user
     /// may edit it anyway (a semi-protected page for a signed-in user).
-    static func notices(_ permission: EditPermission) -> [String] {
+    /// In `language` (the reader's interface language; nil: English), from the message catalogue.
+    static func notices(_ permission: EditPermission, language: String? = nil) -> [String] {
+        let m = Messages.shared
         var out: [String] = []
         if permission.temporaryAccount {
-            out.append("You are using a temporary account. Your edits are attributed to it; create an account to keep editing under a name of your own.")
+            out.append(m.text(.editorNoticeTempAccount, in: language))
         } else if permission.anonymous && permission.createsTemporaryAccounts {
-            out.append("You are not signed in. If you save, a temporary account will be created for you and your edit attributed to it.")
+            out.append(m.text(.editorNoticeTempAccountCreated, in: language))
         } else if permission.anonymous {
-            out.append("You are not signed in. If you save, your edit will be attributed to an IP address, which is publicly visible.")
+            out.append(m.text(.editorNoticeIp, in: language))
         }
         if permission.canEdit {
             for p in permission.protection where p.type == "edit" {
-                let who = p.level == "autoconfirmed" ? "registered users" : p.level == "extendedconfirmed" ? "extended confirmed users"
-                    : p.level == "sysop" ? "administrators" : "users with the right \(p.level)"
-                let until = p.expiry == "infinity" || p.expiry == "infinite" ? "" : " until \(p.expiry)"
-                out.append("This page is protected\(until): only \(who) may edit it.")
+                let who = p.level == "autoconfirmed" ? m.text(.editorGroupAutoconfirmed, in: language)
+                    : p.level == "extendedconfirmed" ? m.text(.editorGroupExtendedconfirmed, in: language)
+                    : p.level == "sysop" ? m.text(.editorGroupSysop, in: language) : m.text(.editorGroupRight, in: language, p.level)
+                if p.expiry == "infinity" || p.expiry == "infinite" { out.append(m.text(.editorProtected, in: language, who)) }
+                else { out.append(m.text(.editorProtectedUntil, in: language, who, p.expiry)) }
             }
         }
         return out

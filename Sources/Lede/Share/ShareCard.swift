@@ -5,7 +5,7 @@ import Wikimedia
 
 /// The share card ("Share as image", seed 000): 512×291 points — the reader's selection (or the article's first
 /// sentence), a short rule and the title, the lead image cover-cropped into its half with a fade towards the text,
-/// the Wikipedia wordmark with "Made with the Wikipedia app", and the licences of the text and of the image. Mirrored
+/// the Wikipedia wordmark with its line (lede-share-made-with), and the licences of the text and of the image. Mirrored
 /// for a right-to-left text. Pure: the same content and scale always give the same pixels.
 enum ShareCard {
     static let widthPoints = 512, heightPoints = 291
@@ -22,6 +22,8 @@ enum ShareCard {
         var textLicense = "CC BY-SA 4.0"
         var imageLicense: String?
         var imageAuthor: String?
+        /// The language of the card's own words (the wordmark's line, the licences): the article's, variant included.
+        var wordsLanguage: String? = nil
     }
 
     static let ink = RGB(hex: 0x202122), secondary = RGB(hex: 0x54595D), rule = RGB(hex: 0xA2A9B1), muted = RGB(hex: 0x72777D)
@@ -71,11 +73,14 @@ enum ShareCard {
         t.draw(title, on: &canvas, left: areaLeft, top: y, width: areaWidth, alignRight: rtl)
 
         // The wordmark line and the licence line, at the bottom, on the text's side.
-        let licence = "Text \(c.textLicense)" + (c.image == nil ? "" : " · Image: " + [c.imageLicense, c.imageAuthor].compactMap { $0 }.joined(separator: ", "))
+        let words = c.wordsLanguage ?? c.language
+        let m = Messages.shared
+        let credit = [c.imageLicense, c.imageAuthor].compactMap { $0 }.joined(separator: ", ")
+        let licence = m.text(.shareTextLicence, in: words, c.textLicense) + (c.image == nil ? "" : " · " + m.text(.shareImageCredit, in: words, credit))
         let licenceBlock = t.layout(licence, style: TextStyle(size: 8 * s, color: muted, leading: 1.2), maxWidth: areaWidth, maxLines: 1)
         let licenceTop = Double(H) - margin * 0.75 - licenceBlock.height
         let wordmark = t.layout("Wikipedia", style: TextStyle(size: 15 * s, serif: true, color: ink, leading: 1.2), maxWidth: areaWidth, maxLines: 1)
-        let made = t.layout("Made with the Wikipedia app", style: TextStyle(size: 8.5 * s, color: secondary, leading: 1.2), maxWidth: areaWidth, maxLines: 1)
+        let made = t.layout(m.text(.shareMadeWith, in: words), style: TextStyle(size: 8.5 * s, color: secondary, leading: 1.2), maxWidth: areaWidth, maxLines: 1)
         let wordTop = licenceTop - 6 * s - wordmark.height
         let wordWidth = wordmark.lines.first?.width ?? 0, madeWidth = made.lines.first?.width ?? 0
         let lineWidth = wordWidth + 8 * s + madeWidth

@@ -75,7 +75,7 @@ enum ShareRoutes {
         <html lang="\(e(lang.tag))" dir="\(dir)">
         <head>
         <meta charset="utf-8">
-        <title>\(e(card.title)) – Wikipedia</title>
+        <title>\(e(Messages.shared.text(.sharePageTitle, in: lang.tag, card.title)))</title>
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta property="og:type" content="article">
         <meta property="og:site_name" content="Wikipedia">
@@ -95,7 +95,7 @@ enum ShareRoutes {
         </head>
         <body>
         <blockquote>\(e(text))</blockquote>
-        <p><a href="\(e(card.url))">\(e(card.title)) on Wikipedia</a></p>
+        <p><a href="\(e(card.url))">\(e(Messages.shared.text(.shareReadOn, in: lang.tag)))</a></p>
         </body>
         </html>
 

@@ -80,7 +80,7 @@ final class ShareService: Sendable {
                 return (image, 256 + (image?.image.pixels.count ?? 0))
             }
             let content = ShareCard.Content(text: text, title: Card(summary: summary, lang: lang).title, language: lang.code, image: lead?.image,
-                                            imageLicense: lead?.license, imageAuthor: lead?.author)
+                                            imageLicense: lead?.license, imageAuthor: lead?.author, wordsLanguage: lang.tag)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
             let body = PreparedBody(contentType: format == .png ? "image/png" : "image/jpeg", bytes: bytes,
                                     headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.tag, "Vary": Responses.varyByLanguage])

@@ -1,0 +1,137 @@
+import Foundation
+
+/// A message of Lede's own for a person, by its key in the catalogue (`Sources/Lede/i18n/`, MediaWiki's i18n format:
+/// `en.json`, `qqq.json` documenting each, one file a language). Every word Lede writes for a reader comes from here.
+enum MessageKey: String, CaseIterable, Sendable {
+    case shareMadeWith = "lede-share-made-with"
+    case shareTextLicence = "lede-share-text-licence"
+    case shareImageCredit = "lede-share-image-credit"
+    case shareReadOn = "lede-share-read-on"
+    case sharePageTitle = "lede-share-page-title"
+    case editorNeedsAccount = "lede-editor-needs-account"
+    case editorNoticeIp = "lede-editor-notice-ip"
+    case editorNoticeTempAccount = "lede-editor-notice-temp-account"
+    case editorNoticeTempAccountCreated = "lede-editor-notice-temp-account-created"
+    case editorProtected = "lede-editor-protected"
+    case editorProtectedUntil = "lede-editor-protected-until"
+    case editorGroupAutoconfirmed = "lede-editor-group-autoconfirmed"
+    case editorGroupExtendedconfirmed = "lede-editor-group-extendedconfirmed"
+    case editorGroupSysop = "lede-editor-group-sysop"
+    case editorGroupRight = "lede-editor-group-right"
+}
+
+/// The message catalogue, compiled into the binary: each language's messages, read once.
+struct Messages: Sendable {
+    /// Every language file of `i18n/` (the documentation `qqq` included), as the package embeds them.
+    static let files: [(language: String, json: [UInt8])] = [
+        ("ar", PackageResources.ar_json),
+        ("cs", PackageResources.cs_json),
+        ("de", PackageResources.de_json),
+        ("en", PackageResources.en_json),
+        ("es", PackageResources.es_json),
+        ("fa", PackageResources.fa_json),
+        ("fi", PackageResources.fi_json),
+        ("fr", PackageResources.fr_json),
+        ("he", PackageResources.he_json),
+        ("hi", PackageResources.hi_json),
+        ("hu", PackageResources.hu_json),
+        ("id", PackageResources.id_json),
+        ("it", PackageResources.it_json),
+        ("ja", PackageResources.ja_json),
+        ("ko", PackageResources.ko_json),
+        ("nl", PackageResources.nl_json),
+        ("pl", PackageResources.pl_json),
+        ("pt", PackageResources.pt_json),
+        ("qqq", PackageResources.qqq_json),
+        ("ru", PackageResources.ru_json),
+        ("sv", PackageResources.sv_json),
+        ("th", PackageResources.th_json),
+        ("tr", PackageResources.tr_json),
+        ("uk", PackageResources.uk_json),
+        ("vi", PackageResources.vi_json),
+        ("zh-hans", PackageResources.zh_hans_json),
+        ("zh-hant", PackageResources.zh_hant_json),
+    ]
+
+    static let shared = Messages(files: files)
+
+    /// Language → key → text (`qqq` is the documentation, not a language).
+    let catalogue: [String: [String: String]]
+
+    init(files: [(language: String, json: [UInt8])]) {
+        var catalogue: [String: [String: String]] = [:]
+        for (language, json) in files {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else { continue }
+            var messages: [String: String] = [:]
+            for (key, value) in object where key != "@metadata" { if let text = value as? String { messages[key] = text } }
+            catalogue[language] = messages
+        }
+        self.catalogue = catalogue
+    }
+
+    /// The languages with messages (not `qqq`).
+    var languages: [String] { catalogue.keys.filter { $0 != "qqq" }.sorted() }
+
+    /// `key` in the first language of `language`'s fallback chain that has it, `$1`, `$2`… replaced by `parameters`.
+    func text(_ key: MessageKey, in language: String?, _ parameters: String...) -> String {
+        text(key, in: language, parameters: parameters)
+    }
+
+    func text(_ key: MessageKey, in language: String?, parameters: [String]) -> String {
+        var template = key.rawValue
+        for code in Messages.fallbacks(language ?? "en") {
+            if let found = catalogue[code]?[key.rawValue] { template = found; break }
+        }
+        return Messages.substitute(template, parameters)
+    }
+
+    /// The language whose text `key` is given in for `language` (for `Content-Language` and `lang` attributes).
+    func language(of key: MessageKey, for language: String?) -> String {
+        Messages.fallbacks(language ?? "en").first { catalogue[$0]?[key.rawValue] != nil } ?? "en"
+    }
+
+    /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written).
+    static func substitute(_ template: String, _ parameters: [String]) -> String {
+        guard !parameters.isEmpty, template.contains("$") else { return template }
+        var out = ""
+        var chars = template.makeIterator()
+        var pending: Character?
+        while let c = pending ?? chars.next() {
+            pending = nil
+            guard c == "$" else { out.append(c); continue }
+            guard let d = chars.next() else { out.append(c); break }
+            if let n = d.wholeNumberValue, n >= 1, n <= parameters.count { out += parameters[n - 1] }
+            else { out.append(c); pending = d }
+        }
+        return out
+    }
+
+    /// MediaWiki's fallback chain for a language, ending in English: its own code, the languages MediaWiki falls
+    /// back to (`de-at` → `de`, `pt-br` → `pt`, `zh-hk` → `zh-hant` → `zh-hans`, `zh-tw` → `zh-hant`, `zh` and
+    /// `zh-cn` → `zh-hans`), then each shorter prefix (`sr-el` → `sr`), then `en`.
+    static func fallbacks(_ language: String) -> [String] {
+        var chain: [String] = []
+        var next: String? = language.lowercased()
+        while let code = next, !chain.contains(code) {
+            chain.append(code)
+            if let explicit = explicitFallback[code] { next = explicit.isEmpty ? nil : explicit }
+            else if let dash = code.lastIndex(of: "-") { next = String(code[..<dash]) }
+            else { next = nil }
+        }
+        if !chain.contains("en") { chain.append("en") }
+        return chain
+    }
+
+    /// Where MediaWiki's chain is not the shorter prefix (empty: the chain ends there, before English).
+    static let explicitFallback: [String: String] = [
+        "zh": "zh-hans", "zh-cn": "zh-hans", "zh-sg": "zh-hans", "zh-my": "zh-hans",
+        "zh-tw": "zh-hant", "zh-hk": "zh-hant", "zh-mo": "zh-hant", "zh-hant": "zh-hans", "zh-hans": "",
+        "zh-yue": "yue", "yue": "zh-hant", "gan": "gan-hant", "gan-hant": "zh-hant", "wuu": "wuu-hans", "wuu-hans": "zh-hans",
+        "de-formal": "de", "nds": "de", "bar": "de", "ksh": "de", "pfl": "de", "als": "de",
+        "pt-br": "pt", "gl": "pt", "an": "es", "ast": "es", "ext": "es", "oc": "fr", "frp": "fr", "wa": "fr",
+        "be-x-old": "be-tarask", "rue": "uk", "ba": "ru", "tt": "ru", "ky": "ru",
+        "nn": "nb", "no": "nb", "fiu-vro": "et", "sr-el": "sr-latn", "sr-ec": "sr-cyrl",
+        "bho": "hi", "mai": "hi", "glk": "fa", "mzn": "fa", "lrc": "fa", "yi": "he",
+        "arz": "ar", "ary": "ar", "jv": "id", "su": "id", "min": "id", "ace": "id",
+    ]
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HTTPServer
+import XCTest
+@testable import Lede
+
+/// Lede's own words come from its message catalogue (`Sources/Lede/i18n/`, MediaWiki's i18n format).
+final class MessagesTests: XCTestCase {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/Lede/i18n")
+
+    static func file(_ language: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: folder.appendingPathComponent("\(language).json"))
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any], language)
+    }
+
+    static func placeholders(_ text: String) -> [String] {
+        let r = try! NSRegularExpression(pattern: "\\$[0-9]")
+        return r.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range, in: text)!]) }.sorted()
+    }
+
+    func testEveryLanguageHasEveryMessageWithTheSamePlaceholdersAndQqqDocumentsEach() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+        let en = try Self.file("en")
+        let keys = Set(en.keys).subtracting(["@metadata"])
+        XCTAssertEqual(keys, Set(MessageKey.allCases.map(\.rawValue)), "en.json and MessageKey name the same messages")
+        let qqq = try Self.file("qqq")
+        XCTAssertEqual(Set(qqq.keys).subtracting(["@metadata"]), keys, "qqq.json documents every message")
+        for key in keys { XCTAssertGreaterThan((qqq[key] as? String ?? "").count, 20, "qqq explains \(key)") }
+        for language in files where language != "qqq" {
+            let messages = try Self.file(language)
+            XCTAssertNotNil(messages["@metadata"], "\(language).json has @metadata")
+            XCTAssertEqual(Set(messages.keys).subtracting(["@metadata"]), keys, "\(language).json has every message and no other")
+            for key in keys {
+                let text = try XCTUnwrap(messages[key] as? String, "\(language): \(key)")
+                XCTAssertFalse(text.trimmingCharacters(in: .whitespaces).isEmpty, "\(language): \(key)")
+                XCTAssertEqual(Self.placeholders(text), Self.placeholders(en[key] as! String), "\(language): \(key) keeps the placeholders")
+            }
+        }
+        // The binary carries every file.
+        XCTAssertEqual(Set(Messages.files.map(\.language)), Set(files), "Messages.files lists every file of i18n/")
+        // The languages with the most readers.
+        let required = ["de", "fr", "es", "ja", "ru", "it", "zh-hans", "zh-hant", "pt", "ar", "fa", "he", "pl", "nl", "uk", "ko", "hi", "id", "tr", "vi", "sv", "cs"]
+        for language in required { XCTAssertTrue(files.contains(language), "a catalogue for \(language)") }
+        XCTAssertGreaterThanOrEqual(Messages.shared.languages.count - 1, 25, "at least 25 languages besides English")
+    }
+
+    func testMediaWikisFallbacks() {
+        XCTAssertEqual(Messages.fallbacks("de-at"), ["de-at", "de", "en"])
+        XCTAssertEqual(Messages.fallbacks("zh-hk"), ["zh-hk", "zh-hant", "zh-hans", "en"])
+        XCTAssertEqual(Messages.fallbacks("zh-cn"), ["zh-cn", "zh-hans", "en"])
+        XCTAssertEqual(Messages.fallbacks("pt-BR"), ["pt-br", "pt", "en"])
+        let m = Messages.shared
+        XCTAssertEqual(m.text(.shareReadOn, in: "de-AT"), "Auf Wikipedia lesen")
+        XCTAssertEqual(m.text(.shareReadOn, in: "zh-tw"), "在維基百科上閱讀")
+        XCTAssertEqual(m.text(.shareReadOn, in: "zh"), "在维基百科上阅读")
+        XCTAssertEqual(m.text(.shareReadOn, in: "xx"), "Read on Wikipedia", "a language with no catalogue: English")
+        XCTAssertEqual(m.text(.shareReadOn, in: nil), "Read on Wikipedia")
+        XCTAssertEqual(m.language(of: .shareReadOn, for: "pt-br"), "pt")
+        XCTAssertEqual(m.text(.editorProtectedUntil, in: "en", "administrators", "2027-01-01T00:00:00Z"),
+                       "This page is protected until 2027-01-01T00:00:00Z: only administrators may edit it.")
+        XCTAssertEqual(Messages.substitute("$1 and $2 and $3 and $", ["a", "b"]), "a and b and $3 and $")
+    }
+
+    /// A message's English text written in the code beside the catalogue would be a word that no translation reaches.
+    func testNoCatalogueTextIsWrittenInTheCode() throws {
+        let sources = Self.folder.deletingLastPathComponent()
+        let en = try Self.file("en")
+        var code = ""
+        for case let url as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)! where url.pathExtension == "swift" {
+            code += try String(contentsOf: url, encoding: .utf8)
+        }
+        for (key, value) in en where key != "@metadata" {
+            // The longest stretch of the message without a placeholder: present in code only if copied there.
+            let pieces = (value as! String).components(separatedBy: CharacterSet(charactersIn: "$0123456789")).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let longest = pieces.max(by: { $0.count < $1.count }), longest.count >= 12 else { continue }
+            XCTAssertFalse(code.contains(longest), "'\(longest)' (\(key)) is written in the code: take it from the catalogue")
+        }
+    }
+}
+
+/// The words Lede writes for a reader, over HTTP, in the reader's language.
+final class TranslatedWordsTests: FakeUpstreamTestCase {
+    func testTheEditorsOwnWordsAreInTheInterfaceLanguage() async throws {
+        let (status, body, _) = try await get("/article/Amsterdam/edit?uselang=de")
+        XCTAssertEqual(status, 200)
+        let reasons = try XCTUnwrap(body["reasons"] as? [[String: Any]])
+        XCTAssertEqual(reasons.first?["code"] as? String, "needs-account")
+        XCTAssertEqual(reasons.first?["text"] as? String, Messages.shared.text(.editorNeedsAccount, in: "de"))
+        XCTAssertTrue((reasons.first?["text"] as? String ?? "").contains("Wikipedia-Benutzerkonto"))
+    }
+
+    func testTheSharePageReadsInTheArticlesLanguageRightToLeftWhereItIs() async throws {
+        fake.set("summary", .answer(200, [:], """
+        {"type":"standard","title":"أمستردام","displaytitle":"أمستردام","namespace":{"id":0,"text":""},"pageid":1,"lang":"ar","dir":"rtl",\
+        "revision":"1","tid":"1","timestamp":"2026-11-20T10:00:00Z","description":"عاصمة هولندا",\
+        "content_urls":{"desktop":{"page":"https://ar.wikipedia.org/wiki/%D8%A3%D9%85%D8%B3%D8%AA%D8%B1%D8%AF%D8%A7%D9%85"}},\
+        "extract":"أمستردام هي عاصمة هولندا.","extract_html":"<p>أمستردام هي عاصمة هولندا.</p>"}
+        """))
+        let r = try TestHTTPResponse(port: server.port, request: "GET /share/Amsterdam?lang=ar HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(r.status, 200)
+        let html = String(decoding: r.body, as: UTF8.self)
+        XCTAssertTrue(html.contains("<html lang=\"ar\" dir=\"rtl\">"), html)
+        XCTAssertTrue(html.contains("اقرأ على ويكيبيديا"), "the link in Arabic")
+    }
+}
