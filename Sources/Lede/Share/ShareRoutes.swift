@@ -34,8 +34,8 @@ enum ShareRoutes {
             title = try ContentRoutes.articleTitle(raw)
             let base = publicURL ?? origin(ctx)
             // Without --public-url the page names the origin the request came to, which a trusted proxy's forwarding
-            // headers change.
-            let vary = publicURL == nil ? Responses.varyByLanguage + ", X-Forwarded-Proto, X-Forwarded-Host" : Responses.varyByLanguage
+            // headers change (from any other client they are not read, and change nothing).
+            let vary = publicURL == nil && ctx.viaTrustedProxy ? Responses.varyByLanguage + ", X-Forwarded-Proto, X-Forwarded-Host" : Responses.varyByLanguage
             return Responses.async {
                 let summary = try await service.api.summary(lang: lang, title: title)
                 let card = Card(summary: summary, lang: lang)
