@@ -189,6 +189,28 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(card, 200); XCTAssertLessThan(jpeg.count, 300_000)
     }
 
+    /// The page a person lands on from a shared link (issue 61): the card itself, the title, the text, a real link to
+    /// the article, the licence; inline style only, a dark scheme, no script, nothing fetched from elsewhere, under
+    /// 16 KB.
+    func testTheSharedLinksPageShowsTheCardAndLinksToTheArticle() async throws {
+        try start()
+        let (status, data, _) = try await get("/share/Albert_Einstein")
+        XCTAssertEqual(status, 200)
+        let html = String(decoding: data, as: UTF8.self)
+        XCTAssertLessThan(data.count, 16 * 1024, "under 16 KB")
+        let image = try XCTUnwrap(html.range(of: "og:image\" content=\"").map { String(html[$0.upperBound...].prefix { $0 != "\"" }) })
+        XCTAssertTrue(html.contains("<img src=\"\(image)\" alt=\""), "the card og:image names, shown")
+        XCTAssertTrue(html.contains("width=\"1024\" height=\"582\""))
+        XCTAssertTrue(html.contains("<h1>Albert Einstein</h1>"))
+        XCTAssertTrue(html.contains("<a class=\"read\" href=\"https://en.wikipedia.org/wiki/Albert_Einstein\">Read on Wikipedia</a>"))
+        XCTAssertTrue(html.contains("<footer>Text CC BY-SA 4.0</footer>"))
+        XCTAssertTrue(html.contains("<style>") && html.contains("prefers-color-scheme:dark"), "inline style with a dark scheme")
+        XCTAssertFalse(html.contains("<script"), "no script")
+        XCTAssertFalse(html.contains("<link rel=\"stylesheet\""), "no style from elsewhere")
+        XCTAssertEqual(html.components(separatedBy: "src=\"").count - 1, 1, "one resource: the card, from this server")
+        XCTAssertTrue(html.contains("<html lang=\"en\" dir=\"ltr\">"))
+    }
+
     // MARK: - The drawing, without sockets
 
     func render(_ text: String, title: String = "Title", image: RGBImage?) throws -> RGBImage {

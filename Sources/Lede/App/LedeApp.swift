@@ -102,6 +102,7 @@ public final class LedeApp: Sendable {
         EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout, anonymousEdits: options.anonymousEdits))
         ShareRoutes.register(on: router, service: share, publicURL: options.publicURL)
         PlacesRoutes.register(on: router, places: options.places)
+        AppLinks.register(on: router, links: options.appLinks)
         AnimalRoutes.register(on: router, responses: responses)
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)
         if options.benchRoutes { BenchRoutes.register(on: router) }

@@ -39,6 +39,8 @@ public struct Options: Sendable {
     /// Whether an edit without credentials is sent to Wikimedia (`--anonymous-edits on`): off by default, since Wikimedia
     /// attributes every anonymous edit made through Lede to the one address Lede calls from.
     var anonymousEdits = false
+    /// The apps whose association files this deployment publishes (`--ios-app-ids`, `--android-apps`).
+    var appLinks = AppLinks()
     /// Deadline of a save (`action=edit`), in seconds: its own, longer than an ordinary call's.
     var editTimeout: Double = 15
     var cacheLimits = UpstreamCache.Limits()
@@ -116,6 +118,8 @@ public struct Options: Sendable {
         Flag(name: "reading-lists-edition", placeholder: "LANG", help: "The edition whose reading lists back the Saved tab (default en; lists are per account, so any edition serves the same ones)."),
         Flag(name: "edit-timeout", placeholder: "SECONDS", help: "Deadline of a save (action=edit; default 15): MediaWiki can take seconds to save a long page. A save that times out is never sent again."),
         Flag(name: "anonymous-edits", placeholder: "on|off", help: "Send edits made without an account (default off: refused with 401 edit-needs-account, nothing sent). Wikimedia attributes them to the address Lede calls from: turn on only where Wikimedia trusts this deployment as a proxy."),
+        Flag(name: "ios-app-ids", placeholder: "TEAMID.BUNDLE[,...]", help: "iOS apps that open this deployment's /share/* and /article/* links (universal links): served in /.well-known/apple-app-site-association (404 when none)."),
+        Flag(name: "android-apps", placeholder: "PACKAGE@SHA256[,...]", help: "Android apps that open the same links (app links), each with its signing certificate's SHA-256 fingerprint as keytool prints it: served in /.well-known/assetlinks.json (404 when none)."),
         Flag(name: "saved-cache-ttl", placeholder: "SECONDS", help: "How long this server reuses a user's Saved tab it read from Wikimedia (default 5; 0: every read asks). A save or removal through this server drops it at once; a change made elsewhere shows within this time."),
         Flag(name: "locations", placeholder: "FILE", help: "JSON list for /places/locations: an array (or {\"locations\": [...]}) of {\"name\"?, \"lat\", \"long\"|\"lon\"}. Default: the embedded list (Amsterdam, Mumbai, Copenhagen, one unnamed place)."),
         Flag(name: "cache-max-entries", placeholder: "N", help: "Entries the upstream cache holds before evicting the least recently used (default 10000)."),
@@ -277,6 +281,11 @@ public struct Options: Sendable {
             case "off", "false", "0": benchRoutes = false
             default: throw ParseError(description: "\(source) must be on or off, not '\(value)'")
             }
+        case "ios-app-ids", "android-apps":
+            do {
+                if name == "ios-app-ids" { appLinks.iosAppIDs = try AppLinks.iosApps(value) }
+                else { appLinks.androidApps = try AppLinks.androidApps(value) }
+            } catch let e as AppLinks.ParseError { throw ParseError(description: "\(source): \(e.message)") }
         case "anonymous-edits":
             switch value {
             case "on", "true", "1": anonymousEdits = true
