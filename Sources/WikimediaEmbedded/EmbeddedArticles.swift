@@ -27,9 +27,9 @@ private func a(_ title: String, _ description: String?, _ extract: String, at: (
 
 enum EmbeddedArticles {
     static let byLanguage: [String: [EmbeddedArticle]] = {
-        var out: [String: [EmbeddedArticle]] = ["en": english, "de": german, "it": italian]
+        var out: [String: [EmbeddedArticle]] = ["en": english, "de": german, "it": italian, "zh": chinese.map(\.hans)]
         for (lang, list) in out {
-            let base = lang == "en" ? 10_000 : (lang == "de" ? 20_000 : 30_000)
+            let base = ["en": 10_000, "de": 20_000, "it": 30_000, "zh": 40_000][lang] ?? 50_000
             out[lang] = list.enumerated().map { i, art in var x = art; x.pageid = base + i * 7 + 3; return x }
         }
         return out
@@ -37,7 +37,7 @@ enum EmbeddedArticles {
 
     /// Redirects per language (`from` → `to`), for search's "Redirected from".
     /// Each edition's main page, as `meta=siteinfo` names it.
-    static let mainPages = ["en": "Main Page", "de": "Wikipedia:Hauptseite", "it": "Pagina principale"]
+    static let mainPages = ["en": "Main Page", "de": "Wikipedia:Hauptseite", "it": "Pagina principale", "zh": "Wikipedia:首页"]
 
     static let redirects: [String: [String: String]] = [
         "en": ["Bombay": "Mumbai", "Einstein": "Albert Einstein", "København": "Copenhagen", "Museo del Prado": "Prado Museum",
@@ -200,6 +200,38 @@ enum EmbeddedArticles {
           topics: ["space", "mercury"]),
         a("Diskussion:Amsterdam", nil, "Diskussion zum Artikel Amsterdam.", topics: ["netherlands", "city"], ns: 1),
     ]
+
+    /// The Chinese edition, written in one script and read in another: each article as stored (simplified, what the
+    /// edition's default and zh-hans, zh-cn, zh-sg and zh-my read) and as MediaWiki's converter gives it to zh-hant,
+    /// zh-tw, zh-hk and zh-mo (traditional). A title in either script finds the page.
+    static let chinese: [(hans: EmbeddedArticle, hant: EmbeddedArticle)] = [
+        (a("台湾", "东亚岛屿", "台湾是位于东亚的岛屿，西隔台湾海峡与中国大陆相望，东临太平洋。", at: (23.7, 121.0), topics: ["island"]),
+         a("臺灣", "東亞島嶼", "臺灣是位於東亞的島嶼，西隔臺灣海峽與中國大陸相望，東臨太平洋。", at: (23.7, 121.0), topics: ["island"])),
+        (a("阿姆斯特丹", "荷兰首都", "阿姆斯特丹是荷兰的首都及最大城市，以运河与博物馆闻名。", at: (52.3728, 4.8936), topics: ["city"]),
+         a("阿姆斯特丹", "荷蘭首都", "阿姆斯特丹是荷蘭的首都及最大城市，以運河與博物館聞名。", at: (52.3728, 4.8936), topics: ["city"])),
+        (a("阿尔伯特·爱因斯坦", "理论物理学家", "阿尔伯特·爱因斯坦是出生于德国的理论物理学家，以相对论闻名于世。", topics: ["physics"]),
+         a("阿爾伯特·愛因斯坦", "理論物理學家", "阿爾伯特·愛因斯坦是出生於德國的理論物理學家，以相對論聞名於世。", topics: ["physics"])),
+    ]
+
+    /// The variants that read the traditional text.
+    static let traditionalVariants: Set<String> = ["zh-hant", "zh-tw", "zh-hk", "zh-mo"]
+
+    /// `article` (of the `lang` edition) as `variant` reads it: the zh edition's traditional text for a traditional
+    /// variant, else as stored. Its title stays the stored one (the page's canonical title).
+    static func reading(_ article: EmbeddedArticle, lang: String, variant: String?) -> EmbeddedArticle {
+        guard lang == "zh", let variant, traditionalVariants.contains(variant),
+              let pair = chinese.first(where: { $0.hans.title == article.title }) else { return article }
+        var read = pair.hant
+        read.pageid = article.pageid
+        return read
+    }
+
+    /// A title in the other script of the zh edition → the stored title (MediaWiki finds a page by a title in any
+    /// variant).
+    static func storedTitle(_ title: String, lang: String) -> String {
+        guard lang == "zh" else { return title }
+        return chinese.first(where: { $0.hant.title == title })?.hans.title ?? title
+    }
 
     static let italian: [EmbeddedArticle] = [
         a("Amsterdam", "capitale dei Paesi Bassi",

@@ -14,7 +14,7 @@ import Wikimedia
 /// `EmbeddedReadingLists` (the same demo users; saves and removals change this process's copy only).
 public final class EmbeddedTransport: UpstreamTransport, Sendable {
     public static let referenceDate = FeedDate(year: 2026, month: 11, day: 20)!
-    public static let languages = ["en", "de", "it"]
+    public static let languages = ["en", "de", "it", "zh"]
 
     /// Which demo notifications each user has read (this process's copy of Echo's state).
     private let readState: Mutex<[String: Set<Int>]>
@@ -101,10 +101,19 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             return t.json(EmbeddedFeeds.feed(lang: call.lang, date: date, articles: call.articles))
         },
         RESTRoute(prefix: "/api/rest_v1/page/summary/") { t, call, asked in
-            let page = t.restPage(asked, lang: call.lang)
+            let page = t.restPage(EmbeddedArticles.storedTitle(ArticleTitle.display(asked), lang: call.lang), lang: call.lang)
             if let redirect = page.redirect { return redirect }
             guard let article = call.articles.first(where: { $0.title == page.title }) else { return t.notFound("Page or revision not found.") }
-            return t.json(EmbeddedTransport.summary(article, lang: call.lang))
+            // The variant the call asks in (REST: Accept-Language), as MediaWiki's converter gives it: the text and the
+            // displayed title converted, the canonical title as stored.
+            let read = EmbeddedArticles.reading(article, lang: call.lang, variant: call.request.variant)
+            var summary = EmbeddedTransport.summary(read, lang: call.lang)
+            if read.title != article.title {
+                let key = article.title.replacingOccurrences(of: " ", with: "_")
+                summary.title = key
+                summary.titles?.canonical = key
+            }
+            return t.json(summary)
         },
         RESTRoute(prefix: "/w/rest.php/v1/page/", suffix: "/html") { t, call, asked in
             let title = call.resolved(asked).title

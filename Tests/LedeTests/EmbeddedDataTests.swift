@@ -175,7 +175,7 @@ final class AppRoutesTests: XCTestCase {
         let (langData, langResponse) = try await URLSession.shared.data(from: URL(string: base + "/languages")!)
         XCTAssertEqual((langResponse as? HTTPURLResponse)?.statusCode, 200)
         let obj = try JSONSerialization.jsonObject(with: langData) as! [String: Any]
-        XCTAssertEqual(obj["embedded"] as? [String], ["en", "de", "it"])
+        XCTAssertEqual(obj["embedded"] as? [String], ["en", "de", "it", "zh"])
         XCTAssertTrue((obj["languages"] as? [String])?.contains("simple") == true)
         let (metrics, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
         let text = String(decoding: metrics, as: UTF8.self)

@@ -111,3 +111,26 @@ final class InterfaceLanguageTests: FakeUpstreamTestCase {
         XCTAssertTrue((fake.requests(kind: "editor").last?.query ?? "").contains("uselang=fr"))
     }
 }
+
+/// The embedded default's Chinese edition, read in either script (`swift run` with no network answers a variant).
+final class EmbeddedVariantTests: XCTestCase {
+    func testAZhTwSummaryIsInTraditionalCharactersAndAZhCnOneInSimplified() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        func summary(_ path: String, _ headers: String = "") throws -> (TestHTTPResponse, [String: Any]) {
+            let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)Connection: close\r\n\r\n")
+            return (r, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
+        }
+        let (tw, twBody) = try summary("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
+        XCTAssertEqual(tw.status, 200)
+        XCTAssertEqual(tw.headers["content-language"], "zh-tw")
+        XCTAssertTrue((twBody["extract"] as? String ?? "").hasPrefix("臺灣是位於東亞的島嶼"), "\(twBody)")
+        let (cn, cnBody) = try summary("/summary/%E5%8F%B0%E6%B9%BE", "Accept-Language: zh-CN\r\n")
+        XCTAssertEqual(cn.headers["content-language"], "zh-cn")
+        XCTAssertTrue((cnBody["extract"] as? String ?? "").hasPrefix("台湾是位于东亚的岛屿"), "\(cnBody)")
+        // A title in traditional characters finds the page stored in simplified ones.
+        let (byTraditional, body) = try summary("/summary/%E8%87%BA%E7%81%A3?lang=zh-hk")
+        XCTAssertEqual(byTraditional.status, 200)
+        XCTAssertTrue((body["extract"] as? String ?? "").hasPrefix("臺灣"))
+    }
+}
