@@ -334,7 +334,8 @@ final class Connection: LoopDescriptorHandler {
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
-        let response = Connection.withTraceID(response, current.trace)
+        var response = Connection.withTraceID(response, current.trace)
+        if response.status >= 400, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
@@ -353,6 +354,22 @@ final class Connection: LoopDescriptorHandler {
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
             closeAfterFlush = true
         }
+    }
+
+    /// A problem in the request's language: its standard title in that language, `Content-Language`, and `Vary:
+    /// Accept-Language` when the header chose it.
+    static func localized(_ response: HTTPResponse, _ request: HTTPRequest, _ localizer: any ProblemLocalizer) -> HTTPResponse {
+        guard case .bytes(let body) = response.body, response.headers["Content-Type"] == "application/problem+json",
+              let words = localizer.title(status: response.status, for: request),
+              let retitled = Problem.retitled(body, status: response.status, title: words.title) else { return response }
+        var r = response
+        r.body = .bytes(retitled)
+        r.headers.set("Content-Language", words.language)
+        if words.byHeader {
+            let vary = r.headers["Vary"] ?? ""
+            if !vary.lowercased().contains("accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
+        }
+        return r
     }
 
     /// A problem (`application/problem+json`) names the request's trace: `"traceId"` added as its last member unless its

@@ -77,3 +77,29 @@ extension Problem: ProblemConvertible {
             ?? Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.")
     }
 }
+
+/// Words for a problem in the language of the request it answers: given to the server by the app (the server knows
+/// no language). Asked only for answers that are problems.
+public protocol ProblemLocalizer: Sendable {
+    /// The title for `status` in the request's language, that language (for `Content-Language`), and whether a
+    /// request field chose it (then `Vary: Accept-Language`); nil to leave the problem as written.
+    func title(status: Int, for request: HTTPRequest) -> (title: String, language: String, byHeader: Bool)?
+}
+
+extension Problem {
+    /// The problem body with its title replaced, when it carries the standard reason phrase for its status (a problem
+    /// with a title of its own keeps it). Nil when the body is not a problem this server wrote.
+    static func retitled(_ body: [UInt8], status: Int, title: String) -> [UInt8]? {
+        // `{"type":"…","title":"<reason>",` as `jsonBytes` writes it.
+        var standard = Array(",\"title\":".utf8)
+        JSONText.appendQuoted(HTTPStatus.reason(status), to: &standard)
+        standard.append(44)
+        guard let start = body.firstRange(of: standard) else { return nil }
+        var replacement = Array(",\"title\":".utf8)
+        JSONText.appendQuoted(title, to: &replacement)
+        replacement.append(44)
+        var out = body
+        out.replaceSubrange(start, with: replacement)
+        return out
+    }
+}

@@ -20,7 +20,11 @@ final class ServerCore: Sendable {
     let bodyBytesInFlight = Atomic<Int>(0)
     private let stoppedLoops = DispatchSemaphore(value: 0)
 
-    init(configuration: ServerConfiguration, router: Router, logger: Logger) {
+    /// Words for problems in the request's language (the app's), if any.
+    let localizer: (any ProblemLocalizer)?
+
+    init(configuration: ServerConfiguration, router: Router, logger: Logger, localizer: (any ProblemLocalizer)? = nil) {
+        self.localizer = localizer
         self.configuration = configuration
         self.router = router
         self.logger = logger
@@ -81,11 +85,12 @@ public final class HTTPServer: Sendable {
     /// The port actually bound (useful with port 0).
     public var port: Int { state.withLock { $0.port } }
 
-    public init(configuration: ServerConfiguration, router: Router, logger: Logger = Logger()) {
+    /// `localizer`: words for problems in each request's language (titles, `Content-Language`).
+    public init(configuration: ServerConfiguration, router: Router, logger: Logger = Logger(), localizer: (any ProblemLocalizer)? = nil) {
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        self.core = ServerCore(configuration: configuration, router: router, logger: logger)
+        self.core = ServerCore(configuration: configuration, router: router, logger: logger, localizer: localizer)
     }
 
     /// Whether `/readyz` says ready (false once draining has begun).

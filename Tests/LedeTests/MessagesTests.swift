@@ -103,3 +103,37 @@ final class TranslatedWordsTests: FakeUpstreamTestCase {
         XCTAssertTrue(html.contains("اقرأ على ويكيبيديا"), "the link in Arabic")
     }
 }
+
+/// Every problem's title in the reader's language, whatever part of the server wrote it.
+final class ProblemLanguageTests: XCTestCase {
+    func request(_ server: HTTPServer, _ path: String, _ headers: String = "") throws -> (TestHTTPResponse, [String: Any]) {
+        let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)Connection: close\r\n\r\n")
+        return (r, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
+    }
+
+    func testAProblemsTitleIsInTheReadersLanguage() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        // A route's own problem, chosen by the header: the title translated, Content-Language, Vary.
+        var (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: de-CH, en;q=0.5\r\n")
+        XCTAssertEqual(r.status, 400)
+        XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
+        XCTAssertEqual(body["type"] as? String, "urn:lede:problem:unsupported-language", "the type never changes")
+        XCTAssertEqual(r.headers["content-language"], "de")
+        XCTAssertTrue(r.headers["vary"]?.contains("Accept-Language") ?? false)
+        // The server's own (no route), chosen by uselang: no Vary needed for the header.
+        (r, body) = try request(server, "/no/such/route?uselang=zh-TW")
+        XCTAssertEqual(r.status, 404)
+        XCTAssertEqual(body["title"] as? String, "找不到")
+        XCTAssertEqual(r.headers["content-language"], "zh-hant")
+        // Nobody asked, or asked for a language with no catalogue: English, as written, no Content-Language.
+        (r, body) = try request(server, "/no/such/route")
+        XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
+        (r, body) = try request(server, "/no/such/route", "Accept-Language: tlh\r\n")
+        XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
+        // The body is still one JSON object with every member (the trace id after the title's change).
+        (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: ar\r\n")
+        XCTAssertEqual(body["title"] as? String, "طلب غير صالح")
+        XCTAssertNotNil(body["detail"] as? String); XCTAssertEqual(body["status"] as? Int, 400); XCTAssertNotNil(body["traceId"])
+    }
+}

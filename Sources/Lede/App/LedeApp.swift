@@ -82,7 +82,7 @@ public final class LedeApp: Sendable {
 
     /// The server for these options, with upstream and cache counters in `/metrics`.
     public func makeServer(logger: Logger) -> HTTPServer {
-        let server = HTTPServer(configuration: options.server, router: router, logger: logger)
+        let server = HTTPServer(configuration: options.server, router: router, logger: logger, localizer: ProblemWords())
         let api = self.api
         let client = self.client
         server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() + (client?.metrics.render() ?? "") }

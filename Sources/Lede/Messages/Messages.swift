@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// A message of Lede's own for a person, by its key in the catalogue (`Sources/Lede/i18n/`, MediaWiki's i18n format:
 /// `en.json`, `qqq.json` documenting each, one file a language). Every word Lede writes for a reader comes from here.
@@ -18,6 +19,31 @@ enum MessageKey: String, CaseIterable, Sendable {
     case editorGroupExtendedconfirmed = "lede-editor-group-extendedconfirmed"
     case editorGroupSysop = "lede-editor-group-sysop"
     case editorGroupRight = "lede-editor-group-right"
+    case problemTitle400 = "lede-problem-title-400"
+    case problemTitle401 = "lede-problem-title-401"
+    case problemTitle403 = "lede-problem-title-403"
+    case problemTitle404 = "lede-problem-title-404"
+    case problemTitle405 = "lede-problem-title-405"
+    case problemTitle406 = "lede-problem-title-406"
+    case problemTitle408 = "lede-problem-title-408"
+    case problemTitle409 = "lede-problem-title-409"
+    case problemTitle413 = "lede-problem-title-413"
+    case problemTitle414 = "lede-problem-title-414"
+    case problemTitle415 = "lede-problem-title-415"
+    case problemTitle417 = "lede-problem-title-417"
+    case problemTitle422 = "lede-problem-title-422"
+    case problemTitle428 = "lede-problem-title-428"
+    case problemTitle429 = "lede-problem-title-429"
+    case problemTitle431 = "lede-problem-title-431"
+    case problemTitle500 = "lede-problem-title-500"
+    case problemTitle501 = "lede-problem-title-501"
+    case problemTitle502 = "lede-problem-title-502"
+    case problemTitle503 = "lede-problem-title-503"
+    case problemTitle504 = "lede-problem-title-504"
+    case problemTitle505 = "lede-problem-title-505"
+
+    /// The title of a problem with this status, when the catalogue has one.
+    static func problemTitle(status: Int) -> MessageKey? { MessageKey(rawValue: "lede-problem-title-\(status)") }
 }
 
 /// The message catalogue, compiled into the binary: each language's messages, read once.
@@ -134,4 +160,18 @@ struct Messages: Sendable {
         "bho": "hi", "mai": "hi", "glk": "fa", "mzn": "fa", "lrc": "fa", "yi": "he",
         "arz": "ar", "ary": "ar", "jv": "id", "su": "id", "min": "id", "ace": "id",
     ]
+}
+
+/// Every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the catalogue;
+/// English answers stay as the server wrote them.
+struct ProblemWords: ProblemLocalizer {
+    func title(status: Int, for request: HTTPRequest) -> (title: String, language: String, byHeader: Bool)? {
+        let parameter = request.query == nil ? nil : request.queryParameter("uselang").flatMap(InterfaceLanguage.normalised)
+        guard let language = parameter ?? InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]),
+              let key = MessageKey.problemTitle(status: status) else { return nil }
+        let messages = Messages.shared
+        let used = messages.language(of: key, for: language)
+        guard used != "en" else { return nil }
+        return (messages.text(key, in: language), used, parameter == nil)
+    }
 }
