@@ -98,7 +98,9 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), let date = FeedDate(year: y, month: m, day: d) else {
                 return t.notFound("Invalid feed date.")
             }
-            return t.json(EmbeddedFeeds.feed(lang: call.lang, date: date, articles: call.articles))
+            // Read in the variant asked (REST: Accept-Language), as the summaries are.
+            let articles = call.articles.map { EmbeddedArticles.reading($0, lang: call.lang, variant: call.request.variant) }
+            return t.json(EmbeddedFeeds.feed(lang: call.lang, date: date, articles: articles))
         },
         RESTRoute(prefix: "/api/rest_v1/page/summary/") { t, call, asked in
             let page = t.restPage(EmbeddedArticles.storedTitle(ArticleTitle.display(asked), lang: call.lang), lang: call.lang)

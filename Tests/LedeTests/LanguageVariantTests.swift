@@ -128,6 +128,13 @@ final class EmbeddedVariantTests: XCTestCase {
         let (cn, cnBody) = try summary("/summary/%E5%8F%B0%E6%B9%BE", "Accept-Language: zh-CN\r\n")
         XCTAssertEqual(cn.headers["content-language"], "zh-cn")
         XCTAssertTrue((cnBody["extract"] as? String ?? "").hasPrefix("台湾是位于东亚的岛屿"), "\(cnBody)")
+        // The feed: each variant its own prepared answer (the default's simplified one is never served to zh-tw).
+        let (zhFeed, _) = try summary("/feed?lang=zh")
+        let (twFeed, _) = try summary("/feed?lang=zh-tw")
+        XCTAssertEqual(zhFeed.headers["content-language"], "zh"); XCTAssertEqual(twFeed.headers["content-language"], "zh-tw")
+        XCTAssertTrue(String(decoding: zhFeed.body, as: UTF8.self).contains("台湾是位于东亚"))
+        let twText = String(decoding: twFeed.body, as: UTF8.self)
+        XCTAssertTrue(twText.contains("臺灣是位於東亞") && !twText.contains("台湾是位于东亚"), "the zh-tw feed is in traditional characters")
         // A title in traditional characters finds the page stored in simplified ones.
         let (byTraditional, body) = try summary("/summary/%E8%87%BA%E7%81%A3?lang=zh-hk")
         XCTAssertEqual(byTraditional.status, 200)

@@ -587,7 +587,7 @@ final class FeedService: Sendable {
         var isToday: Bool
         var sections: Int
         init(_ r: FeedRequest) {
-            lang = r.lang.code; day = r.date.dayNumber; isToday = r.isToday
+            lang = r.lang.tag; day = r.date.dayNumber; isToday = r.isToday
             sections = r.sections.bits
         }
     }
@@ -597,8 +597,8 @@ final class FeedService: Sendable {
     /// An answer with placeholders may be kept only until the earliest of their retries. (The usual English answers
     /// carry `englishPersonalFields` / `englishSharedFields` instead: `assemble`.)
     func headers(_ r: FeedRequest, earliestRetry: Int? = nil) -> HTTPHeaders {
-        if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.code, maxAge: earliestRetry) }
-        return Self.headers(personal: r.isPersonal, lang: r.lang.code)
+        if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.tag, maxAge: earliestRetry) }
+        return Self.headers(personal: r.isPersonal, lang: r.lang.tag)
     }
 
     static func headers(personal: Bool, lang: String, maxAge: Int = 60) -> HTTPHeaders {
