@@ -102,7 +102,8 @@ final class ClientLimitTests: XCTestCase {
 
     func start(_ configure: @escaping (inout Options) -> Void) throws -> HTTPServer {
         try startLede {
-            $0.server.clients.rate = 2
+            // A slow refill (a unit every 5 s): a loaded machine's slow requests do not earn the flood a unit back.
+            $0.server.clients.rate = 0.2
             $0.server.clients.burst = 10
             configure(&$0)
         }
@@ -130,7 +131,7 @@ final class ClientLimitTests: XCTestCase {
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:rate-limited")
         XCTAssertEqual(r.headers["content-type"], "application/problem+json")
         XCTAssertNotNil(Int(r.headers["retry-after"] ?? ""))
-        XCTAssertEqual(r.headers["ratelimit-policy"], "\"client\";q=10;w=5")
+        XCTAssertEqual(r.headers["ratelimit-policy"], "\"client\";q=10;w=50")
         XCTAssertTrue(r.headers["ratelimit"]?.hasPrefix("\"client\";r=0;t=") ?? false, r.headers["ratelimit"] ?? "none")
         XCTAssertEqual(r.headers["cache-control"], "no-store")
         // Bob, at a person's pace, is not touched by Alice's flood.
