@@ -298,7 +298,8 @@ final class Connection: LoopDescriptorHandler {
             p.headers.set("Allow", allow.joined(separator: ", "))
             respond(p.response)
         case .notFound:
-            respond(Problem(status: 404, detail: "No route for \(request.path.prefix(200)).").response)
+            let path = String(request.path.prefix(200))
+            respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage("lede-problem-no-route", [path])).response)
         }
     }
 
@@ -334,8 +335,9 @@ final class Connection: LoopDescriptorHandler {
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
-        var response = Connection.withTraceID(response, current.trace)
-        if response.status >= 400, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
+        var response = response
+        if response.problem != nil, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
+        response = Connection.withTraceID(response, current.trace)
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
@@ -356,14 +358,16 @@ final class Connection: LoopDescriptorHandler {
         }
     }
 
-    /// A problem in the request's language: its standard title in that language, `Content-Language`, and `Vary:
-    /// Accept-Language` when the header chose it.
+    /// A problem in the request's language: its standard title and its catalogued detail in that language,
+    /// `Content-Language`, and `Vary: Accept-Language` when the header chose it. English is never encoded again.
     static func localized(_ response: HTTPResponse, _ request: HTTPRequest, _ localizer: any ProblemLocalizer) -> HTTPResponse {
-        guard case .bytes(let body) = response.body, response.headers["Content-Type"] == "application/problem+json",
-              let words = localizer.title(status: response.status, for: request),
-              let retitled = Problem.retitled(body, status: response.status, title: words.title) else { return response }
+        guard let record = response.problem, case .bytes = response.body,
+              let words = localizer.words(for: record.problem, request: request), words.title != nil || words.detail != nil else { return response }
+        var problem = record.problem
+        if let title = words.title { problem.title = title }
+        if let detail = words.detail { problem.detail = detail }
         var r = response
-        r.body = .bytes(retitled)
+        r.body = .bytes(problem.jsonBytes)
         r.headers.set("Content-Language", words.language)
         if words.byHeader {
             let vary = r.headers["Vary"] ?? ""
@@ -546,7 +550,8 @@ final class Connection: LoopDescriptorHandler {
         let config = core.configuration.streams
         guard core.metrics.streamOpened(max: config.maxStreams) else {
             var problem = Problem(status: 503, slug: "too-many-streams",
-                                  detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.")
+                                  detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.",
+                                  message: ProblemMessage("lede-problem-server-streams-full", [String(config.maxStreams)]))
             problem.headers.set("Retry-After", "5")
             respond(problem.response)
             return

@@ -4,6 +4,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: Body
+    /// The problem the response was made from (`Problem.response`), for words in the request's language.
+    public var problem: ProblemRecord?
 
     public enum Body: Sendable {
         /// Bytes encoded for this response; compressed per request when large and the client accepts gzip.

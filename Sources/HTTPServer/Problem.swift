@@ -9,8 +9,11 @@ public struct Problem: Error, Sendable {
     public var headers: HTTPHeaders
     /// Extra members, already JSON-encoded values keyed by name.
     public var extensions: [(String, String)]
+    /// `detail` as a message of the app's catalogue, for a `ProblemLocalizer` to give in the request's language (nil:
+    /// `detail` is said once, as written — a wiki's own text, say, already in the reader's language).
+    public var message: ProblemMessage?
 
-    public init(status: Int, slug: String? = nil, title: String? = nil, detail: String,
+    public init(status: Int, slug: String? = nil, title: String? = nil, detail: String, message: ProblemMessage? = nil,
                 headers: HTTPHeaders = HTTPHeaders(), extensions: [(String, String)] = []) {
         self.status = status
         self.title = title ?? HTTPStatus.reason(status)
@@ -18,6 +21,7 @@ public struct Problem: Error, Sendable {
         self.slug = slug ?? Problem.defaultSlug(status)
         self.headers = headers
         self.extensions = extensions
+        self.message = message
     }
 
     static func defaultSlug(_ status: Int) -> String {
@@ -26,17 +30,25 @@ public struct Problem: Error, Sendable {
 
     public var jsonBytes: [UInt8] {
         var out = [UInt8](); out.reserveCapacity(160 + detail.utf8.count)
-        out.append(contentsOf: Array("{\"type\":".utf8)); JSONText.appendQuoted("urn:lede:problem:\(slug)", to: &out)
-        out.append(contentsOf: Array(",\"title\":".utf8)); JSONText.appendQuoted(title, to: &out)
-        out.append(contentsOf: Array(",\"status\":\(status),\"detail\":".utf8)); JSONText.appendQuoted(detail, to: &out)
+        out.append(contentsOf: Problem.typeKey); var slug = slug
+        slug.withUTF8 { out.append(contentsOf: $0) }   // a slug is plain ASCII: nothing to escape
+        out.append(34)
+        out.append(contentsOf: Problem.titleKey); JSONText.appendQuoted(title, to: &out)
+        out.append(contentsOf: Problem.statusKey); JSONText.appendInt(status, to: &out)
+        out.append(contentsOf: Problem.detailKey); JSONText.appendQuoted(detail, to: &out)
         for (k, v) in extensions {
-            out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: Array(v.utf8))
+            out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: v.utf8)
         }
         // The trace of the request it answers, when made while one is handled (an event stream's error event too).
         if let trace = TraceContext.current { Problem.appendTraceMember(trace, to: &out) }
         out.append(125)
         return out
     }
+
+    static let typeKey = Array("{\"type\":\"urn:lede:problem:".utf8)
+    static let titleKey = Array(",\"title\":".utf8)
+    static let statusKey = Array(",\"status\":".utf8)
+    static let detailKey = Array(",\"detail\":".utf8)
 
     static let traceKey = Array(",\"traceId\":\"".utf8)
 
@@ -57,8 +69,25 @@ public struct Problem: Error, Sendable {
         var h = headers
         h.set("Content-Type", "application/problem+json")
         h.set("Cache-Control", "no-store")
-        return HTTPResponse(status: status, headers: h, body: .bytes(jsonBytes))
+        var r = HTTPResponse(status: status, headers: h, body: .bytes(jsonBytes))
+        // Kept beside the bytes for the localizer: a problem answered in English is never encoded twice.
+        r.problem = ProblemRecord(self)
+        return r
     }
+}
+
+/// A problem's `detail` as a message of the app's catalogue: its key and the values of its `$1`, `$2`… (numbers,
+/// names and paths, which read the same in every language).
+public struct ProblemMessage: Sendable, Equatable {
+    public var key: String
+    public var parameters: [String]
+    public init(_ key: String, _ parameters: [String] = []) { self.key = key; self.parameters = parameters }
+}
+
+/// The problem a response was made from, carried with it to the connection that may give it in another language.
+public final class ProblemRecord: Sendable {
+    public let problem: Problem
+    init(_ problem: Problem) { self.problem = problem }
 }
 
 /// An error that knows the problem it is answered with (as Hummingbird's `HTTPResponseError` knows its status): a
@@ -74,32 +103,29 @@ extension Problem: ProblemConvertible {
     /// The problem `error` is answered with: its own when it knows one, else a 500 that tells nothing of it.
     public static func answering(_ error: any Error) -> Problem {
         (error as? any ProblemConvertible)?.problem
-            ?? Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.")
+            ?? Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.",
+                       message: ProblemMessage("lede-problem-internal"))
     }
 }
 
 /// Words for a problem in the language of the request it answers: given to the server by the app (the server knows
-/// no language). Asked only for answers that are problems.
+/// no language). Asked only for answers made from a `Problem`.
 public protocol ProblemLocalizer: Sendable {
-    /// The title for `status` in the request's language, that language (for `Content-Language`), and whether a
-    /// request field chose it (then `Vary: Accept-Language`); nil to leave the problem as written.
-    func title(status: Int, for request: HTTPRequest) -> (title: String, language: String, byHeader: Bool)?
+    /// The problem's words in the request's interface language; nil to leave the problem as written.
+    func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage?
 }
 
-extension Problem {
-    /// The problem body with its title replaced, when it carries the standard reason phrase for its status (a problem
-    /// with a title of its own keeps it). Nil when the body is not a problem this server wrote.
-    static func retitled(_ body: [UInt8], status: Int, title: String) -> [UInt8]? {
-        // `{"type":"…","title":"<reason>",` as `jsonBytes` writes it.
-        var standard = Array(",\"title\":".utf8)
-        JSONText.appendQuoted(HTTPStatus.reason(status), to: &standard)
-        standard.append(44)
-        guard let start = body.firstRange(of: standard) else { return nil }
-        var replacement = Array(",\"title\":".utf8)
-        JSONText.appendQuoted(title, to: &replacement)
-        replacement.append(44)
-        var out = body
-        out.replaceSubrange(start, with: replacement)
-        return out
+/// A problem's title and detail in one language.
+public struct ProblemWordsInLanguage: Sendable {
+    /// The title, when the problem's is its status's standard one (a title of the problem's own stays).
+    public var title: String?
+    /// The detail, when the problem's `message` is in the catalogue.
+    public var detail: String?
+    /// The language they are in, for `Content-Language`.
+    public var language: String
+    /// Whether `Accept-Language` chose it (then `Vary: Accept-Language`).
+    public var byHeader: Bool
+    public init(title: String?, detail: String?, language: String, byHeader: Bool) {
+        self.title = title; self.detail = detail; self.language = language; self.byHeader = byHeader
     }
 }

@@ -197,7 +197,7 @@ public final class HTTPServer: Sendable {
         router.add("GET", "/readyz", limited: false) { [weak self] _ in
             if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
             // The slug says draining; the problem's `status` member stays the number (no second `status` key).
-            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.").response)
+            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.", message: ProblemMessage("lede-problem-draining")).response)
         }
         router.add("GET", "/metrics", limited: false) { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""

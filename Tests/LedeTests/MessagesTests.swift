@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import XCTest
 @testable import Lede
+import LedeBasics
 
 /// Lede's own words come from its message catalogue (`Sources/Lede/i18n/`, MediaWiki's i18n format).
 final class MessagesTests: XCTestCase {
@@ -135,5 +136,57 @@ final class ProblemLanguageTests: XCTestCase {
         (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: ar\r\n")
         XCTAssertEqual(body["title"] as? String, "طلب غير صالح")
         XCTAssertNotNil(body["detail"] as? String); XCTAssertEqual(body["status"] as? Int, 400); XCTAssertNotNil(body["traceId"])
+    }
+
+    func testAProblemsDetailIsInTheReadersLanguageWithItsValues() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        // The server's own problem: its detail from the catalogue, the path kept.
+        var (r, body) = try request(server, "/no/such/route", "Accept-Language: de\r\n")
+        XCTAssertEqual(body["detail"] as? String, "Keine Route für /no/such/route.")
+        XCTAssertEqual(r.headers["content-language"], "de")
+        // A route's, with two values, in French by uselang; in Japanese by the header.
+        (r, body) = try request(server, "/summary/Dog?lang=zz&uselang=fr")
+        XCTAssertEqual(body["title"] as? String, Messages.shared.text(.problemTitle400, in: "fr"))
+        let detail = try XCTUnwrap(body["detail"] as? String)
+        XCTAssertTrue(detail.hasPrefix("« zz » n’est pas une édition linguistique de Wikipédia."), detail)
+        XCTAssertTrue(detail.contains("\(LanguageCode.all.count)"), "the count kept: \(detail)")
+        (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: ja\r\n")
+        XCTAssertTrue((body["detail"] as? String ?? "").hasPrefix("「zz」はウィキペディアの言語版ではありません。"), "\(body)")
+        XCTAssertEqual(r.headers["content-language"], "ja")
+        // English stays as written: the catalogue's English.
+        (r, body) = try request(server, "/summary/Dog?lang=zz")
+        XCTAssertEqual(body["detail"] as? String, Messages.shared.text(.problemUnsupportedLanguage, in: "en", "zz", "\(LanguageCode.all.count)"))
+        XCTAssertNil(r.headers["content-language"])
+        // A detail written for the developer (a malformed feed date) stays English under a translated title.
+        (r, body) = try request(server, "/feed?date=yesterday", "Accept-Language: de\r\n")
+        XCTAssertEqual(r.status, 400)
+        XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
+        XCTAssertEqual(body["detail"] as? String, "date must be YYYY-MM-DD.")
+        // A well-formed date with no feed: a reader may meet it, so it is translated, the date kept.
+        (r, body) = try request(server, "/feed?date=2014-12-31", "Accept-Language: de\r\n")
+        XCTAssertEqual(r.status, 404)
+        XCTAssertEqual(body["detail"] as? String, "Für 2014-12-31 gibt es keinen Feed: Der Feed beginnt am 2015-01-01.")
+    }
+
+    /// The server module writes its problems' English itself (it knows no catalogue): the catalogue's English is the same.
+    func testTheServersOwnEnglishIsTheCataloguesEnglish() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let (_, body) = try request(server, "/no/such/route")
+        XCTAssertEqual(body["detail"] as? String, Messages.shared.text(.problemNoRoute, in: "en", "/no/such/route"))
+        struct Unknown: Error {}
+        let unknown = Problem.answering(Unknown())
+        XCTAssertEqual(unknown.detail, Messages.shared.text(try XCTUnwrap(MessageKey(rawValue: unknown.message?.key ?? "")), in: "en"))
+        let limiter = ClientRateLimiter(rate: 2.5, burst: 40, capacity: 1024, now: 0)
+        var decision = limiter.admit(7, cost: 40, now: 0)
+        decision = limiter.admit(7, now: 0)
+        XCTAssertFalse(decision.admitted)
+        let refusal = try XCTUnwrap(limiter.refusal(decision).problem?.problem)
+        XCTAssertEqual(refusal.detail, Messages.shared.text(.problemRateLimited, in: "en", parameters: refusal.message?.parameters ?? []))
+        XCTAssertEqual(refusal.message?.parameters, ["1", "40", "2.5"])
+        let draining = Problem(status: 503, slug: "draining", detail: "The server is shutting down.")
+        XCTAssertEqual(draining.detail, Messages.shared.text(.problemDraining, in: "en"))
+        XCTAssertEqual(Messages.shared.text(.problemServerStreamsFull, in: "en", "10"), "The server has as many open streams as it allows (10); retry shortly.")
     }
 }

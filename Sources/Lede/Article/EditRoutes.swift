@@ -23,9 +23,7 @@ enum EditRoutes {
     }
 
     /// A save without credentials, when anonymous edits are off: refused here, with nothing sent to Wikimedia.
-    static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account",
-                                             detail: "Editing through this app needs a Wikipedia account: send Authorization: Bearer <token>.",
-                                             headers: ["WWW-Authenticate": "Bearer"])
+    static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account", .problemEditNeedsAccount, headers: ["WWW-Authenticate": "Bearer"])
 
     static func register(on router: Router, api: any WikimediaAPI, settings: Settings) {
         router.get("/article/{title}/edit") { ctx in

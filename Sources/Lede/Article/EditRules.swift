@@ -44,7 +44,7 @@ enum EditRules {
         guard unknown.isEmpty else { throw bad("Unknown field(s): \(unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")).", field: unknown[0]) }
         guard case .string(let wikitext)? = object["wikitext"] else { throw bad("wikitext is required, as a string.", field: "wikitext") }
         guard wikitext.utf8.count <= maxWikitextBytes else {
-            throw Problem(status: 413, slug: "edit-too-large", detail: "The wikitext is larger than the wiki's page size limit of 2 MiB.",
+            throw Problem(status: 413, slug: "edit-too-large", .problemWikitextTooLarge, "2 MiB",
                           extensions: [("limit", "\(maxWikitextBytes)")])
         }
         guard case .string(let summary)? = object["summary"] else { throw bad("summary is required, as a string (it may be empty).", field: "summary") }
@@ -130,57 +130,56 @@ enum EditRules {
     /// The problem a refusal is answered with. `current`: the page's revision now (for a conflict).
     static func problem(_ message: APIMessage, current: Int? = nil) -> Problem {
         let text = plainText(message.html)
-        func said(_ fallback: String) -> String { text.isEmpty ? fallback : text }
         var ext: [(String, String)] = [("code", JSONText.quote(message.code))]
+        /// The wiki's own words when it gave any (already in the interface language: the save asks with `uselang`),
+        /// else the catalogue's.
+        func said(_ status: Int, _ slug: String, _ fallback: MessageKey, headers: HTTPHeaders = HTTPHeaders()) -> Problem {
+            text.isEmpty ? Problem(status: status, slug: slug, fallback, headers: headers, extensions: ext)
+                : Problem(status: status, slug: slug, detail: text, headers: headers, extensions: ext)
+        }
         switch kind(of: message) {
         case .conflict:
             if let current { ext.append(("currentRevision", "\(current)")) }
-            return Problem(status: 409, slug: "edit-conflict",
-                           detail: "Someone else changed this section since the editor opened it: reload the current revision, merge, and save again.",
-                           extensions: ext)
+            return Problem(status: 409, slug: "edit-conflict", .problemEditConflict, extensions: ext)
         case .protected:
-            return Problem(status: 403, slug: "protected", detail: said("This page is protected: you may not edit it."), extensions: ext)
+            return said(403, "protected", .problemEditProtected)
         case .blocked:
             if let block = message.block { ext.append(("block", blockJSON(block))) }
-            return Problem(status: 403, slug: "blocked", detail: said("You are blocked from editing this page."), extensions: ext)
+            return said(403, "blocked", .problemEditBlocked)
         case .disallowed:
             if !message.matches.isEmpty { ext.append(("matches", "[" + message.matches.prefix(20).map { JSONText.quote($0) }.joined(separator: ",") + "]")) }
-            return Problem(status: 403, slug: "edit-disallowed", detail: said("The wiki's filters refused this edit."), extensions: ext)
+            return said(403, "edit-disallowed", .problemEditDisallowed)
         case .warning:
-            return Problem(status: 422, slug: "edit-warning",
-                           detail: said("The wiki's filters warn about this edit.") + " Sending the same edit again saves it.", extensions: ext)
+            return text.isEmpty ? Problem(status: 422, slug: "edit-warning", .problemEditWarning, extensions: ext)
+                : Problem(status: 422, slug: "edit-warning", .problemEditWarningSaid, text, extensions: ext)
         case .badToken, .notAuthorised:
-            return Problem(status: 401, slug: "not-authorised", detail: "Wikipedia did not accept the credentials for this edit; sign in again.",
-                           headers: ["WWW-Authenticate": "Bearer"], extensions: ext)
+            return Problem(status: 401, slug: "not-authorised", .problemEditNotAuthorised, headers: ["WWW-Authenticate": "Bearer"], extensions: ext)
         case .notFound:
-            return Problem(status: 404, slug: "not-found", detail: said("The page or section does not exist."), extensions: ext)
+            return said(404, "not-found", .problemEditNotFound)
         case .readOnly:
-            return Problem(status: 503, slug: "wiki-read-only", detail: said("The wiki is read-only for maintenance; retry in a few minutes."),
-                           headers: ["Retry-After": "120"], extensions: ext)
+            return said(503, "wiki-read-only", .problemEditReadOnly, headers: ["Retry-After": "120"])
         case .rateLimited:
-            return Problem(status: 429, slug: "edit-rate-limited", detail: said("Too many edits in a short time; wait a minute and save again."),
-                           headers: ["Retry-After": "60"], extensions: ext)
+            return said(429, "edit-rate-limited", .problemEditRateLimited, headers: ["Retry-After": "60"])
         case .tooLarge:
-            return Problem(status: 413, slug: "edit-too-large", detail: said("The page would be larger than the wiki allows."), extensions: ext)
+            return said(413, "edit-too-large", .problemEditTooLarge)
         case .rejected:
-            return Problem(status: 400, slug: "invalid-edit", detail: said("The wiki refused a value of this edit."), extensions: ext)
+            return said(400, "invalid-edit", .problemEditRejected)
         case .failed:
-            return Problem(status: 502, slug: "edit-failed", detail: "The wiki refused the edit: " + said("no reason was given."), extensions: ext)
+            return text.isEmpty ? Problem(status: 502, slug: "edit-failed", .problemEditFailed, extensions: ext)
+                : Problem(status: 502, slug: "edit-failed", .problemEditFailedSaid, text, extensions: ext)
         }
     }
 
     /// A save whose outcome is unknown (sent, then no answer): never sent again by Lede.
     static func unknownOutcome(_ e: EditOutcomeUnknown, baseRevision: Int) -> Problem {
         let timedOut = e.cause == .timeout
-        return Problem(status: timedOut ? 504 : 502, slug: "edit-outcome-unknown",
-                       detail: "The edit was sent but Wikipedia's answer \(timedOut ? "did not arrive in time" : "was lost"): it may have been saved. "
-                           + "Reload the page's current revision and compare before saving again.",
+        return Problem(status: timedOut ? 504 : 502, slug: "edit-outcome-unknown", timedOut ? .problemEditOutcomeTimeout : .problemEditOutcomeLost,
                        extensions: [("baseRevision", "\(baseRevision)")])
     }
 
     /// The captcha's problem: its id and the image's absolute URL.
     static func captchaProblem(id: String, url: String, base: String) -> Problem {
-        Problem(status: 428, slug: "captcha-required", detail: "Wikipedia asks for a captcha: show its image, then send the same edit with captcha {id, answer}.",
+        Problem(status: 428, slug: "captcha-required", .problemCaptcha,
                 extensions: [("captcha", "{\"id\":\(JSONText.quote(id)),\"url\":\(JSONText.quote(absoluteURL(url, base: base)))}")])
     }
 

@@ -61,9 +61,9 @@ enum ContentRoutes {
             let lang: LanguageCode, q: String
             lang = try LanguageCode.resolve(ctx.request)
             let raw = ctx.request.queryParameter("q") ?? ""
-            guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", detail: "q is longer than \(maxQueryLength) characters.") }
+            guard raw.unicodeScalars.count <= maxQueryLength else { throw Problem(status: 400, slug: "invalid-query", .problemQueryTooLong, String(maxQueryLength)) }
             q = trimmingQuerySpace(raw)
-            guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", detail: "q is required (and more than spaces).") }
+            guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", .problemQueryRequired) }
             let key = "search:\(lang.tag):\(q)"
             return Responses.prepared(responses, key: key, ttl: 120, headers: ["Vary": Responses.varyByLanguage]) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
@@ -101,7 +101,7 @@ enum ContentRoutes {
         }
         // At most 255 code points as sent (what openapi.yaml's maxLength counts), something besides spaces.
         guard !t.isEmpty, (raw ?? "").unicodeScalars.count <= 255, !t.unicodeScalars.contains(where: forbidden) else {
-            throw Problem(status: 400, slug: "invalid-title", detail: "The title is empty, too long, or holds characters Wikipedia titles cannot (# < > [ ] { } |).")
+            throw Problem(status: 400, slug: "invalid-title", .problemInvalidTitle)
         }
         return t
     }

@@ -57,7 +57,7 @@ final class RandomPool: Sendable {
         self.clock = clock
     }
 
-    static let noArticle = Problem(status: 503, slug: "no-random-article", detail: "No suitable random article was found; retry.", headers: ["Retry-After": "1"])
+    static let noArticle = Problem(status: 503, slug: "no-random-article", .problemNoRandomArticle, headers: ["Retry-After": "1"])
 
     /// A card now if the pool has one (for the event loop); starts a refill when the pool runs low.
     func next(lang: LanguageCode) -> Entry? {

@@ -125,8 +125,8 @@ struct FeedRequest: Sendable, Equatable {
         if let raw = v[1]?.string {
             guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
             // A well-formed date outside the feed's days names no feed: 404, like upstream's featured feed.
-            guard d <= today else { throw noFeed("There is no feed for \(raw) yet: it is in the future (UTC).") }
-            guard d >= earliest else { throw noFeed("There is no feed for \(raw): the feed starts on 2015-01-01.") }
+            guard d <= today else { throw Problem(status: 404, slug: "no-feed-for-date", .problemNoFeedFuture, raw) }
+            guard d >= earliest else { throw Problem(status: 404, slug: "no-feed-for-date", .problemNoFeedBeforeStart, raw, "2015-01-01") }
             date = d
         }
         var sections = SectionSet.all
@@ -175,7 +175,6 @@ struct FeedRequest: Sendable, Equatable {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
-    static func noFeed(_ detail: String) -> Problem { Problem(status: 404, slug: "no-feed-for-date", detail: detail) }
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
 }

@@ -448,11 +448,10 @@ final class FeedService: Sendable {
     func allPlaceholders(_ statuses: Statuses) -> Problem? {
         guard statuses.count > 0, statuses.failed == statuses.count else { return nil }
         if statuses.backingOff == statuses.count, let wait = statuses.longestWait {
-            return Problem(status: 503, slug: "upstream-rate-limited", detail: "Wikipedia asked Lede to slow down; retry after \(wait) s.",
+            return Problem(status: 503, slug: "upstream-rate-limited", .problemUpstreamRateLimited, String(wait),
                            headers: ["Retry-After": "\(wait)"])
         }
-        return Problem(status: 502, slug: "upstream-unavailable",
-                       detail: "No section of the feed could be loaded from Wikipedia. Retry shortly.", headers: ["Retry-After": "\(retryAfterSeconds)"])
+        return Problem(status: 502, slug: "upstream-unavailable", .problemFeedUnavailable, headers: ["Retry-After": "\(retryAfterSeconds)"])
     }
 
     static func head(date: FeedDate, generatedAt: String, lang: String) -> String {

@@ -35,7 +35,7 @@ enum AnimalRoutes {
         router.get("/animals/{id}") { ctx in
             let animal = try find(ctx.parameter("id"))
             let favorites = try Animals.favorites(ctx.request.queryParameter("favorites"))
-            guard let prepared = items[animal.id] else { throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(animal.id).") }
+            guard let prepared = items[animal.id] else { throw Problem(status: 404, slug: "not-found", .problemNoAnimal, String(animal.id)) }
             return .response(.prepared(favorites.contains(animal.id) ? prepared.favorite : prepared.plain))
         }
         router.get("/animals/{id}/image.svg") { ctx in
@@ -52,7 +52,7 @@ enum AnimalRoutes {
             throw Problem(status: 400, slug: "invalid-gallery-request", detail: "The animal id is a number.")
         }
         guard let a = Animals.all.first(where: { $0.id == id }) else {
-            throw Problem(status: 404, slug: "not-found", detail: "No animal with id \(id).")
+            throw Problem(status: 404, slug: "not-found", .problemNoAnimal, String(id))
         }
         return a
     }

@@ -48,7 +48,7 @@ enum GalleryRoutes {
             return Responses.async {
                 let (items, source) = try await reddit.images(q)
                 guard let image = items.first(where: { $0.id == id }) else {
-                    throw Problem(status: 404, slug: "not-found", detail: "No image \(id) in the results for \(q).")
+                    throw Problem(status: 404, slug: "not-found", .problemNoGalleryImage, id, q)
                 }
                 let body = DetailBody(image: image, related: RedditRules.related(items, selected: id, exclude: exclude))
                 return answer(source, key: key, hit: Self.imageHit, in: responses) { _ in body }

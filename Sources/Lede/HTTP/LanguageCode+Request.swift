@@ -47,8 +47,7 @@ extension LanguageCode {
     }
 
     static func unsupportedProblem(_ raw: String) -> Problem {
-        Problem(status: 400, slug: "unsupported-language",
-                detail: "'\(raw.prefix(40))' is not a Wikipedia language edition. Use a code such as en, de or it; GET /languages lists all \(all.count).",
+        Problem(status: 400, slug: "unsupported-language", .problemUnsupportedLanguage, String(raw.prefix(40)), String(all.count),
                 extensions: [("languages", "\"/languages\"")])
     }
 }

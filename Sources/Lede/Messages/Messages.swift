@@ -41,6 +41,59 @@ enum MessageKey: String, CaseIterable, Sendable {
     case problemTitle503 = "lede-problem-title-503"
     case problemTitle504 = "lede-problem-title-504"
     case problemTitle505 = "lede-problem-title-505"
+    case problemNoRoute = "lede-problem-no-route"
+    case problemDraining = "lede-problem-draining"
+    case problemRateLimited = "lede-problem-rate-limited"
+    case problemServerStreamsFull = "lede-problem-server-streams-full"
+    case problemInternal = "lede-problem-internal"
+    case problemBusy = "lede-problem-busy"
+    case problemShareBusy = "lede-problem-share-busy"
+    case problemSavedPartlyRemoved = "lede-problem-saved-partly-removed"
+    case problemSavedLimit = "lede-problem-saved-limit"
+    case problemSavedLimitUnknown = "lede-problem-saved-limit-unknown"
+    case problemSavedNeedsAccount = "lede-problem-saved-needs-account"
+    case problemSavedNotSetUp = "lede-problem-saved-not-set-up"
+    case problemSavedGone = "lede-problem-saved-gone"
+    case problemNoRandomArticle = "lede-problem-no-random-article"
+    case problemStreamsBusy = "lede-problem-streams-busy"
+    case problemAccountStreamsFull = "lede-problem-account-streams-full"
+    case problemFeedUnavailable = "lede-problem-feed-unavailable"
+    case problemUpstreamTimeout = "lede-problem-upstream-timeout"
+    case problemUpstreamUnreachable = "lede-problem-upstream-unreachable"
+    case problemUpstreamError = "lede-problem-upstream-error"
+    case problemUpstreamMalformed = "lede-problem-upstream-malformed"
+    case problemUpstreamTooLarge = "lede-problem-upstream-too-large"
+    case problemUpstreamNotAuthorised = "lede-problem-upstream-not-authorised"
+    case problemUpstreamNotFound = "lede-problem-upstream-not-found"
+    case problemUpstreamRateLimited = "lede-problem-upstream-rate-limited"
+    case problemUpstreamCircuitOpen = "lede-problem-upstream-circuit-open"
+    case problemEditNeedsAccount = "lede-problem-edit-needs-account"
+    case problemEditConflict = "lede-problem-edit-conflict"
+    case problemEditProtected = "lede-problem-edit-protected"
+    case problemEditBlocked = "lede-problem-edit-blocked"
+    case problemEditDisallowed = "lede-problem-edit-disallowed"
+    case problemEditWarning = "lede-problem-edit-warning"
+    case problemEditWarningSaid = "lede-problem-edit-warning-said"
+    case problemEditNotAuthorised = "lede-problem-edit-not-authorised"
+    case problemEditNotFound = "lede-problem-edit-not-found"
+    case problemEditReadOnly = "lede-problem-edit-read-only"
+    case problemEditRateLimited = "lede-problem-edit-rate-limited"
+    case problemEditTooLarge = "lede-problem-edit-too-large"
+    case problemEditRejected = "lede-problem-edit-rejected"
+    case problemEditFailed = "lede-problem-edit-failed"
+    case problemEditFailedSaid = "lede-problem-edit-failed-said"
+    case problemEditOutcomeTimeout = "lede-problem-edit-outcome-timeout"
+    case problemEditOutcomeLost = "lede-problem-edit-outcome-lost"
+    case problemCaptcha = "lede-problem-captcha"
+    case problemWikitextTooLarge = "lede-problem-wikitext-too-large"
+    case problemNoAnimal = "lede-problem-no-animal"
+    case problemNoGalleryImage = "lede-problem-no-gallery-image"
+    case problemInvalidTitle = "lede-problem-invalid-title"
+    case problemUnsupportedLanguage = "lede-problem-unsupported-language"
+    case problemNoFeedFuture = "lede-problem-no-feed-future"
+    case problemNoFeedBeforeStart = "lede-problem-no-feed-before-start"
+    case problemQueryTooLong = "lede-problem-query-too-long"
+    case problemQueryRequired = "lede-problem-query-required"
 
     /// The title of a problem with this status, when the catalogue has one.
     static func problemTitle(status: Int) -> MessageKey? { MessageKey(rawValue: "lede-problem-title-\(status)") }
@@ -104,6 +157,8 @@ struct Messages: Sendable {
     }
 
     func text(_ key: MessageKey, in language: String?, parameters: [String]) -> String {
+        // English, the language of logs and of most problems, without walking a chain.
+        if language == nil || language == "en", let template = catalogue["en"]?[key.rawValue] { return Messages.substitute(template, parameters) }
         var template = key.rawValue
         for code in Messages.fallbacks(language ?? "en") {
             if let found = catalogue[code]?[key.rawValue] { template = found; break }
@@ -164,14 +219,38 @@ struct Messages: Sendable {
 
 /// Every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the catalogue;
 /// English answers stay as the server wrote them.
+/// Every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the catalogue, and
+/// its detail where the problem names a message of it; English answers stay as the server wrote them (the catalogue is
+/// not read for them: a request with neither field costs two field lookups).
 struct ProblemWords: ProblemLocalizer {
-    func title(status: Int, for request: HTTPRequest) -> (title: String, language: String, byHeader: Bool)? {
+    func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage? {
         let parameter = request.query == nil ? nil : request.queryParameter("uselang").flatMap(InterfaceLanguage.normalised)
-        guard let language = parameter ?? InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]),
-              let key = MessageKey.problemTitle(status: status) else { return nil }
+        guard let language = parameter ?? InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]) else { return nil }
         let messages = Messages.shared
-        let used = messages.language(of: key, for: language)
-        guard used != "en" else { return nil }
-        return (messages.text(key, in: language), used, parameter == nil)
+        // One fallback chain for both lookups; a message found only in English leaves the problem as written.
+        let chain = Messages.fallbacks(language)
+        func template(_ key: MessageKey) -> (language: String, text: String)? {
+            for code in chain { if let text = messages.catalogue[code]?[key.rawValue] { return code == "en" ? nil : (code, text) } }
+            return nil
+        }
+        var title: String?, detail: String?, used: String?
+        if problem.title == HTTPStatus.reason(problem.status), let key = MessageKey.problemTitle(status: problem.status), let found = template(key) {
+            title = found.text; used = found.language
+        }
+        if let message = problem.message, let key = MessageKey(rawValue: message.key), let found = template(key), used == nil || used == found.language {
+            detail = Messages.substitute(found.text, message.parameters); used = found.language
+        }
+        guard let used else { return nil }
+        return ProblemWordsInLanguage(title: title, detail: detail, language: used, byHeader: parameter == nil)
+    }
+}
+
+extension Problem {
+    /// A problem whose detail is a message of the catalogue: in English here (as logs and English readers read it), in
+    /// the reader's language when answered (`ProblemWords`).
+    init(status: Int, slug: String? = nil, _ key: MessageKey, _ parameters: String..., headers: HTTPHeaders = HTTPHeaders(),
+         extensions: [(String, String)] = []) {
+        self.init(status: status, slug: slug, detail: Messages.shared.text(key, in: "en", parameters: parameters),
+                  message: ProblemMessage(key.rawValue, parameters), headers: headers, extensions: extensions)
     }
 }

@@ -176,8 +176,7 @@ final class SavedService: Sendable {
         if let first = failed.first {
             if case ReadingListsFailure.anonymous = first.error { throw first.error }
             if let u = first.error as? UpstreamError, u == .notAuthorised { throw u }
-            throw Problem(status: 502, slug: "saved-partly-removed",
-                          detail: "\(removed) of \(tab.allEntryIDs.count) saved articles were removed; Wikipedia refused or did not answer for the rest. Retry to remove them.",
+            throw Problem(status: 502, slug: "saved-partly-removed", .problemSavedPartlyRemoved, String(removed), String(tab.allEntryIDs.count),
                           headers: ["Retry-After": "5"], extensions: [("removed", "\(removed)"), ("remaining", "\(failed.count)")])
         }
         return removed
@@ -227,10 +226,8 @@ final class SavedService: Sendable {
     }
 
     static func limitProblem(_ limit: Int?) -> Problem {
-        Problem(status: 409, slug: "saved-limit",
-                detail: limit.map { "The Saved list holds \($0) articles, as many as Wikipedia allows; remove some to save more." }
-                    ?? "The Saved list holds as many articles as Wikipedia allows; remove some to save more.",
-                extensions: limit.map { [("limit", "\($0)")] } ?? [])
+        if let limit { return Problem(status: 409, slug: "saved-limit", .problemSavedLimit, String(limit), extensions: [("limit", "\(limit)")]) }
+        return Problem(status: 409, slug: "saved-limit", .problemSavedLimitUnknown)
     }
 }
 
@@ -244,15 +241,13 @@ extension Problem {
     init(readingLists e: ReadingListsFailure) {
         switch e {
         case .notSetUp:
-            self.init(status: 409, slug: "saved-not-set-up", detail: "Saving is not set up for this account yet; save an article to set it up.")
+            self.init(status: 409, slug: "saved-not-set-up", .problemSavedNotSetUp)
         case .entryLimit:
             self = SavedService.limitProblem(nil)
         case .anonymous:
-            self.init(status: 401, slug: "saved-needs-account",
-                      detail: "Saved articles need a registered Wikipedia account; anonymous and temporary accounts cannot keep reading lists.",
-                      headers: ["WWW-Authenticate": "Bearer"])
+            self.init(status: 401, slug: "saved-needs-account", .problemSavedNeedsAccount, headers: ["WWW-Authenticate": "Bearer"])
         case .noSuchEntry:
-            self.init(status: 404, slug: "not-found", detail: "That saved article is gone already.")
+            self.init(status: 404, slug: "not-found", .problemSavedGone)
         case .rejected(let key):
             self.init(status: 400, slug: "saved-rejected", detail: "Wikipedia's reading lists refused this request (\(key)).",
                       extensions: [("errorKey", JSONText.quote(key))])

@@ -93,7 +93,7 @@ final class ShareService: Sendable {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         guard waiting.wrappingAdd(1, ordering: .relaxed).newValue <= cores + settings.queueBound else {
             waiting.wrappingSubtract(1, ordering: .relaxed)
-            throw Problem(status: 503, slug: "share-busy", detail: "The server is drawing as many cards as it queues; retry in a moment.",
+            throw Problem(status: 503, slug: "share-busy", .problemShareBusy,
                           headers: ["Retry-After": "\(1 + Int.random(in: 0...2))"])
         }
         defer { waiting.wrappingSubtract(1, ordering: .relaxed) }
