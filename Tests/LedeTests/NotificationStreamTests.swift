@@ -185,6 +185,42 @@ final class NotificationStreamTests: FakeUpstreamTestCase {
         usleep(600_000)
         XCTAssertEqual(fake.requests(kind: "notifications").count, after)
     }
+
+    func open(_ token: String = "demo-alice", uselang: String) throws -> (TestResponse, Events) {
+        let c = try RawClient(port: server.port, timeout: 5)
+        c.send("GET /notifications/stream?uselang=\(uselang) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        return (try XCTUnwrap(c.readHead()), Events(c))
+    }
+
+    /// Echo writes each notification's header in the poll's `uselang`: a German reader's bell polls in German, a French
+    /// reader's in French, and one account's streams share one quota and one mark-read whatever their languages.
+    func testEachStreamIsPolledInItsReadersLanguageUnderOneQuota() throws {
+        setUnread([11])
+        let german = try open(uselang: "de"), french = try open(uselang: "fr")
+        XCTAssertEqual(german.1.next()?.event, "badge")
+        XCTAssertEqual(french.1.next()?.event, "badge")
+        let queries = fake.requests(kind: "notifications").map { $0.query ?? "" }
+        XCTAssertTrue(queries.contains { $0.contains("uselang=de") }, "\(queries)")
+        XCTAssertTrue(queries.contains { $0.contains("uselang=fr") }, "\(queries)")
+        XCTAssertEqual(app.notifications.polledUsers, 2, "one poll per language the user reads in")
+        // Eight streams in all for the account, whatever their languages.
+        var more: [(TestResponse, Events)] = []
+        for i in 0..<6 { more.append(try open(uselang: i % 2 == 0 ? "ja" : "de")) }
+        for s in more { XCTAssertEqual(s.0.status, 200) }
+        let ninth = try open(uselang: "it")
+        XCTAssertEqual(ninth.0.status, 429, "the account's ninth stream, in a language of its own, is over the quota")
+        // A mark-read reaches every language's streams at once.
+        for s in more { XCTAssertEqual(s.1.next()?.event, "badge") }
+        setUnread([])
+        let body = "{\"ids\":[11]}"
+        let posted = try TestHTTPResponse(port: server.port, request: "POST /notifications/read HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-alice\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        XCTAssertEqual(posted.status, 200)
+        for s in [german, french] {
+            let badge = try XCTUnwrap(s.1.next())
+            XCTAssertEqual(badge.event, "badge")
+            XCTAssertEqual(json(badge.data)["unreadCount"] as? Int, 0)
+        }
+    }
 }
 
 extension NotificationStreamTests {
@@ -235,11 +271,14 @@ final class NotificationHubTests: XCTestCase {
     func testTokensThatShareAHashGetTheirOwnPolls() throws {
         let lang = try XCTUnwrap(LanguageCode("en"))
         var users: [Int: NotificationHub.UserPoll] = [:]
-        users[41] = NotificationHub.UserPoll(token: "alice", lang: lang)
-        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "alice"), 41)
-        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory"), 42)
-        users[42] = NotificationHub.UserPoll(token: "mallory", lang: lang)
-        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory"), 42)
+        users[41] = NotificationHub.UserPoll(token: "alice", lang: lang, uselang: nil, account: 1)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "alice", uselang: nil), 41)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory", uselang: nil), 42)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "alice", uselang: "de"), 42, "alice in German is a poll of its own")
+        users[42] = NotificationHub.UserPoll(token: "mallory", lang: lang, uselang: nil, account: 2)
+        XCTAssertEqual(NotificationHub.slot(in: users, 41, token: "mallory", uselang: nil), 42)
         XCTAssertNotEqual(NotificationHub.key(token: "alice", lang: lang), NotificationHub.key(token: "alice ", lang: lang))
+        XCTAssertNotEqual(NotificationHub.key(token: "alice", lang: lang, uselang: "de"), NotificationHub.key(token: "alice", lang: lang))
     }
+
 }

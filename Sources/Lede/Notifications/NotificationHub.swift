@@ -5,7 +5,9 @@ import LedeBasics
 import Wikimedia
 
 /// The live bell's fan-in: one Echo poll per user on this replica, however many of that user's event streams are
-/// open. Users are keyed by a keyed hash of their token and edition (the process's random SipHash key), so the token
+/// open — one per interface language the user's streams read in (Echo writes its notifications' words in the poll's
+/// `uselang`; a user's streams are bounded across languages, so are the polls). Users are keyed by a keyed hash of their
+/// token, edition and interface language (the process's random SipHash key), so the token
 /// itself is held only by the poll that needs it, and never logged. The first poll round checks the token: a stream
 /// that opens while a round is in flight joins it. Polling stops with the user's last stream; a `Retry-After` from
 /// Wikimedia (or the circuit breaker) pauses it while streams stay open.
@@ -32,8 +34,7 @@ final class NotificationHub: Sendable {
     /// The problem a stream refused in a storm gets: 503 with its own `Retry-After`, drawn from `busyRetry`.
     func busy() -> Problem {
         let wait = Int.random(in: settings.busyRetry)
-        return Problem(status: 503, slug: "streams-busy",
-                       detail: "Too many bells are opening on this server at once; retry after \(wait) s.", headers: ["Retry-After": "\(wait)"])
+        return Problem(status: 503, slug: "streams-busy", .problemStreamsBusy, String(wait), headers: ["Retry-After": "\(wait)"])
     }
 
     /// What one poll round saw: the unread count and the unread notifications, newest first.
@@ -56,7 +57,7 @@ final class NotificationHub: Sendable {
 
     let api: any WikimediaAPI
     let settings: Settings
-    private let users = Mutex<[Int: UserPoll]>([:])
+    private let users = Mutex(Polls())
     private let nextID = Atomic<Int>(0)
     /// Where new users' first polls wait their turn.
     let admission: FirstPollAdmission
@@ -67,21 +68,37 @@ final class NotificationHub: Sendable {
         admission = FirstPollAdmission(capacity: settings.firstPolls, maxWait: settings.firstPollWait)
     }
 
-    /// Users being polled now (metrics, tests).
-    var polledUsers: Int { users.withLock { $0.count } }
+    /// The polls by key, and each account's polls (one per interface language its streams read in).
+    struct Polls {
+        var byKey: [Int: UserPoll] = [:]
+        /// `key(token:lang:)` → the keys of that account's polls.
+        var accounts: [Int: [Int]] = [:]
 
-    static func key(token: String, lang: LanguageCode) -> Int {
+        /// The streams open for `token` on `lang`, in every interface language.
+        func streams(ofAccount account: Int, token: String) -> Int {
+            accounts[account, default: []].reduce(0) { n, key in
+                guard let poll = byKey[key], poll.token == token else { return n }
+                return n + poll.state.withLock { $0.subscribers.count }
+            }
+        }
+    }
+
+    /// Polls running now: users, times the interface languages they read in (metrics, tests).
+    var polledUsers: Int { users.withLock { $0.byKey.count } }
+
+    static func key(token: String, lang: LanguageCode, uselang: String? = nil) -> Int {
         var h = Hasher()   // seeded at random per process: a keyed hash
         h.combine(token)
         h.combine(lang.code)
+        if let uselang { h.combine(uselang) }
         return h.finalize()
     }
 
-    /// The slot of `token`'s poll: its hash, or the next free or matching one should another token share that hash —
-    /// one user's streams never see another's notifications.
-    static func slot(in users: [Int: UserPoll], _ hashed: Int, token: String) -> Int {
+    /// The slot of `token`'s poll in `uselang`: its hash, or the next free or matching one should another poll share
+    /// that hash — one user's streams never see another's notifications.
+    static func slot(in users: [Int: UserPoll], _ hashed: Int, token: String, uselang: String?) -> Int {
         var key = hashed
-        while let existing = users[key], existing.token != token { key &+= 1 }
+        while let existing = users[key], existing.token != token || existing.uselang != uselang { key &+= 1 }
         return key
     }
 
@@ -98,18 +115,26 @@ final class NotificationHub: Sendable {
         /// The user's token, held while the user has streams (for the polls), never logged.
         let token: String
         let lang: LanguageCode
+        /// The interface language Echo is asked to write in (nil: the wiki's).
+        let uselang: String?
+        /// The account's key (`key(token:lang:)`), under which the account's polls are listed.
+        let account: Int
         let state: Mutex<State>
-        init(token: String, lang: LanguageCode) {
+        init(token: String, lang: LanguageCode, uselang: String?, account: Int) {
             self.token = token
             self.lang = lang
+            self.uselang = uselang
+            self.account = account
             state = Mutex(State())
         }
     }
 
-    /// A stream of `token`'s updates, with the snapshot it starts from. Joins (or starts) a poll round first: a refused
-    /// token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an upstream failure.
-    func subscribe(token: String, lang: LanguageCode) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
-        let hashed = Self.key(token: token, lang: lang)
+    /// A stream of `token`'s updates in `uselang`, with the snapshot it starts from. Joins (or starts) a poll round
+    /// first: a refused token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an
+    /// upstream failure.
+    func subscribe(token: String, lang: LanguageCode, uselang: String? = nil) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
+        let hashed = Self.key(token: token, lang: lang, uselang: uselang)
+        let account = Self.key(token: token, lang: lang)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let limit = settings.maxStreamsPerUser
@@ -117,15 +142,18 @@ final class NotificationHub: Sendable {
         // it is relative to it (no notification twice, none lost). A user already polled starts from the last round
         // (the token has been checked); the first stream of a user waits for the first round, which checks the token.
         let (poll, round, known, key): (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) = try users.withLock { users in
-            let key = Self.slot(in: users, hashed, token: token)
+            // The account's streams in every language count against one quota.
+            guard users.streams(ofAccount: account, token: token) < limit else {
+                throw Problem(status: 429, slug: "too-many-streams", .problemAccountStreamsFull, String(limit), headers: ["Retry-After": "30"])
+            }
+            let key = Self.slot(in: users.byKey, hashed, token: token, uselang: uselang)
             let poll: UserPoll
-            if let existing = users[key] { poll = existing } else { poll = UserPoll(token: token, lang: lang); users[key] = poll }
-            return try poll.state.withLock { s -> (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) in
-                guard s.subscribers.count < limit else {
-                    throw Problem(status: 429, slug: "too-many-streams",
-                                  detail: "This account already has \(limit) notification streams open on this server; close one first.",
-                                  headers: ["Retry-After": "30"])
-                }
+            if let existing = users.byKey[key] { poll = existing } else {
+                poll = UserPoll(token: token, lang: lang, uselang: uselang, account: account)
+                users.byKey[key] = poll
+                users.accounts[account, default: []].append(key)
+            }
+            return poll.state.withLock { s -> (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) in
                 s.subscribers[id] = inbox
                 if let latest = s.latest { return (poll, nil, latest, key) }
                 if s.round == nil { s.round = startRound(poll, key: key, token: token, first: true) }
@@ -147,11 +175,13 @@ final class NotificationHub: Sendable {
     /// The stream `id` closed; the user's last stream stops the polling and forgets the token.
     func unsubscribe(key: Int, id: Int) {
         let stopped: (Task<Void, Never>?, AsyncStream<Update>.Continuation?) = users.withLock { users in
-            guard let poll = users[key] else { return (nil, nil) }
+            guard let poll = users.byKey[key] else { return (nil, nil) }
             return poll.state.withLock { s in
                 let inbox = s.subscribers.removeValue(forKey: id)
                 guard s.subscribers.isEmpty, s.round == nil else { return (nil, inbox) }
-                users[key] = nil
+                users.byKey[key] = nil
+                users.accounts[poll.account]?.removeAll { $0 == key }
+                if users.accounts[poll.account]?.isEmpty == true { users.accounts[poll.account] = nil }
                 s.ended = true
                 let task = s.polling
                 s.polling = nil
@@ -162,17 +192,19 @@ final class NotificationHub: Sendable {
         stopped.0?.cancel()
     }
 
-    /// A mark-read through this replica: that user's streams get the new count at once.
+    /// A mark-read through this replica: that user's streams, in every language, get the new count at once.
     func countChanged(token: String, lang: LanguageCode, unread: Int) {
-        let hashed = Self.key(token: token, lang: lang)
-        guard let poll = users.withLock({ $0[Self.slot(in: $0, hashed, token: token)] }) else { return }
-        let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in
-            guard var latest = s.latest, latest.unread != unread else { return ([], 0) }
-            latest.unread = unread
-            s.latest = latest
-            return (Array(s.subscribers.values), latest.newestID)
+        let account = Self.key(token: token, lang: lang)
+        let polls = users.withLock { users in users.accounts[account, default: []].compactMap { users.byKey[$0] }.filter { $0.token == token } }
+        for poll in polls {
+            let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in
+                guard var latest = s.latest, latest.unread != unread else { return ([], 0) }
+                latest.unread = unread
+                s.latest = latest
+                return (Array(s.subscribers.values), latest.newestID)
+            }
+            for inbox in inboxes { inbox.yield(.badge(unread: unread, newestID: newest)) }
         }
-        for inbox in inboxes { inbox.yield(.badge(unread: unread, newestID: newest)) }
     }
 
     // MARK: - Polling
@@ -187,7 +219,8 @@ final class NotificationHub: Sendable {
             }
             defer { if first { admission.leave() } }
             do {
-                let page = try await api.notifications(lang: poll.lang, authorization: token, filter: .unread, limit: pageSize, continueFrom: nil)
+                let page = try await api.notifications(lang: poll.lang, authorization: token, filter: .unread, limit: pageSize, continueFrom: nil,
+                                                       uselang: poll.uselang)
                 let items = page.list.map(NotificationItem.init).filter { !$0.read }.sorted { $0.id > $1.id }
                 let snapshot = Snapshot(unread: page.rawcount, items: items, newestID: items.first?.id ?? 0)
                 publish(poll, snapshot)

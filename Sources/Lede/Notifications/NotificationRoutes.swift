@@ -78,9 +78,11 @@ enum NotificationRoutes {
             (auth, lang, feedOn) = try userRequest(ctx.request)
             // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
             resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
+            // Echo's words (each notification's header) in the reader's interface language: one poll per language.
+            let uselang = try InterfaceLanguage.resolve(ctx.request)
             return Responses.async {
                 // The token is checked with Wikimedia before the stream starts: a refused one is the usual 401 problem.
-                let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang)
+                let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang, uselang: uselang)
                 return .eventStream { events in
                     defer { hub.unsubscribe(key: key, id: id) }
                     func badge(_ unread: Int, _ newest: Int) async throws {
