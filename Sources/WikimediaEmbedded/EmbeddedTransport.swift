@@ -60,8 +60,24 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
 
         init(request: UpstreamRequest, articles: [EmbeddedArticle]) {
             self.request = request
-            self.articles = articles
-            q = request.path == "/w/api.php" ? Dictionary(request.query + request.form, uniquingKeysWith: { first, _ in first }) : [:]
+            var q = request.path == "/w/api.php" ? Dictionary(request.query + request.form, uniquingKeysWith: { first, _ in first }) : [:]
+            // As MediaWiki's converter: an Action API answer in the `variant=` asked (REST routes read their own), and
+            // with `converttitles`, titles in another script find their page.
+            if let variant = q["variant"] {
+                // The text converted; the title the canonical one, as the Action API names pages.
+                self.articles = articles.map { stored in
+                    var read = EmbeddedArticles.reading(stored, lang: request.lang, variant: variant)
+                    read.title = stored.title
+                    return read
+                }
+            } else {
+                self.articles = articles
+            }
+            if q["converttitles"] != nil, let titles = q["titles"] {
+                q["titles"] = titles.split(separator: "|").map { EmbeddedArticles.storedTitle(ArticleTitle.display(String($0)), lang: request.lang) }
+                    .joined(separator: "|")
+            }
+            self.q = q
         }
 
         /// A title as the article screen's calls ask for it (`redirects=1`: a redirect answers for its target).

@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import XCTest
 @testable import Lede
+@testable import Wikimedia
 
 /// Editions written in several scripts (Chinese, Serbian, Kazakh, …): MediaWiki converts a page to the reader's
 /// variant. `lang` and `Accept-Language` name the edition and the variant; the variant reaches Wikimedia (REST's
@@ -134,12 +135,30 @@ final class EmbeddedVariantTests: XCTestCase {
         XCTAssertEqual(zhFeed.headers["content-language"], "zh"); XCTAssertEqual(twFeed.headers["content-language"], "zh-tw")
         let zhText = String(decoding: zhFeed.body, as: UTF8.self), twText = String(decoding: twFeed.body, as: UTF8.self)
         XCTAssertTrue(zhText.contains("台湾是位于东亚") && !zhText.contains("臺灣是位於東亞"), "the default's feed is as stored")
-        // The featured feed's sections are converted (the random card comes from the Action API, which the embedded
-        // default does not convert, so a simplified card may stand among them).
+        // Every section converted, the Action API's (random, nearby) as the REST API's: `variant=`.
         XCTAssertTrue(twText.contains("臺灣是位於東亞"), "the zh-tw feed's sections are in traditional characters")
+        for simplified in ["台湾是位于东亚", "阿姆斯特丹是荷兰", "阿尔伯特·爱因斯坦是出生于德国"] {
+            XCTAssertFalse(twText.contains(simplified), "no simplified text in the zh-tw feed: \(simplified)")
+        }
         // A title in traditional characters finds the page stored in simplified ones.
         let (byTraditional, body) = try summary("/summary/%E8%87%BA%E7%81%A3?lang=zh-hk")
         XCTAssertEqual(byTraditional.status, 200)
         XCTAssertTrue((body["extract"] as? String ?? "").hasPrefix("臺灣"))
+    }
+
+    /// MediaWiki finds a page by a title in any variant (`converttitles`): the editor and the article's languages,
+    /// asked with a traditional title on the zh edition, answer for the page stored under its simplified one.
+    func testATitleInTheOtherScriptFindsThePageThroughTheActionAPI() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let r = try TestHTTPResponse(port: server.port, request: "GET /article/%E8%87%BA%E7%81%A3/edit?lang=zh-tw HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        let body = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:]
+        XCTAssertEqual(body["title"] as? String, "台湾", "the page's canonical title, which a save names")
+        let zh = try XCTUnwrap(LanguageCode("zh-tw")), en = try XCTUnwrap(LanguageCode("en"))
+        XCTAssertTrue(WikimediaClient.editorRequest(zh, "臺灣", section: nil, nil).query.contains { $0 == ("converttitles", "1") })
+        XCTAssertTrue(WikimediaClient.languagesRequest(zh, "臺灣").query.contains { $0 == ("converttitles", "1") })
+        XCTAssertFalse(WikimediaClient.editorRequest(en, "Dog", section: nil, nil).query.contains { $0.0 == "converttitles" },
+                       "an edition in one script asks as before")
     }
 }

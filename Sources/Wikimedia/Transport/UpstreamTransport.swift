@@ -259,3 +259,10 @@ extension UpstreamTransport {
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool { false }
     public func baseURL(lang: String) -> String { "https://\(lang).wikipedia.org" }
 }
+
+extension LanguageCode {
+    /// `converttitles=1` for an edition written in more than one script (a title in any variant finds the page, as
+    /// MediaWiki's REST API finds it), nothing for the others: an Action API query that names pages by title adds it.
+    /// Only reads: a save names the page the editor opened, under its canonical title.
+    var convertTitles: [(String, String)] { LanguageCode.variants[code] == nil ? [] : [("converttitles", "1")] }
+}

@@ -17,7 +17,7 @@ extension WikimediaClient {
         UpstreamRequest(lang: lang, path: "/w/api.php", query: [
             ("action", "query"), ("prop", "langlinks"), ("titles", ArticleTitle.normalise(title)), ("lllimit", "max"),
             ("llprop", "url|langname|autonym"), ("redirects", "1"), ("format", "json"), ("formatversion", "2"),
-        ], kind: .languages)
+        ] + lang.convertTitles, kind: .languages)
     }
 
     static func siteInfoRequest(_ lang: LanguageCode) -> UpstreamRequest {

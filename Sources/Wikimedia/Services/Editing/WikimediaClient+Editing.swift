@@ -20,7 +20,7 @@ extension WikimediaClient {
         ]
         if let section { q.append(("rvsection", "\(section)")) }
         q += [("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
-              ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser")]
+              ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser")] + lang.convertTitles
         if let uselang { q.append(("uselang", uselang)) }
         return UpstreamRequest(lang: lang, path: "/w/api.php", query: q, authorization: auth, kind: .editor)
     }
@@ -31,7 +31,7 @@ extension WikimediaClient {
             ("action", "query"), ("format", "json"), ("formatversion", "2"), ("errorformat", "html"), ("prop", "info"),
             ("titles", ArticleTitle.normalise(title)), ("inprop", "protection"), ("intestactions", "edit"), ("intestactionsdetail", "full"),
             ("meta", "userinfo|siteinfo"), ("siprop", "autocreatetempuser"),
-        ], authorization: auth, kind: .editor)
+        ] + lang.convertTitles, authorization: auth, kind: .editor)
     }
 
     /// `action=edit` as a form, fields in the order the apps send them; `assert=user` when the user is signed in.
