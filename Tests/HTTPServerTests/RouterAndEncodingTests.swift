@@ -283,6 +283,15 @@ final class RouterAndEncodingTests: XCTestCase {
             XCTAssertNil(Timestamp.parseRFC3339(bad), bad)
         }
     }
+
+    func testAFieldListsATokenWhateverItsCaseAndSpacing() {
+        XCTAssertTrue(Connection.lists("Accept-Encoding, Accept-Language", "accept-language"))
+        XCTAssertTrue(Connection.lists("accept-language", "accept-language"))
+        XCTAssertTrue(Connection.lists("Origin,\tACCEPT-LANGUAGE ", "accept-language"))
+        XCTAssertFalse(Connection.lists("Accept-Languages, Accept", "accept-language"))
+        XCTAssertFalse(Connection.lists("", "accept-language"))
+    }
+
 }
 
 import Foundation

@@ -96,7 +96,14 @@ enum MessageKey: String, CaseIterable, Sendable {
     case problemQueryRequired = "lede-problem-query-required"
 
     /// The title of a problem with this status, when the catalogue has one.
-    static func problemTitle(status: Int) -> MessageKey? { MessageKey(rawValue: "lede-problem-title-\(status)") }
+    static func problemTitle(status: Int) -> MessageKey? { titles[status] }
+    private static let titles: [Int: MessageKey] = Dictionary(uniqueKeysWithValues: allCases.compactMap { key in
+        key.rawValue.hasPrefix("lede-problem-title-") ? Int(key.rawValue.dropFirst("lede-problem-title-".count)).map { ($0, key) } : nil
+    })
+
+    /// The message a problem names by its key (a dictionary: `init(rawValue:)` compares with every case in turn).
+    static func named(_ key: String) -> MessageKey? { byKey[key] }
+    private static let byKey: [String: MessageKey] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 }
 
 /// The message catalogue, compiled into the binary: each language's messages, read once.
@@ -171,20 +178,25 @@ struct Messages: Sendable {
         Messages.fallbacks(language ?? "en").first { catalogue[$0]?[key.rawValue] != nil } ?? "en"
     }
 
-    /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written).
+    /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written). Over UTF-8 bytes: `$` and
+    /// ASCII digits never occur inside another character's bytes.
     static func substitute(_ template: String, _ parameters: [String]) -> String {
-        guard !parameters.isEmpty, template.contains("$") else { return template }
-        var out = ""
-        var chars = template.makeIterator()
-        var pending: Character?
-        while let c = pending ?? chars.next() {
-            pending = nil
-            guard c == "$" else { out.append(c); continue }
-            guard let d = chars.next() else { out.append(c); break }
-            if let n = d.wholeNumberValue, n >= 1, n <= parameters.count { out += parameters[n - 1] }
-            else { out.append(c); pending = d }
+        guard !parameters.isEmpty else { return template }
+        var template = template
+        return template.withUTF8 { u in
+            guard u.contains(36) else { return String(decoding: u, as: UTF8.self) }
+            var out = [UInt8](); out.reserveCapacity(u.count + 32)
+            var i = 0
+            while i < u.count {
+                if u[i] == 36, i + 1 < u.count, u[i + 1] >= 49, u[i + 1] <= 57, Int(u[i + 1] - 48) <= parameters.count {
+                    out.append(contentsOf: parameters[Int(u[i + 1] - 48) - 1].utf8)
+                    i += 2
+                } else {
+                    out.append(u[i]); i += 1
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
         }
-        return out
     }
 
     /// MediaWiki's fallback chain for a language, ending in English: its own code, the languages MediaWiki falls
@@ -237,7 +249,7 @@ struct ProblemWords: ProblemLocalizer {
         if problem.title == HTTPStatus.reason(problem.status), let key = MessageKey.problemTitle(status: problem.status), let found = template(key) {
             title = found.text; used = found.language
         }
-        if let message = problem.message, let key = MessageKey(rawValue: message.key), let found = template(key), used == nil || used == found.language {
+        if let message = problem.message, let key = MessageKey.named(message.key), let found = template(key), used == nil || used == found.language {
             detail = Messages.substitute(found.text, message.parameters); used = found.language
         }
         guard let used else { return nil }
