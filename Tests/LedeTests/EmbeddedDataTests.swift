@@ -176,6 +176,12 @@ final class AppRoutesTests: XCTestCase {
         XCTAssertEqual((langResponse as? HTTPURLResponse)?.statusCode, 200)
         let obj = try JSONSerialization.jsonObject(with: langData) as! [String: Any]
         XCTAssertEqual(obj["embedded"] as? [String], ["en", "de", "it", "zh"])
+        let variants = try XCTUnwrap(obj["variants"] as? [String: [String]])
+        XCTAssertEqual(variants["zh"]?.contains("zh-tw"), true)
+        XCTAssertEqual(variants["sr"], ["sr-ec", "sr-el"])
+        for (edition, list) in variants {
+            for v in list { XCTAssertEqual(LanguageCode(v)?.code, edition, "\(v) is accepted as lang, naming \(edition)") }
+        }
         XCTAssertTrue((obj["languages"] as? [String])?.contains("simple") == true)
         let (metrics, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
         let text = String(decoding: metrics, as: UTF8.self)

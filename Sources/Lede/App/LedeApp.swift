@@ -123,7 +123,12 @@ public final class LedeApp: Sendable {
     static let languages: PreparedBody = {
         let codes = LanguageCode.all.sorted().map { "\"\($0)\"" }.joined(separator: ",")
         let embedded = EmbeddedTransport.languages.map { "\"\($0)\"" }.joined(separator: ",")
-        return PreparedBody(contentType: "application/json", bytes: Array("{\"count\":\(LanguageCode.all.count),\"languages\":[\(codes)],\"embedded\":[\(embedded)]}".utf8),
+        // Each edition written in more than one script, and the variants a reader may pick (`lang=zh-tw`).
+        let variants = LanguageCode.variants.keys.sorted().map { edition in
+            "\"\(edition)\":[" + LanguageCode.variants[edition]!.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        }.joined(separator: ",")
+        return PreparedBody(contentType: "application/json",
+                            bytes: Array("{\"count\":\(LanguageCode.all.count),\"languages\":[\(codes)],\"variants\":{\(variants)},\"embedded\":[\(embedded)]}".utf8),
                             headers: ["Cache-Control": "public, max-age=86400"])
     }()
 }
