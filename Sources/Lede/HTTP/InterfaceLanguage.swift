@@ -8,15 +8,24 @@ import LedeBasics
 /// language it lacks. Nil when the request names none: nothing is asked, the wiki answers in its own language.
 enum InterfaceLanguage {
     static func resolve(_ request: HTTPRequest) throws -> String? {
-        if request.query != nil, let raw = request.queryParameter("uselang") {
-            guard let code = normalised(raw) else {
-                throw Problem(status: 400, slug: "invalid-parameter",
-                              detail: "uselang must be a language code such as de, pt-br or zh-hant.",
-                              extensions: [("parameter", JSONText.quote("uselang"))])
-            }
-            return code
+        switch read(request) {
+        case .malformed:
+            throw Problem(status: 400, slug: "invalid-parameter",
+                          detail: "uselang must be a language code such as de, pt-br or zh-hant.",
+                          extensions: [("parameter", JSONText.quote("uselang"))])
+        case .parameter(let code): return code
+        case .header(let code): return code
+        case .none: return nil
         }
-        return fromAcceptLanguage(request.headers["Accept-Language"])
+    }
+
+    /// Where the request names its interface language, read without refusing: a malformed `uselang` is told apart
+    /// (a route refuses it; a problem's words, being an answer already, fall back to English).
+    enum Reading { case parameter(String), header(String), malformed, none }
+
+    static func read(_ request: HTTPRequest) -> Reading {
+        if request.query != nil, let raw = request.queryParameter("uselang") { return normalised(raw).map(Reading.parameter) ?? .malformed }
+        return fromAcceptLanguage(request.headers["Accept-Language"]).map(Reading.header) ?? .none
     }
 
     /// The most preferred tag (highest q, then first) that is a language code, lower-cased.

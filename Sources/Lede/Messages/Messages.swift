@@ -236,8 +236,15 @@ struct Messages: Sendable {
 /// not read for them: a request with neither field costs two field lookups).
 struct ProblemWords: ProblemLocalizer {
     func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage? {
-        let parameter = request.query == nil ? nil : request.queryParameter("uselang").flatMap(InterfaceLanguage.normalised)
-        guard let language = parameter ?? InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]) else { return nil }
+        let language: String, byHeader: Bool
+        switch InterfaceLanguage.read(request) {
+        case .parameter(let code): (language, byHeader) = (code, false)
+        case .header(let code): (language, byHeader) = (code, true)
+        case .malformed:   // the problem is probably that very parameter's: in the header's language, if any
+            guard let code = InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]) else { return nil }
+            (language, byHeader) = (code, true)
+        case .none: return nil
+        }
         let messages = Messages.shared
         // One fallback chain for both lookups; a message found only in English leaves the problem as written.
         let chain = Messages.fallbacks(language)
@@ -253,7 +260,7 @@ struct ProblemWords: ProblemLocalizer {
             detail = Messages.substitute(found.text, message.parameters); used = found.language
         }
         guard let used else { return nil }
-        return ProblemWordsInLanguage(title: title, detail: detail, language: used, byHeader: parameter == nil)
+        return ProblemWordsInLanguage(title: title, detail: detail, language: used, byHeader: byHeader)
     }
 }
 
