@@ -248,6 +248,27 @@ final class ShareTests: XCTestCase {
         XCTAssertGreaterThan(ink(card, x: 536..<1000, y: lineBand), 500)
     }
 
+    /// The card's own words (the wordmark's line, the licence line) are in the article's language: an Arabic card's label
+    /// band is not the English card's, while the same quote and title draw the same pixels above it.
+    func testAnArabicCardsLabelsAreInArabic() throws {
+        let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
+        func card(_ words: String) -> RGBImage {
+            let content = ShareCard.Content(text: "ألبرت أينشتاين هو عالم فيزياء نظرية ألماني المولد", title: "ألبرت أينشتاين", language: "ar",
+                                            image: nil, wordsLanguage: words)
+            return pool.with { ShareCard.render(content, scale: 2, typesetter: $0) }
+        }
+        let arabic = card("ar"), english = card("en")
+        func differing(_ y: Range<Int>) -> Int {
+            var n = 0
+            for yy in y { for xx in 0..<arabic.width where arabic.pixel(xx, yy) != english.pixel(xx, yy) { n += 1 } }
+            return n
+        }
+        let h = arabic.height
+        XCTAssertEqual(differing(0..<(h / 2)), 0, "the quote and the title are the same")
+        XCTAssertGreaterThan(differing((h - h / 5)..<h), 500, "the label band differs: Arabic words, not English ones")
+        XCTAssertEqual(Messages.shared.text(.shareMadeWith, in: "ar") == Messages.shared.text(.shareMadeWith, in: "en"), false)
+    }
+
     func testLongTextStepsTheSizeDownAndEndsWithAnEllipsisWhenItCannotFit() throws {
         let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
         let style = TextStyle(size: 40, color: RGB(0, 0, 0))
