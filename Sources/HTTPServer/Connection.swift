@@ -315,7 +315,10 @@ final class Connection: LoopDescriptorHandler {
     }
 
     private func asyncCompleted(_ response: HTTPResponse) {
-        guard !isClosed else { return }
+        guard !isClosed else {
+            if case .stream(let body) = response.body { body.abandoned?() }
+            return
+        }
         inFlight = false
         respond(response)
         process()
@@ -327,7 +330,10 @@ final class Connection: LoopDescriptorHandler {
     // MARK: - Writing
 
     private func respond(_ response: HTTPResponse) {
-        if case .stream(let body) = response.body, current.method != "HEAD" { startStream(response, body); return }
+        if case .stream(let body) = response.body {
+            if current.method != "HEAD" { startStream(response, body); return }
+            body.abandoned?()
+        }
         let server = self.server
         // While draining, the last request buffered gets `Connection: close`.
         var keepAlive = current.keepAlive && !closeAfterFlush
@@ -569,6 +575,7 @@ final class Connection: LoopDescriptorHandler {
                                   message: ProblemMessage("lede-problem-server-streams-full", [String(config.maxStreams)]))
             problem.headers.set("Retry-After", "5")
             respond(problem.response)
+            body.abandoned?()
             return
         }
         let now = Syscall.monotonicNanos()
@@ -590,19 +597,34 @@ final class Connection: LoopDescriptorHandler {
         machine.streamStarted(now: now, heartbeats: body.isEventStream)
         if gzip { appendFramed(Deflate.gzipHeader, s) }
         flush()
-        if isClosed { return }
-        let connection = LoopBound(self, on: server.loop)
-        let loop = server.loop
-        // The producer sees the request's trace, as its handler did.
-        let trace = current.trace
-        s.task = Task(executorPreference: loop) {
-            var failure: (any Error)?
-            do { try await TraceContext.$task.withValue(trace) { try await body.produce(writer) } } catch { failure = error }
-            let outcome = failure
-            if loop.inLoop { connection.value.producerFinished(writer, outcome) } else { loop.execute { connection.value.producerFinished(writer, outcome) } }
+        if isClosed { body.abandoned?(); return }
+        switch body.producer {
+        case .push(let start):
+            // No task: the producer keeps the writer and pushes; the connection and the writer are all it holds.
+            start(writer)
+        case .task(let produce):
+            let connection = LoopBound(self, on: server.loop)
+            let loop = server.loop
+            // The producer sees the request's trace, as its handler did.
+            let trace = current.trace
+            s.task = Task(executorPreference: loop) {
+                var failure: (any Error)?
+                do { try await TraceContext.$task.withValue(trace) { try await produce(writer) } } catch { failure = error }
+                let outcome = failure
+                if loop.inLoop { connection.value.producerFinished(writer, outcome) } else { loop.execute { connection.value.producerFinished(writer, outcome) } }
+            }
         }
-        if machine.draining && s.isEventStream { drainEventStream(s) }
+        if stream === s, machine.draining && s.isEventStream { drainEventStream(s) }
     }
+
+    /// A push stream's writer went past the high-water mark: it cannot wait, so the stream ends as stalled.
+    func streamOverflowed(_ writer: BodyWriter) {
+        guard let s = stream, s.writer === writer, !isClosed else { return }
+        close(.stalled)
+    }
+
+    /// A push stream's producer ended its body.
+    func pushFinished(_ writer: BodyWriter) { producerFinished(writer, nil) }
 
     /// A producer's write, on the loop: framed, queued and sent as far as the socket takes it. True when the writer
     /// must wait for the buffer to drain.
@@ -710,6 +732,7 @@ final class Connection: LoopDescriptorHandler {
     private func cancel(_ s: OpenStream, _ reason: StreamClosed.Reason) {
         s.writer.sink = nil
         s.writer.closedReason = reason
+        if let handler = s.writer.closeHandler { s.writer.closeHandler = nil; handler(reason) }
         s.task?.cancel()
         s.task = nil
         let waiters = s.waiters

@@ -8,12 +8,34 @@ public struct ResponseStream: Sendable {
     public let contentType: String
     /// A `text/event-stream`: the server adds comment heartbeats while it is quiet and a final `retry:` hint on drain.
     public let isEventStream: Bool
-    let produce: @Sendable (BodyWriter) async throws -> Void
+    let producer: Producer
+    /// Told when the stream will never start (the connection closed first, the server's stream limit, a HEAD request),
+    /// so whoever set it up for a push producer can let go of it.
+    let abandoned: (@Sendable () -> Void)?
+
+    enum Producer {
+        /// A task writes the body, waiting while the client is slow to read; the body ends when it returns.
+        case task(@Sendable (BodyWriter) async throws -> Void)
+        /// No task: `start` runs on the connection's loop once the head is out, and whoever it hands the writer to
+        /// pushes bytes (`BodyWriter.push`) until it calls `finish()` or the stream ends (`BodyWriter.onClose`). What
+        /// a long-lived stream costs is then its connection and the writer, not a task and its frames.
+        case push(@Sendable (BodyWriter) -> Void)
+    }
 
     public init(contentType: String, isEventStream: Bool = false, produce: @escaping @Sendable (BodyWriter) async throws -> Void) {
         self.contentType = contentType
         self.isEventStream = isEventStream
-        self.produce = produce
+        self.producer = .task(produce)
+        self.abandoned = nil
+    }
+
+    /// A push stream (see `Producer.push`).
+    public init(contentType: String, isEventStream: Bool = false, abandoned: (@Sendable () -> Void)? = nil,
+                start: @escaping @Sendable (BodyWriter) -> Void) {
+        self.contentType = contentType
+        self.isEventStream = isEventStream
+        self.producer = .push(start)
+        self.abandoned = abandoned
     }
 }
 
@@ -34,6 +56,20 @@ extension HTTPResponse {
         h.set("X-Accel-Buffering", "no")
         let stream = ResponseStream(contentType: "text/event-stream; charset=utf-8", isEventStream: true) { body in
             try await produce(EventStreamWriter(body: body))
+        }
+        return HTTPResponse(status: 200, headers: h, body: .stream(stream))
+    }
+
+    /// Server-sent events pushed without a task (`ResponseStream.Producer.push`): `start` runs on the connection's
+    /// loop when the stream opens and keeps the channel where events come from; `abandoned` is told instead when it
+    /// never opens. The same fields as `eventStream`.
+    public static func eventChannel(headers: HTTPHeaders = HTTPHeaders(), abandoned: (@Sendable () -> Void)? = nil,
+                                    _ start: @escaping @Sendable (EventChannel) -> Void) -> HTTPResponse {
+        var h = headers
+        if h["Cache-Control"] == nil { h.set("Cache-Control", "no-store") }
+        h.set("X-Accel-Buffering", "no")
+        let stream = ResponseStream(contentType: "text/event-stream; charset=utf-8", isEventStream: true, abandoned: abandoned) { body in
+            start(EventChannel(body: body))
         }
         return HTTPResponse(status: 200, headers: h, body: .stream(stream))
     }
@@ -66,6 +102,8 @@ public final class BodyWriter: @unchecked Sendable {   // @unchecked: `sink` is 
     /// The connection writing this stream; nil once the stream is over.
     var sink: Connection?
     var closedReason: StreamClosed.Reason = .ended
+    /// A push stream's end, told once (on the loop).
+    var closeHandler: (@Sendable (StreamClosed.Reason) -> Void)?
 
     init(loop: EventLoop, lastEventID: String?) {
         self.loop = loop
@@ -99,6 +137,35 @@ public final class BodyWriter: @unchecked Sendable {   // @unchecked: `sink` is 
     private func wait(_ c: CheckedContinuation<Void, any Error>) {
         guard let sink else { c.resume(throwing: StreamClosed(reason: closedReason)); return }
         sink.streamWait(c)
+    }
+
+    // MARK: Push streams
+
+    /// Writes `bytes` without waiting, from any thread (a write off the loop hops onto it, in order). A push stream
+    /// cannot wait for a slow reader: past the high-water mark the stream ends as stalled (its client reconnects and
+    /// resumes), so what it buffers stays bounded. Nothing happens once the stream is over.
+    public func push(_ bytes: [UInt8]) {
+        if bytes.isEmpty { return }
+        if loop.inLoop { pushOnLoop(bytes) } else { loop.execute { [self] in pushOnLoop(bytes) } }
+    }
+
+    private func pushOnLoop(_ bytes: [UInt8]) {
+        guard let sink else { return }
+        if sink.streamWrite(bytes) { sink.streamOverflowed(self) }
+    }
+
+    /// Ends a push stream's body (the last chunk; the connection goes on with its next request), from any thread.
+    public func finish() {
+        if loop.inLoop { sink?.pushFinished(self) } else { loop.execute { [self] in sink?.pushFinished(self) } }
+    }
+
+    /// `handler` is told once, on the loop, when the stream ends for any reason (the client left or stalled, the
+    /// server drains, `finish()`); at once if it has ended already. Set it from the push stream's `start`.
+    public func onClose(_ handler: @escaping @Sendable (StreamClosed.Reason) -> Void) {
+        let set = { [self] in
+            if sink == nil { handler(closedReason) } else { closeHandler = handler }
+        }
+        if loop.inLoop { set() } else { loop.execute(set) }
     }
 
     /// Whether the stream is still open (on the loop; from elsewhere, a snapshot hopped through `loop`).

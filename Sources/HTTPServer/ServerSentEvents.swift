@@ -78,3 +78,25 @@ public struct EventStreamWriter: Sendable {
         try await body.write(out)
     }
 }
+
+/// A pushed event stream's channel (`HTTPResponse.eventChannel`): events written without waiting, from any thread, in
+/// the order they are sent; `finish()` ends the body; `onClose` tells when the stream is over, however it ends.
+public struct EventChannel: Sendable {
+    public let body: BodyWriter
+
+    public var lastEventID: String? { body.lastEventID }
+
+    public func send(_ event: ServerSentEvent) { body.push(event.encoded) }
+
+    public func send(event: String? = nil, id: String? = nil, data: String) { send(ServerSentEvent(event: event, id: id, data: data)) }
+
+    /// Bytes already framed as events (`ServerSentEvent.encoded`): one encoding shared by many streams.
+    public func send(encoded: [UInt8]) { body.push(encoded) }
+
+    /// A `retry:` field alone: the reconnection time the client should use from now on.
+    public func retry(milliseconds: Int) { body.push(SSEFraming.retry(milliseconds)) }
+
+    public func finish() { body.finish() }
+
+    public func onClose(_ handler: @escaping @Sendable (StreamClosed.Reason) -> Void) { body.onClose(handler) }
+}

@@ -105,7 +105,9 @@ final class NotificationHub: Sendable {
     /// One user's poll and streams.
     final class UserPoll: Sendable {
         struct State {
-            var subscribers: [Int: AsyncStream<Update>.Continuation] = [:]
+            var subscribers: [Int: any NotificationSink] = [:]
+            /// Streams waiting for the user's first round (each told its outcome once, then dropped).
+            var waiters: [@Sendable (Result<Snapshot, any Error>) -> Void] = []
             var latest: Snapshot?
             var round: Task<Snapshot, Error>?
             var polling: Task<Void, Never>?
@@ -129,52 +131,66 @@ final class NotificationHub: Sendable {
         }
     }
 
-    /// A stream of `token`'s updates in `uselang`, with the snapshot it starts from. Joins (or starts) a poll round
-    /// first: a refused token throws (`UpstreamError.notAuthorised`), and so do a full quota of streams (429) and an
-    /// upstream failure.
-    func subscribe(token: String, lang: LanguageCode, uselang: String? = nil) async throws -> (id: Int, snapshot: Snapshot, updates: AsyncStream<Update>, key: Int) {
+    /// What a subscription starts from: the stream's id, the snapshot, and the key of its poll.
+    typealias Subscribed = (id: Int, snapshot: Snapshot, key: Int)
+
+    /// Subscribes `inbox` to `token`'s updates in `uselang`; `done` is told, once, the snapshot they start from. A
+    /// user already polled starts from the last round (its token checked then) at once; the first stream of a user
+    /// waits for the first round, which checks the token — as a waiter of that round, not a task of its own, so a
+    /// storm of opening streams costs a closure each. A refused token (`UpstreamError.notAuthorised`), a full quota of
+    /// streams (429), a storm's refusal (503) and an upstream failure are told as failures.
+    func subscribe(token: String, lang: LanguageCode, uselang: String? = nil, sink inbox: any NotificationSink,
+                   then done: @escaping @Sendable (Result<Subscribed, any Error>) -> Void) {
         let hashed = Self.key(token: token, lang: lang, uselang: uselang)
         let account = Self.key(token: token, lang: lang)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
-        let (updates, inbox) = AsyncStream<Update>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let limit = settings.maxStreamsPerUser
         // The snapshot a stream starts from and the updates it is told are taken under one lock: every update after
-        // it is relative to it (no notification twice, none lost). A user already polled starts from the last round
-        // (the token has been checked); the first stream of a user waits for the first round, which checks the token.
-        let (poll, round, known, key): (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) = try users.withLock { users in
-            // The account's streams in every language count against one quota.
-            guard users.streams(ofAccount: account, token: token) < limit else {
-                throw Problem(status: 429, slug: "too-many-streams", .problemAccountStreamsFull, String(limit), headers: ["Retry-After": "30"])
-            }
-            let key = Self.slot(in: users.byKey, hashed, token: token, uselang: uselang)
-            let poll: UserPoll
-            if let existing = users.byKey[key] { poll = existing } else {
-                poll = UserPoll(token: token, lang: lang, uselang: uselang, account: account)
-                users.byKey[key] = poll
-                users.accounts[account, default: []].append(key)
-            }
-            return poll.state.withLock { s -> (UserPoll, Task<Snapshot, Error>?, Snapshot?, Int) in
-                s.subscribers[id] = inbox
-                if let latest = s.latest { return (poll, nil, latest, key) }
-                if s.round == nil { s.round = startRound(poll, key: key, token: token, first: true) }
-                return (poll, s.round, nil, key)
-            }
-        }
+        // it is relative to it (no notification twice, none lost).
+        let joined: (poll: UserPoll, known: Snapshot?, key: Int)
         do {
-            let snapshot: Snapshot
-            if let known { snapshot = known } else { snapshot = try await round!.value }
-            startPolling(poll, key: key)
-            return (id, snapshot, updates, key)
+            joined = try users.withLock { users in
+                // The account's streams in every language count against one quota.
+                guard users.streams(ofAccount: account, token: token) < limit else {
+                    throw Problem(status: 429, slug: "too-many-streams", .problemAccountStreamsFull, String(limit), headers: ["Retry-After": "30"])
+                }
+                let key = Self.slot(in: users.byKey, hashed, token: token, uselang: uselang)
+                let poll: UserPoll
+                if let existing = users.byKey[key] { poll = existing } else {
+                    poll = UserPoll(token: token, lang: lang, uselang: uselang, account: account)
+                    users.byKey[key] = poll
+                    users.accounts[account, default: []].append(key)
+                }
+                return poll.state.withLock { s -> (UserPoll, Snapshot?, Int) in
+                    s.subscribers[id] = inbox
+                    if let latest = s.latest { return (poll, latest, key) }
+                    s.waiters.append { [self] result in
+                        switch result {
+                        case .success(let snapshot):
+                            startPolling(poll, key: key)
+                            done(.success((id, snapshot, key)))
+                        case .failure(let error):
+                            unsubscribe(key: key, id: id)
+                            done(.failure(error is Busy ? busy() : error))   // each refused stream its own Retry-After
+                        }
+                    }
+                    if s.round == nil { s.round = startRound(poll, key: key, token: token, first: true) }
+                    return (poll, nil, key)
+                }
+            }
         } catch {
-            unsubscribe(key: key, id: id)
-            if error is Busy { throw busy() }   // each refused stream its own Retry-After
-            throw error
+            done(.failure(error))
+            return
+        }
+        if let known = joined.known {
+            startPolling(joined.poll, key: joined.key)
+            done(.success((id, known, joined.key)))
         }
     }
 
     /// The stream `id` closed; the user's last stream stops the polling and forgets the token.
     func unsubscribe(key: Int, id: Int) {
-        let stopped: (Task<Void, Never>?, AsyncStream<Update>.Continuation?) = users.withLock { users in
+        let stopped: (Task<Void, Never>?, (any NotificationSink)?) = users.withLock { users in
             guard let poll = users.byKey[key] else { return (nil, nil) }
             return poll.state.withLock { s in
                 let inbox = s.subscribers.removeValue(forKey: id)
@@ -188,7 +204,7 @@ final class NotificationHub: Sendable {
                 return (task, inbox)
             }
         }
-        stopped.1?.finish()
+        stopped.1?.end()
         stopped.0?.cancel()
     }
 
@@ -197,13 +213,13 @@ final class NotificationHub: Sendable {
         let account = Self.key(token: token, lang: lang)
         let polls = users.withLock { users in users.accounts[account, default: []].compactMap { users.byKey[$0] }.filter { $0.token == token } }
         for poll in polls {
-            let (inboxes, newest): ([AsyncStream<Update>.Continuation], Int) = poll.state.withLock { s in
+            let (inboxes, newest): ([any NotificationSink], Int) = poll.state.withLock { s in
                 guard var latest = s.latest, latest.unread != unread else { return ([], 0) }
                 latest.unread = unread
                 s.latest = latest
                 return (Array(s.subscribers.values), latest.newestID)
             }
-            for inbox in inboxes { inbox.yield(.badge(unread: unread, newestID: newest)) }
+            for inbox in inboxes { inbox.deliver(.badge(unread: unread, newestID: newest)) }
         }
     }
 
@@ -233,19 +249,22 @@ final class NotificationHub: Sendable {
     }
 
     private func publish(_ poll: UserPoll, _ snapshot: Snapshot) {
-        let (inboxes, update): ([AsyncStream<Update>.Continuation], Update?) = poll.state.withLock { s in
+        let (inboxes, update, waiters): ([any NotificationSink], Update?, [@Sendable (Result<Snapshot, any Error>) -> Void]) = poll.state.withLock { s in
             s.round = nil
+            let waiters = s.waiters
+            s.waiters = []
             let previous = s.latest
             var next = snapshot
             next.newestID = max(snapshot.newestID, previous?.newestID ?? 0)
             s.latest = next
-            guard let previous else { return ([], nil) }
+            guard let previous else { return ([], nil, waiters) }
             let new = snapshot.items.filter { $0.id > previous.newestID }.sorted { $0.id < $1.id }
-            if !new.isEmpty { return (Array(s.subscribers.values), .changed(new: new, unread: next.unread, newestID: next.newestID)) }
-            if next.unread != previous.unread { return (Array(s.subscribers.values), .badge(unread: next.unread, newestID: next.newestID)) }
-            return ([], nil)
+            if !new.isEmpty { return (Array(s.subscribers.values), .changed(new: new, unread: next.unread, newestID: next.newestID), waiters) }
+            if next.unread != previous.unread { return (Array(s.subscribers.values), .badge(unread: next.unread, newestID: next.newestID), waiters) }
+            return ([], nil, waiters)
         }
-        if let update { for inbox in inboxes { inbox.yield(update) } }
+        if let update { for inbox in inboxes { inbox.deliver(update) } }
+        for waiter in waiters { waiter(.success(snapshot)) }
     }
 
     /// A refused token ends every stream of that user; `Retry-After` pauses the polling; anything else is tried again
@@ -253,14 +272,18 @@ final class NotificationHub: Sendable {
     private func failed(_ poll: UserPoll, key: Int, _ error: Error) {
         let u = error as? UpstreamError
         let refused = u == .notAuthorised
-        let inboxes: [AsyncStream<Update>.Continuation] = poll.state.withLock { s in
+        let (inboxes, waiters): ([any NotificationSink], [@Sendable (Result<Snapshot, any Error>) -> Void]) = poll.state.withLock { s in
             s.round = nil
+            let waiters = s.waiters
+            s.waiters = []
             if let wait = u?.retryAfter { s.pausedUntil = Date().timeIntervalSinceReferenceDate + Double(wait) }
-            return refused ? Array(s.subscribers.values) : []
+            return (refused ? Array(s.subscribers.values) : [], waiters)
         }
+        // Streams still waiting for their first round are answered with the failure (a 401, a 503…) instead.
+        for waiter in waiters { waiter(.failure(error)) }
         if refused {
             let problem = Problem(upstream: .notAuthorised)
-            for inbox in inboxes { inbox.yield(.refused(problem)); inbox.finish() }
+            for inbox in inboxes { inbox.deliver(.refused(problem)); inbox.end() }
         }
     }
 
@@ -287,4 +310,11 @@ final class NotificationHub: Sendable {
             }
         }
     }
+}
+
+/// Where the hub tells one stream its updates (a stream's end of a user's poll): called from any thread, in the order
+/// of the poll's rounds; `end()` once the hub lets go of it (the last stream closed, or the token was refused).
+protocol NotificationSink: AnyObject, Sendable {
+    func deliver(_ update: NotificationHub.Update)
+    func end()
 }

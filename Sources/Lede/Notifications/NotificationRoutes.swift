@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Synchronization
 import LedeBasics
 import Wikimedia
 
@@ -80,33 +81,25 @@ enum NotificationRoutes {
             resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
             // Echo's words (each notification's header) in the reader's interface language: one poll per language.
             let uselang = try InterfaceLanguage.resolve(ctx.request)
-            return Responses.async {
+            // No task per stream, opening or open: the subscription waits for the user's first round as a callback,
+            // and the hub pushes each update into the stream's channel (on its connection's loop).
+            return .callback { responder in
+                let bell = BellStream(feedOn: feedOn)
                 // The token is checked with Wikimedia before the stream starts: a refused one is the usual 401 problem.
-                let (id, snapshot, updates, key) = try await hub.subscribe(token: auth, lang: lang, uselang: uselang)
-                return .eventStream { events in
-                    defer { hub.unsubscribe(key: key, id: id) }
-                    func badge(_ unread: Int, _ newest: Int) async throws {
-                        try await events.send(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self))
-                    }
-                    func notification(_ item: NotificationItem) async throws {
-                        try await events.send(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self))
-                    }
-                    try await events.retry(milliseconds: streamRetry)
-                    if let resumeAfter {
-                        for item in snapshot.items.reversed() where item.id > resumeAfter { try await notification(item) }
-                    }
-                    try await badge(snapshot.unread, snapshot.newestID)
-                    for await update in updates {
-                        switch update {
-                        case .changed(let new, let unread, let newest):
-                            for item in new { try await notification(item) }
-                            try await badge(unread, newest)
-                        case .badge(let unread, let newest):
-                            try await badge(unread, newest)
-                        case .refused(let problem):
-                            try await events.send(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self))
-                            return
-                        }
+                hub.subscribe(token: auth, lang: lang, uselang: uselang, sink: bell) { result in
+                    switch result {
+                    case .failure(let error):
+                        responder.respond(Responses.problem(error))
+                    case .success(let (id, snapshot, key)):
+                        responder.respond(.eventChannel(abandoned: { hub.unsubscribe(key: key, id: id) }) { channel in
+                            channel.onClose { _ in hub.unsubscribe(key: key, id: id) }
+                            channel.retry(milliseconds: streamRetry)
+                            if let resumeAfter {
+                                for item in snapshot.items.reversed() where item.id > resumeAfter { channel.send(encoded: BellStream.notification(item)) }
+                            }
+                            channel.send(encoded: BellStream.badge(snapshot.unread, snapshot.newestID, feedOn: feedOn))
+                            bell.attach(channel)
+                        })
                     }
                 }
             }
@@ -188,4 +181,65 @@ enum NotificationRoutes {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", detail: detail) }
+}
+
+/// One bell stream's end of the hub: each update written to the stream's channel as events; the few that come between
+/// the subscription and the stream's start are held and written first. The whole of a stream's state on the app's side.
+final class BellStream: NotificationSink {
+    let feedOn: Bool
+    private struct State {
+        var channel: EventChannel?
+        var pending: [NotificationHub.Update] = []
+        var ended = false
+    }
+    private let state = Mutex(State())
+
+    init(feedOn: Bool) { self.feedOn = feedOn }
+
+    /// The stream opened (on its loop, after its first events): what came meanwhile, then everything as it comes.
+    func attach(_ channel: EventChannel) {
+        let (pending, ended): ([NotificationHub.Update], Bool) = state.withLock { s in
+            s.channel = channel
+            defer { s.pending = [] }
+            return (s.pending, s.ended)
+        }
+        for update in pending { write(update, to: channel) }
+        if ended || pending.count >= BellStream.maxPending { channel.finish() }   // past the bound: the client resumes
+    }
+
+    func deliver(_ update: NotificationHub.Update) {
+        let channel: EventChannel? = state.withLock { s in
+            if s.channel == nil, !s.ended, s.pending.count < BellStream.maxPending { s.pending.append(update) }
+            return s.channel
+        }
+        if let channel { write(update, to: channel) }
+    }
+
+    func end() {
+        let channel: EventChannel? = state.withLock { s in s.ended = true; return s.channel }
+        channel?.finish()
+    }
+
+    static let maxPending = 16
+
+    private func write(_ update: NotificationHub.Update, to channel: EventChannel) {
+        switch update {
+        case .changed(let new, let unread, let newest):
+            for item in new { channel.send(encoded: BellStream.notification(item)) }
+            channel.send(encoded: BellStream.badge(unread, newest, feedOn: feedOn))
+        case .badge(let unread, let newest):
+            channel.send(encoded: BellStream.badge(unread, newest, feedOn: feedOn))
+        case .refused(let problem):
+            channel.send(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self))
+            channel.finish()
+        }
+    }
+
+    static func badge(_ unread: Int, _ newest: Int, feedOn: Bool) -> [UInt8] {
+        ServerSentEvent(event: "badge", id: String(newest), data: String(decoding: Badge(unread: unread, exploreFeedOn: feedOn).jsonBytes, as: UTF8.self)).encoded
+    }
+
+    static func notification(_ item: NotificationItem) -> [UInt8] {
+        ServerSentEvent(event: "notification", id: String(item.id), data: String(decoding: item.jsonBytes, as: UTF8.self)).encoded
+    }
 }
