@@ -7,6 +7,8 @@
 // Env: SSE_USERS=U sends "Authorization: Bearer user-<i mod U>" on stream i (the live bell: U users);
 // SSE_PUBLISH_FILE=F with SSE_PUBLISH_TEMPLATE=T publishes by writing T to F (atomically, by rename) with %ROUND%,
 // %ID% and %N% filled in, instead of POSTing (a static fake upstream that the server polls).
+// Like an app, a stream refused with Retry-After (a 503 in a storm) comes back after that many seconds; "ready" then
+// says how long opening every stream took and how many refusals came first. A refusal without Retry-After fails.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +32,7 @@ typedef struct {
     int tail_len;
     char head[512];  // first bytes, until the head is complete
     int head_len;
+    double retry_at; // refused: when to come back (0: not waiting)
 } conn;
 
 static double now_ms(void) {
@@ -88,8 +91,22 @@ int main(int argc, char **argv) {
     int received = 0;
     double idle_end = 0;
     int phase = 0;  // 0 connecting, 1 idle, 2 rounds
+    int refused = 0;
+    double opening = now_ms();
     while (1) {
         double t = now_ms();
+        if (phase == 0) {
+            // Refused streams whose Retry-After has passed come back.
+            for (int i = 0; i < n; i++) {
+                if (cs[i].retry_at == 0 || cs[i].retry_at > t) continue;
+                cs[i].retry_at = 0;
+                cs[i].fd = open_conn(port);
+                if (cs[i].fd < 0) { fprintf(stderr, "reconnect %d failed: %s\n", i, strerror(errno)); return 1; }
+                cs[i].sent = 0; cs[i].head_len = 0;
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.u32 = (uint32_t)i};
+                epoll_ctl(ep, EPOLL_CTL_ADD, cs[i].fd, &ev);
+            }
+        }
         if (t > deadline) {
             if (phase == 0) { fprintf(stderr, "only %d of %d streams ready\n", ready, n); return 1; }
             if (phase == 2) {
@@ -181,10 +198,20 @@ int main(int argc, char **argv) {
                 c->head_len += take;
                 c->head[c->head_len] = 0;
                 if (strstr(c->head, "\r\n\r\n")) {
-                    if (strncmp(c->head, "HTTP/1.1 200", 12) != 0) { fprintf(stderr, "stream refused: %.60s\n", c->head); return 1; }
+                    if (strncmp(c->head, "HTTP/1.1 200", 12) != 0) {
+                        char *ra = strcasestr(c->head, "\r\nRetry-After: ");
+                        if (!ra || phase != 0) { fprintf(stderr, "stream refused: %.60s\n", c->head); return 1; }
+                        // As an app does: come back after Retry-After.
+                        refused++;
+                        epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+                        close(c->fd);
+                        c->fd = -1;
+                        c->retry_at = now_ms() + atof(ra + 15) * 1000;
+                        continue;
+                    }
                     c->ready = 1;
                     if (++ready == n) {
-                        printf("ready %d\n", n);
+                        printf("ready %d after %.0f ms, %d refusals first\n", n, now_ms() - opening, refused);
                         fflush(stdout);
                         idle_end = now_ms() + idle * 1000;
                         phase = 1;

@@ -37,6 +37,7 @@ trap cleanup EXIT
 # Resident kB and CPU ticks (utime + stime) of a process and its children (nginx's workers).
 tree() { echo "$1" $(pgrep -P "$1" || true); }
 rss_kb() { local t=0; for p in $(tree "$1"); do t=$((t + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0))); done; echo "$t"; }
+pss_kb() { local t=0; for p in $(tree "$1"); do t=$((t + $(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0))); done; echo "$t"; }
 cpu_ticks() { local t=0; for p in $(tree "$1"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
 hz=$(getconf CLK_TCK)
 
@@ -75,20 +76,21 @@ CONF
 measure() {   # name
   local name=$1 log="$out/streams-$1.txt"
   sleep 0.5
-  local base; base=$(rss_kb "$server_pid")
+  local base; base=$(rss_kb "$server_pid"); local base_pss; base_pss=$(pss_kb "$server_pid")
   "$out/sse_bench" "$port" /_bench/events /_bench/broadcast "$streams" "$rounds" "$idle" > "$log" 2>&1 &
   local client=$!
   for _ in $(seq 1 1200); do grep -q '^ready' "$log" && break; kill -0 "$client" 2>/dev/null || break; sleep 0.1; done
   grep -q '^ready' "$log" || { echo "$name: streams did not open:" >&2; cat "$log" >&2; exit 1; }
   sleep 1
-  local rss; rss=$(rss_kb "$server_pid")
+  local rss; rss=$(rss_kb "$server_pid"); local pss; pss=$(pss_kb "$server_pid")
   local t0; t0=$(cpu_ticks "$server_pid")
   sleep $((idle - 2))
   local t1; t1=$(cpu_ticks "$server_pid")
   wait "$client" || { echo "$name: client failed:" >&2; cat "$log" >&2; exit 1; }
   local cpu; cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s=$((idle - 2)) 'BEGIN { printf "%.2f", (b - a) / hz / s * 100 }')
-  printf '%-6s rss no streams %6.1f MB, %d streams %6.1f MB (%.1f KB/stream); idle cpu %s%% of a core (heartbeat %ss)\n' \
-    "$name" "$(echo "$base/1024" | bc -l)" "$streams" "$(echo "$rss/1024" | bc -l)" "$(echo "($rss-$base)/$streams" | bc -l)" "$cpu" "$heartbeat"
+  printf '%-6s rss no streams %6.1f MB, %d streams %6.1f MB (%.1f KB/stream); pss %6.1f -> %6.1f MB (%.1f KB/stream); idle cpu %s%% of a core (heartbeat %ss)\n' \
+    "$name" "$(echo "$base/1024" | bc -l)" "$streams" "$(echo "$rss/1024" | bc -l)" "$(echo "($rss-$base)/$streams" | bc -l)" \
+    "$(echo "$base_pss/1024" | bc -l)" "$(echo "$pss/1024" | bc -l)" "$(echo "($pss-$base_pss)/$streams" | bc -l)" "$cpu" "$heartbeat"
   grep '^round' "$log" | sed "s/^/$name   /"
 }
 

@@ -600,7 +600,10 @@ final class Connection: LoopDescriptorHandler {
         if isClosed { body.abandoned?(); return }
         switch body.producer {
         case .push(let start):
-            // No task: the producer keeps the writer and pushes; the connection and the writer are all it holds.
+            // No task: the producer keeps the writer and pushes; the connection and the writer are all it holds. Its
+            // idle buffers go until its next request (a push stream is a bell held for hours).
+            parser.releaseIdleBuffers()
+            if !hasPendingOutput { out = []; outStart = 0 }
             start(writer)
         case .task(let produce):
             let connection = LoopBound(self, on: server.loop)

@@ -152,6 +152,17 @@ public struct RequestParser {
         }
     }
 
+    /// Lets go of what is kept for the next request — the spare request box, the field list's and the target's
+    /// capacity, the read buffer when nothing is in it — on a connection about to hold a long stream (hours of a
+    /// bell): they come back, allocated anew, with its next request.
+    public mutating func releaseIdleBuffers() {
+        guard isIdle else { return }
+        spare = nil
+        headers = HTTPHeaders()
+        target = []
+        buffer = []; start = 0; scan = 0
+    }
+
     /// Advances as far as the buffered bytes allow.
     public mutating func next() -> ParseEvent {
         if let failed { return .error(failed) }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "AllocationCounter.h"
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -31,3 +32,5 @@ void lede_allocations_arm(void) {
 void lede_allocations_disarm(void) { atomic_store(&active, 0); }
 
 unsigned long lede_allocations_counted(void) { return atomic_load(&counted); }
+
+unsigned long lede_heap_in_use(void) { return (unsigned long)mallinfo2().uordblks; }

@@ -34,6 +34,13 @@ enum BenchRoutes {
             let interval = min(Int(q.queryParameter("interval") ?? "0") ?? 0, 3_600_000)
             let count = Int(q.queryParameter("count") ?? "0") ?? 0
             let size = min(max(Int(q.queryParameter("size") ?? "16") ?? 16, 0), 1 << 20)
+            // Broadcasts only (what Benchmarks/streams.sh opens): a pushed channel, no task per stream.
+            if interval <= 0 && count <= 0 {
+                return .response(.eventChannel { channel in
+                    let id = hub.subscribe(channel)
+                    channel.onClose { _ in hub.unsubscribe(id) }
+                })
+            }
             return .response(.eventStream { events in
                 let (stream, inbox) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(64))
                 let id = hub.subscribe(inbox)
@@ -65,11 +72,13 @@ enum BenchRoutes {
     }
 }
 
-/// The subscribers of the benchmark's event streams: each publish is encoded once and handed to every stream.
+/// The subscribers of the benchmark's event streams: each publish is encoded once and handed to every stream, a task's
+/// inbox or a pushed channel.
 final class BroadcastHub: Sendable {
     private struct State {
         var next = 0
         var inboxes: [Int: AsyncStream<[UInt8]>.Continuation] = [:]
+        var channels: [Int: EventChannel] = [:]
     }
     private let state = Mutex(State())
 
@@ -81,15 +90,27 @@ final class BroadcastHub: Sendable {
         }
     }
 
+    func subscribe(_ channel: EventChannel) -> Int {
+        state.withLock { s in
+            s.next += 1
+            s.channels[s.next] = channel
+            return s.next
+        }
+    }
+
     func unsubscribe(_ id: Int) {
-        let inbox = state.withLock { $0.inboxes.removeValue(forKey: id) }
+        let inbox = state.withLock { s in
+            s.channels[id] = nil
+            return s.inboxes.removeValue(forKey: id)
+        }
         inbox?.finish()
     }
 
     /// Returns how many streams were handed the event.
     func publish(_ event: [UInt8]) -> Int {
-        let inboxes = state.withLock { Array($0.inboxes.values) }
+        let (inboxes, channels) = state.withLock { (Array($0.inboxes.values), Array($0.channels.values)) }
         for inbox in inboxes { inbox.yield(event) }
-        return inboxes.count
+        for channel in channels { channel.send(encoded: event) }
+        return inboxes.count + channels.count
     }
 }

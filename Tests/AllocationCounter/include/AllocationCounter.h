@@ -9,3 +9,5 @@ void lede_allocations_arm(void);
 void lede_allocations_disarm(void);
 /// Allocations counted since the last arm.
 unsigned long lede_allocations_counted(void);
+/// Bytes the allocator has handed out and not had back, over every arena (glibc's mallinfo2).
+unsigned long lede_heap_in_use(void);
