@@ -342,7 +342,7 @@ final class Connection: LoopDescriptorHandler {
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
         var response = response
-        if response.problem != nil, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
+        if case .problem = response.body, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
         response = Connection.withTraceID(response, current.trace)
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
@@ -367,7 +367,7 @@ final class Connection: LoopDescriptorHandler {
     /// A problem in the request's language: its standard title and its catalogued detail in that language,
     /// `Content-Language`, and `Vary: Accept-Language` when the header chose it. English is never encoded again.
     static func localized(_ response: HTTPResponse, _ request: HTTPRequest, _ localizer: any ProblemLocalizer) -> HTTPResponse {
-        guard let record = response.problem, case .bytes = response.body,
+        guard case .problem(let record) = response.body,
               let words = localizer.words(for: record.problem, request: request), words.title != nil || words.detail != nil else { return response }
         var problem = record.problem
         if let title = words.title { problem.title = title }
@@ -400,7 +400,14 @@ final class Connection: LoopDescriptorHandler {
     /// A problem (`application/problem+json`) names the request's trace: `"traceId"` added as its last member unless its
     /// maker wrote one.
     static func withTraceID(_ response: HTTPResponse, _ trace: TraceContext?) -> HTTPResponse {
-        guard response.status >= 400, let trace, case .bytes(var body) = response.body, body.last == 125,
+        guard response.status >= 400, let trace else { return response }
+        var body: [UInt8]
+        switch response.body {
+        case .bytes(let b): body = b
+        case .problem(let r): body = r.bytes
+        default: return response
+        }
+        guard body.last == 125,
               response.headers["Content-Type"] == "application/problem+json", !Problem.namesTrace(body) else { return response }
         body.removeLast()
         Problem.appendTraceMember(trace, to: &body)

@@ -4,8 +4,6 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: Body
-    /// The problem the response was made from (`Problem.response`), for words in the request's language.
-    public var problem: ProblemRecord?
 
     public enum Body: Sendable {
         /// Bytes encoded for this response; compressed per request when large and the client accepts gzip.
@@ -16,6 +14,15 @@ public struct HTTPResponse: Sendable {
         case assembled(AssembledBody)
         /// A body produced over time (`HTTPResponse.stream`, `HTTPResponse.eventStream`).
         case stream(ResponseStream)
+        /// A problem's bytes (`Problem.response`) with the problem they were made from, for words in the request's
+        /// language: a case of its own rather than a field, so a response stays as small as it was.
+        case problem(ProblemRecord)
+    }
+
+    /// The problem the response was made from (`Problem.response`), if it was.
+    public var problem: ProblemRecord? {
+        if case .problem(let record) = body { return record }
+        return nil
     }
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
@@ -49,6 +56,7 @@ public struct HTTPResponse: Sendable {
     public var bodyCount: Int {
         switch body {
         case .bytes(let b): return b.count
+        case .problem(let r): return r.bytes.count
         case .prepared(let p): return p.identity.count
         case .assembled(let a): return a.count
         case .stream: return 0

@@ -69,10 +69,8 @@ public struct Problem: Error, Sendable {
         var h = headers
         h.set("Content-Type", "application/problem+json")
         h.set("Cache-Control", "no-store")
-        var r = HTTPResponse(status: status, headers: h, body: .bytes(jsonBytes))
-        // Kept beside the bytes for the localizer: a problem answered in English is never encoded twice.
-        r.problem = ProblemRecord(self)
-        return r
+        // Kept beside its bytes for the localizer: a problem answered in English is never encoded twice.
+        return HTTPResponse(status: status, headers: h, body: .problem(ProblemRecord(self, bytes: jsonBytes)))
     }
 }
 
@@ -87,7 +85,9 @@ public struct ProblemMessage: Sendable, Equatable {
 /// The problem a response was made from, carried with it to the connection that may give it in another language.
 public final class ProblemRecord: Sendable {
     public let problem: Problem
-    init(_ problem: Problem) { self.problem = problem }
+    /// `problem.jsonBytes`, as encoded when the response was made.
+    public let bytes: [UInt8]
+    init(_ problem: Problem, bytes: [UInt8]) { self.problem = problem; self.bytes = bytes }
 }
 
 /// An error that knows the problem it is answered with (as Hummingbird's `HTTPResponseError` knows its status): a

@@ -50,17 +50,8 @@ enum ResponseEncoder {
         var gzipped = false
         var varies = false
         switch response.body {
-        case .bytes(let b):
-            contentType = summary.contentType
-            body = b
-            if b.count > Compression.threshold && summary.contentEncoding == nil && Compression.isCompressible(contentType) {
-                varies = true
-                if request.acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
-            }
-            // A handler's strong ETag names the identity bytes; the gzip representation gets its own tag.
-            if let tag = summary.etag {
-                etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
-            }
+        case .bytes(let b): (body, contentType, etag, gzipped, varies) = bytesBody(b, summary, acceptsGzip: request.acceptsGzip)
+        case .problem(let r): (body, contentType, etag, gzipped, varies) = bytesBody(r.bytes, summary, acceptsGzip: request.acceptsGzip)
         case .prepared(let p):
             contentType = summary.contentType ?? p.contentType
             varies = p.gzip != nil
@@ -174,6 +165,24 @@ enum ResponseEncoder {
     }
 
     /// Whether a stream's representation depends on Accept-Encoding.
+    /// Bytes made for one response (a problem's too): compressed when large and accepted; a handler's strong ETag names
+    /// the identity bytes, and the gzip representation gets its own tag.
+    @inline(__always)
+    static func bytesBody(_ b: [UInt8], _ summary: FieldSummary, acceptsGzip: Bool)
+        -> (body: [UInt8], contentType: String?, etag: String?, gzipped: Bool, varies: Bool) {
+        let contentType = summary.contentType
+        var body = b, gzipped = false, varies = false
+        if b.count > Compression.threshold && summary.contentEncoding == nil && Compression.isCompressible(contentType) {
+            varies = true
+            if acceptsGzip, let z = Gzip.compress(b, level: 5), z.count < b.count { body = z; gzipped = true }
+        }
+        var etag: String?
+        if let tag = summary.etag {
+            etag = gzipped && tag.hasSuffix("\"") && !tag.hasPrefix("W/") ? String(tag.dropLast()) + "-gz\"" : tag
+        }
+        return (body, contentType, etag, gzipped, varies)
+    }
+
     static func streamMayGzip(_ stream: ResponseStream, _ summary: FieldSummary) -> Bool {
         summary.contentEncoding == nil && Compression.isCompressible(summary.contentType ?? stream.contentType)
     }
