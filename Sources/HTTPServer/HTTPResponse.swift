@@ -12,8 +12,10 @@ public struct HTTPResponse: Sendable {
         case prepared(PreparedBody)
         /// Fragments encoded (and compressed) once, assembled per request with a few per-request bytes.
         case assembled(AssembledBody)
-        /// A body produced over time (`HTTPResponse.stream`, `HTTPResponse.eventStream`).
-        case stream(ResponseStream)
+        /// A body produced over time (`HTTPResponse.stream`, `HTTPResponse.eventStream`). Boxed: the stream's fields
+        /// (its type, its producer, its abandonment) would otherwise make every response as large as they are, and a
+        /// response is copied a few times on every request.
+        indirect case stream(ResponseStream)
         /// A problem's bytes (`Problem.response`) with the problem they were made from, for words in the request's
         /// language: a case of its own rather than a field, so a response stays as small as it was.
         case problem(ProblemRecord)
