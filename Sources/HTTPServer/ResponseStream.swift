@@ -51,13 +51,19 @@ extension HTTPResponse {
     /// neither a cache nor a buffering proxy holds events back.
     public static func eventStream(headers: HTTPHeaders = HTTPHeaders(),
                                    _ produce: @escaping @Sendable (EventStreamWriter) async throws -> Void) -> HTTPResponse {
-        var h = headers
-        if h["Cache-Control"] == nil { h.set("Cache-Control", "no-store") }
-        h.set("X-Accel-Buffering", "no")
+        let h = eventStreamFields(headers)
         let stream = ResponseStream(contentType: "text/event-stream; charset=utf-8", isEventStream: true) { body in
             try await produce(EventStreamWriter(body: body))
         }
         return HTTPResponse(status: 200, headers: h, body: .stream(stream))
+    }
+
+    /// An event stream's fields: `Cache-Control: no-store` unless set, `X-Accel-Buffering: no`.
+    static func eventStreamFields(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var h = headers
+        if h["Cache-Control"] == nil { h.set("Cache-Control", "no-store") }
+        h.set("X-Accel-Buffering", "no")
+        return h
     }
 
     /// Server-sent events pushed without a task (`ResponseStream.Producer.push`): `start` runs on the connection's
@@ -65,9 +71,7 @@ extension HTTPResponse {
     /// never opens. The same fields as `eventStream`.
     public static func eventChannel(headers: HTTPHeaders = HTTPHeaders(), abandoned: (@Sendable () -> Void)? = nil,
                                     _ start: @escaping @Sendable (EventChannel) -> Void) -> HTTPResponse {
-        var h = headers
-        if h["Cache-Control"] == nil { h.set("Cache-Control", "no-store") }
-        h.set("X-Accel-Buffering", "no")
+        let h = eventStreamFields(headers)
         let stream = ResponseStream(contentType: "text/event-stream; charset=utf-8", isEventStream: true, abandoned: abandoned) { body in
             start(EventChannel(body: body))
         }

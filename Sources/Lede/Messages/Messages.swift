@@ -166,16 +166,18 @@ struct Messages: Sendable {
     func text(_ key: MessageKey, in language: String?, parameters: [String]) -> String {
         // English, the language of logs and of most problems, without walking a chain.
         if language == nil || language == "en", let template = catalogue["en"]?[key.rawValue] { return Messages.substitute(template, parameters) }
-        var template = key.rawValue
-        for code in Messages.fallbacks(language ?? "en") {
-            if let found = catalogue[code]?[key.rawValue] { template = found; break }
-        }
-        return Messages.substitute(template, parameters)
+        return Messages.substitute(template(key, along: Messages.fallbacks(language ?? "en"))?.text ?? key.rawValue, parameters)
     }
 
     /// The language whose text `key` is given in for `language` (for `Content-Language` and `lang` attributes).
     func language(of key: MessageKey, for language: String?) -> String {
-        Messages.fallbacks(language ?? "en").first { catalogue[$0]?[key.rawValue] != nil } ?? "en"
+        template(key, along: Messages.fallbacks(language ?? "en"))?.language ?? "en"
+    }
+
+    /// `key`'s text in the first language of `chain` (a `fallbacks` chain) that has it, and that language.
+    func template(_ key: MessageKey, along chain: [String]) -> (language: String, text: String)? {
+        for code in chain { if let text = catalogue[code]?[key.rawValue] { return (code, text) } }
+        return nil
     }
 
     /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written). Over UTF-8 bytes: `$` and
@@ -249,8 +251,7 @@ struct ProblemWords: ProblemLocalizer {
         // One fallback chain for both lookups; a message found only in English leaves the problem as written.
         let chain = Messages.fallbacks(language)
         func template(_ key: MessageKey) -> (language: String, text: String)? {
-            for code in chain { if let text = messages.catalogue[code]?[key.rawValue] { return code == "en" ? nil : (code, text) } }
-            return nil
+            messages.template(key, along: chain).flatMap { $0.language == "en" ? nil : $0 }
         }
         var title: String?, detail: String?, used: String?
         if problem.title == HTTPStatus.reason(problem.status), let key = MessageKey.problemTitle(status: problem.status), let found = template(key) {
