@@ -12,7 +12,10 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
-RUN swift build -c release --static-swift-stdlib --product lede \
+# The profile of Benchmarks/pgo.sh's workload (IR-level PGO: hot paths laid out and inlined for what runs;
+# BENCHMARKS.md has what it measures). Functions changed since it was taken build as without one.
+COPY Benchmarks/lede.profdata ./Benchmarks/
+RUN swift build -c release --static-swift-stdlib --product lede -Xswiftc -Xfrontend -Xswiftc -ir-profile-use=/src/Benchmarks/lede.profdata \
     && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
 
 FROM debian:bookworm-slim

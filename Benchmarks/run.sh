@@ -164,7 +164,7 @@ python3 -c "print(f'warm /feed / plaintext = {$f_rps/$p_rps:.2f} (identity), {$g
 
 echo
 echo "Cold /feed with an upstream that adds 100 ms to every call (each date is a new shared part):"
-slow_port=18183; cold_port=18184
+slow_port=18193; cold_port=18194   # clear of lede-b (18183) and the loops (18185…)
 python3 Benchmarks/slow_upstream.py $slow_port --delay 0.1 &
 slow_pid=$!
 "$bin" --host 127.0.0.1 --port $cold_port --access-log off --log-level warning --upstream "http://127.0.0.1:$slow_port/{lang}" &
