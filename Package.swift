@@ -18,7 +18,9 @@ let loopConfined: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecke
 // The module split put a boundary between the app and what it calls on every request (the keyed cache, titles,
 // language codes, the Wikimedia client). Release builds of the modules below the app make their bodies available to
 // it (cross-module optimisation), so a generic cache is specialised and small calls are inlined as they were within
-// one module (callgrind: BENCHMARKS.md, "The module split").
+// one module (callgrind: BENCHMARKS.md, "The module split"). The loop, the server and the client have it too: alone it
+// changed nothing measurable, with the release build's profile (Benchmarks/lede.profdata) it let the profile's inlining
+// cross into the app (BENCHMARKS.md, "Profile-guided optimisation, unblocked").
 let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
 
 let package = Package(
@@ -40,12 +42,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: nil, providers: [.apt(["zlib1g-dev"])]),
         // The event loop: epoll, wake-ups, timers, the task executor, errno-safe system calls. Knows no protocol;
         // the server and the client each depend on it and never on each other.
-        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined),
+        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined + crossModule),
         // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
         // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
-        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined),
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined + crossModule),
         // The share card's drawing: FreeType for glyphs, HarfBuzz for shaping, libjpeg-turbo for the lead image and the
         // JPEG card, zlib for the PNG. Knows no Wikipedia. libjpeg's errors are caught in C (CImageCodecs: setjmp).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),

@@ -19,8 +19,11 @@ rounds=${4:-3}
 out=Benchmarks/out
 mkdir -p "$out"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-swift build -c release --product lede >/dev/null
-bin="$(swift build -c release --show-bin-path)/lede"
+# LEDE_BIN: another build of lede to measure (an earlier commit's, for a before/after).
+if [ -n "${LEDE_BIN:-}" ]; then bin=$LEDE_BIN; else
+  swift build -c release --product lede >/dev/null
+  bin="$(swift build -c release --show-bin-path)/lede"
+fi
 cc -O2 -o "$out/sse_bench" Benchmarks/sse_bench.c
 work=$(mktemp -d); chmod a+rwx "$work"
 echo_port=18393; port=18394

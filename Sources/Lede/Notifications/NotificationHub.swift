@@ -61,11 +61,17 @@ final class NotificationHub: Sendable {
     private let nextID = Atomic<Int>(0)
     /// Where new users' first polls wait their turn.
     let admission: FirstPollAdmission
+    /// When each polled user's next round is due.
+    private let clock: PollClock<UserPoll>
 
     init(api: any WikimediaAPI, settings: Settings = Settings()) {
         self.api = api
         self.settings = settings
         admission = FirstPollAdmission(capacity: settings.firstPolls, maxWait: settings.firstPollWait)
+        // The clock holds its polls weakly, and the hub through its `fire` weakly too: a hub let go stops its clock.
+        let hub = WeakHub()
+        clock = PollClock { poll in hub.value?.due(poll) }
+        hub.value = self
     }
 
     /// The polls by key, and each account's polls (one per interface language its streams read in).
@@ -110,7 +116,8 @@ final class NotificationHub: Sendable {
             var waiters: [@Sendable (Result<Snapshot, any Error>) -> Void] = []
             var latest: Snapshot?
             var round: Task<Snapshot, Error>?
-            var polling: Task<Void, Never>?
+            /// The next round is on the hub's clock (one clock for all users, not a task each).
+            var scheduled = false
             var pausedUntil: Double = 0
             var ended = false
         }
@@ -121,12 +128,15 @@ final class NotificationHub: Sendable {
         let uselang: String?
         /// The account's key (`key(token:lang:)`), under which the account's polls are listed.
         let account: Int
+        /// The poll's own key in `Polls.byKey`.
+        let key: Int
         let state: Mutex<State>
-        init(token: String, lang: LanguageCode, uselang: String?, account: Int) {
+        init(token: String, lang: LanguageCode, uselang: String?, account: Int, key: Int) {
             self.token = token
             self.lang = lang
             self.uselang = uselang
             self.account = account
+            self.key = key
             state = Mutex(State())
         }
     }
@@ -157,7 +167,7 @@ final class NotificationHub: Sendable {
                 let key = Self.slot(in: users.byKey, hashed, token: token, uselang: uselang)
                 let poll: UserPoll
                 if let existing = users.byKey[key] { poll = existing } else {
-                    poll = UserPoll(token: token, lang: lang, uselang: uselang, account: account)
+                    poll = UserPoll(token: token, lang: lang, uselang: uselang, account: account, key: key)
                     users.byKey[key] = poll
                     users.accounts[account, default: []].append(key)
                 }
@@ -190,22 +200,19 @@ final class NotificationHub: Sendable {
 
     /// The stream `id` closed; the user's last stream stops the polling and forgets the token.
     func unsubscribe(key: Int, id: Int) {
-        let stopped: (Task<Void, Never>?, (any NotificationSink)?) = users.withLock { users in
-            guard let poll = users.byKey[key] else { return (nil, nil) }
+        let inbox: (any NotificationSink)? = users.withLock { users in
+            guard let poll = users.byKey[key] else { return nil }
             return poll.state.withLock { s in
                 let inbox = s.subscribers.removeValue(forKey: id)
-                guard s.subscribers.isEmpty, s.round == nil else { return (nil, inbox) }
+                guard s.subscribers.isEmpty, s.round == nil else { return inbox }
                 users.byKey[key] = nil
                 users.accounts[poll.account]?.removeAll { $0 == key }
                 if users.accounts[poll.account]?.isEmpty == true { users.accounts[poll.account] = nil }
-                s.ended = true
-                let task = s.polling
-                s.polling = nil
-                return (task, inbox)
+                s.ended = true   // its clock entry, weak, is dropped when it comes due
+                return inbox
             }
         }
-        stopped.1?.end()
-        stopped.0?.cancel()
+        inbox?.end()
     }
 
     /// A mark-read through this replica: that user's streams, in every language, get the new count at once.
@@ -227,13 +234,17 @@ final class NotificationHub: Sendable {
 
     /// One poll round, shared by whoever asks while it runs; its result is compared with the last and told. A user's
     /// first round waits for its turn among the other new users' first rounds.
-    private func startRound(_ poll: UserPoll, key: Int, token: String, first: Bool = false) -> Task<Snapshot, Error> {
+    private func startRound(_ poll: UserPoll, key: Int, token: String, first: Bool = false,
+                            then ended: (@Sendable () -> Void)? = nil) -> Task<Snapshot, Error> {
         let api = self.api, pageSize = settings.pageSize, admission = self.admission
         return Task { [self] in
             if first {
                 guard await admission.enter() else { failed(poll, key: key, Busy()); throw Busy() }
             }
-            defer { if first { admission.leave() } }
+            defer {
+                if first { admission.leave() }
+                ended?()
+            }
             do {
                 let page = try await api.notifications(lang: poll.lang, authorization: token, filter: .unread, limit: pageSize, continueFrom: nil,
                                                        uselang: poll.uselang)
@@ -288,28 +299,46 @@ final class NotificationHub: Sendable {
     }
 
     private func startPolling(_ poll: UserPoll, key: Int) {
-        let interval = settings.interval
-        poll.state.withLock { s in
-            guard s.polling == nil, !s.ended else { return }
-            s.polling = Task { [self] in
-                while !Task.isCancelled {
-                    let jitter = Double.random(in: 0.9...1.1)
-                    let wait = max(interval * jitter, poll.state.withLock { $0.pausedUntil } - Date().timeIntervalSinceReferenceDate)
-                    try? await Task.sleep(nanoseconds: UInt64(max(0.01, wait) * 1e9))
-                    if Task.isCancelled { return }
-                    if poll.state.withLock({ $0.pausedUntil }) > Date().timeIntervalSinceReferenceDate { continue }
-                    let round: Task<Snapshot, Error> = poll.state.withLock { s in
-                        if let r = s.round { return r }
-                        let r = startRound(poll, key: key, token: poll.token)
-                        s.round = r
-                        return r
-                    }
-                    _ = try? await round.value
-                    if poll.state.withLock({ $0.ended || $0.subscribers.isEmpty }) { return }
-                }
-            }
+        let start: Bool = poll.state.withLock { s in
+            guard !s.scheduled, !s.ended else { return false }
+            s.scheduled = true
+            return true
         }
+        if start { clock.schedule(poll, after: nextWait(poll)) }
     }
+
+    /// Seconds to the user's next round: the interval, spread ±10 %, or longer while a `Retry-After` lasts.
+    private func nextWait(_ poll: UserPoll) -> Double {
+        let pausedFor = poll.state.withLock { $0.pausedUntil } - Date().timeIntervalSinceReferenceDate
+        return max(settings.interval * Double.random(in: 0.9...1.1), pausedFor, 0.01)
+    }
+
+    /// The clock says `poll`'s next round is due: it runs (or, while a `Retry-After` lasts, waits on), and the round
+    /// that ends puts the next on the clock. A user whose streams all closed is not polled again.
+    private func due(_ poll: UserPoll) {
+        enum Next { case stop, wait(Double), round }
+        let now = Date().timeIntervalSinceReferenceDate
+        let next: Next = poll.state.withLock { s in
+            guard !s.ended, !s.subscribers.isEmpty else { s.scheduled = false; return .stop }
+            if s.pausedUntil > now { return .wait(s.pausedUntil - now) }
+            // A round already running (a stream's first) counts as this one.
+            if s.round != nil { return .wait(settings.interval * Double.random(in: 0.9...1.1)) }
+            s.round = startRound(poll, key: poll.key, token: poll.token, then: { [self] in
+                let again = poll.state.withLock { s in
+                    guard !s.ended, !s.subscribers.isEmpty else { s.scheduled = false; return false }
+                    return true
+                }
+                if again { clock.schedule(poll, after: nextWait(poll)) }
+            })
+            return .round
+        }
+        if case .wait(let seconds) = next { clock.schedule(poll, after: seconds) }
+    }
+}
+
+/// The hub as its clock's `fire` sees it: weakly (the clock outlives no hub).
+private final class WeakHub: @unchecked Sendable {   // written once, in the hub's init, before the clock can fire
+    weak var value: NotificationHub?
 }
 
 /// Where the hub tells one stream its updates (a stream's end of a user's poll): called from any thread, in the order
