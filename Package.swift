@@ -28,6 +28,7 @@ let package = Package(
     products: [
         .executable(name: "lede", targets: ["LedeCommand"]),
         .library(name: "EventLoops", targets: ["EventLoops"]),
+        .library(name: "HTTPCore", targets: ["HTTPCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "Imaging", targets: ["Imaging"]),
@@ -43,11 +44,16 @@ let package = Package(
         // The event loop: epoll, wake-ups, timers, the task executor, errno-safe system calls. Knows no protocol;
         // the server and the client each depend on it and never on each other.
         .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        // What every layer above uses and no layer owns (as NIOHTTP1, swift-log and swift-metrics sit under
+        // AsyncHTTPClient and Hummingbird): logging and timestamps, HTTP dates, W3C trace context, Prometheus and JSON
+        // text, ASCII, percent-decoding, weighted lists, URI references, byte scanning. Knows no socket, no server, no
+        // client and no app.
+        .target(name: "HTTPCore", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule),
         // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
         // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
-        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule),
         // The share card's drawing: FreeType for glyphs, HarfBuzz for shaping, libjpeg-turbo for the lead image and the
         // JPEG card, zlib for the PNG. Knows no Wikipedia. libjpeg's errors are caught in C (CImageCodecs: setjmp).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
@@ -60,28 +66,28 @@ let package = Package(
         .target(name: "LedeBasics", swiftSettings: callerIsolated + crossModule),
         // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service), its JSON
         // readers, its guard and metrics, its transports. Knows no feature of the app (docs/ARCHITECTURE.md).
-        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
+        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
         // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
-        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"], swiftSettings: callerIsolated),
+        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPCore", "Imaging"], swiftSettings: callerIsolated),
         // The app: one folder per screen, over `any WikimediaAPI`.
         // Lede's own words: i18n/ is a MediaWiki-format message catalogue (en.json, qqq.json, one file a language),
         // compiled into the binary (the image ships no resource files).
-        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"],
+        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
                 resources: [.embedInCode("i18n")], swiftSettings: callerIsolated),
         // The `lede` command: flags and environment → options → run.
-        .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPServer"]),
+        .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
-        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
+        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
                           swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", dependencies: ["AllocationCounter"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
-        .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
+        .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],
     // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.
     swiftLanguageModes: [.v6]

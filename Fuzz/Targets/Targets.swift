@@ -9,6 +9,7 @@ import Imaging
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+import HTTPCore
 
 /// A fuzz target: any bytes in; a finding is a trap (a failed precondition, a sanitizer report, a crash, a hang).
 struct FuzzTarget: Sendable {
@@ -280,7 +281,7 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         do { _ = try await client.fileInfo(lang: lang, files: ["File:Dog.jpg"]) } catch { checkClean(error, "fileInfo") }
         // The editor's answers: a page (written as the editor's JSON), a permission, an edit's outcome (its problem JSON).
         func checkEditor(_ error: Error, _ what: String) {
-            if let refused = error as? EditRefusedError { checkLine(EditRules.problem(refused.message).jsonBytes, "\(what) problem"); return }
+            if let refused = error as? EditRefusedError { checkLine(EditRules.problem(refused.message).jsonBytes(typeBase: LedeApp.naming.problemTypeBase), "\(what) problem"); return }
             check(error is UpstreamError || error is EditOutcomeUnknown, "\(what) threw \(type(of: error))")
         }
         do {
@@ -291,8 +292,8 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         do {
             let submission = EditSubmission(title: "Dog", section: 1, wikitext: "x", summary: "", baseRevision: 1, minor: false)
             switch try await client.edit(lang: lang, submission, token: "t+\\", authorization: "Bearer x", forwardedFor: nil, deadline: 5) {
-            case .refused(let m): checkLine(EditRules.problem(m, current: 2).jsonBytes, "edit problem")
-            case .captcha(let id, let url): checkLine(EditRules.captchaProblem(id: id, url: url, base: "https://en.wikipedia.org").jsonBytes, "captcha problem")
+            case .refused(let m): checkLine(EditRules.problem(m, current: 2).jsonBytes(typeBase: LedeApp.naming.problemTypeBase), "edit problem")
+            case .captcha(let id, let url): checkLine(EditRules.captchaProblem(id: id, url: url, base: "https://en.wikipedia.org").jsonBytes(typeBase: LedeApp.naming.problemTypeBase), "captcha problem")
             case .saved, .nochange: break
             }
         } catch { checkEditor(error, "edit") }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import EventLoops
+import HTTPCore
 
 /// Why a call failed. Every case but `timeout` also means the connection it used was closed.
 public enum HTTPClientError: Error, Equatable, Sendable {
@@ -464,22 +465,23 @@ public final class ClientMetrics: Sendable {
 
     public func row(_ origin: String) -> Row { rows.withLock { $0[origin]?.row ?? Row() } }
 
-    public func render() -> String {
+    /// The client's metrics as Prometheus text, each name `prefix` followed by what it counts.
+    public func render(prefix p: String = "http_client_") -> String {
         let all = rows.withLock { $0.sorted { $0.key < $1.key } }.map { (key: $0.key, value: $0.value.row) }
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String, _ value: (Row) -> Int) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (origin, r) in all { out += "\(name){origin=\"\(origin)\"} \(value(r))\n" }
+        func family(_ name: String, _ type: String, _ help: String, _ value: (Row) -> String) {
+            out += PrometheusText.family(p + name, type, help, label: "origin", all.map { ($0.key, value($0.value)) })
         }
-        family("lede_upstream_connections_open", "gauge", "Upstream connections open, per origin (all loops).") { $0.open }
-        family("lede_upstream_connections_created_total", "counter", "Upstream connections made, per origin.") { $0.created }
-        family("lede_upstream_requests_total", "counter", "Requests sent upstream, per origin (requests per connection: this over created).") { $0.requests }
-        out += "# HELP lede_upstream_requests_per_connection Requests sent per connection made, per origin (keep-alive at work).\n# TYPE lede_upstream_requests_per_connection gauge\n"
-        for (origin, r) in all { out += "lede_upstream_requests_per_connection{origin=\"\(origin)\"} \(r.created == 0 ? 0 : Double(r.requests) / Double(r.created))\n" }
-        family("lede_upstream_requests_reused_total", "counter", "Requests sent on a kept-alive connection.") { $0.reused }
-        family("lede_upstream_tls_handshakes_total", "counter", "TLS handshakes completed, per origin.") { $0.handshakes }
-        family("lede_upstream_pool_waits_total", "counter", "Requests that waited for a free pooled connection.") { $0.queued }
-        family("lede_upstream_retries_total", "counter", "Idempotent requests sent again after a kept-alive connection turned out closed.") { $0.retries }
+        family("connections_open", "gauge", "Upstream connections open, per origin (all loops).") { "\($0.open)" }
+        family("connections_created_total", "counter", "Upstream connections made, per origin.") { "\($0.created)" }
+        family("requests_total", "counter", "Requests sent upstream, per origin (requests per connection: this over created).") { "\($0.requests)" }
+        family("requests_per_connection", "gauge", "Requests sent per connection made, per origin (keep-alive at work).") {
+            "\($0.created == 0 ? 0 : Double($0.requests) / Double($0.created))"
+        }
+        family("requests_reused_total", "counter", "Requests sent on a kept-alive connection.") { "\($0.reused)" }
+        family("tls_handshakes_total", "counter", "TLS handshakes completed, per origin.") { "\($0.handshakes)" }
+        family("pool_waits_total", "counter", "Requests that waited for a free pooled connection.") { "\($0.queued)" }
+        family("retries_total", "counter", "Idempotent requests sent again after a kept-alive connection turned out closed.") { "\($0.retries)" }
         return out
     }
 }

@@ -1,4 +1,5 @@
 import EventLoops
+import HTTPCore
 
 /// The head of an HTTP/1.1 response.
 public struct ResponseHead: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import HTTPCore
 import CZlib
 
 /// A piece of a body encoded once and shared between responses: its bytes, the same bytes compressed as a raw

@@ -189,7 +189,7 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
         let wait = String(d.retryAfter), units = String(Int(burst)), refill = ClientRateLimiter.format(rate)
         var p = Problem(status: 429, slug: "rate-limited",
                         detail: "Too many requests from this client; retry after \(wait) s. The limit is \(units) units at once, refilled at \(refill) a second.",
-                        message: ProblemMessage("lede-problem-rate-limited", [wait, units, refill]))
+                        message: ProblemMessage(server: .rateLimited, [wait, units, refill]))
         p.headers.set("Retry-After", String(d.retryAfter))
         p.headers.set("RateLimit-Policy", policyField)
         p.headers.set("RateLimit", ClientRateLimiter.field(d))

@@ -1,5 +1,6 @@
 import EventLoops
 import Glibc
+import HTTPCore
 
 /// One client socket: feeds the parser, runs handlers, writes responses in request order.
 /// Lives on its loop's thread only.
@@ -299,7 +300,7 @@ final class Connection: LoopDescriptorHandler {
             respond(p.response)
         case .notFound:
             let path = String(request.path.prefix(200))
-            respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage("lede-problem-no-route", [path])).response)
+            respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage(server: .noRoute, [path])).response)
         }
     }
 
@@ -342,8 +343,12 @@ final class Connection: LoopDescriptorHandler {
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
         var response = response
-        if case .problem = response.body, let localizer = core.localizer { response = Connection.localized(response, current.request, localizer) }
-        response = Connection.withTraceID(response, current.trace)
+        if case .problem(let record) = response.body {
+            response = Connection.rendered(response, record.problem, current.request, current.trace, typeBase: core.configuration.naming.problemTypeBase,
+                                           localizer: core.localizer)
+        } else {
+            response = Connection.withTraceID(response, current.trace)
+        }
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
@@ -364,21 +369,23 @@ final class Connection: LoopDescriptorHandler {
         }
     }
 
-    /// A problem in the request's language: its standard title and its catalogued detail in that language,
-    /// `Content-Language`, and `Vary: Accept-Language` when the header chose it. English is never encoded again.
-    static func localized(_ response: HTTPResponse, _ request: HTTPRequest, _ localizer: any ProblemLocalizer) -> HTTPResponse {
-        guard case .problem(let record) = response.body,
-              let words = localizer.words(for: record.problem, request: request), words.title != nil || words.detail != nil else { return response }
-        var problem = record.problem
-        if let title = words.title { problem.title = title }
-        if let detail = words.detail { problem.detail = detail }
+    /// A problem encoded for the request it answers, once: `type` from the app's base, its standard title and its
+    /// catalogued detail in the request's language (with `Content-Language`, and `Vary: Accept-Language` when the header
+    /// chose it), the request's trace as its last member.
+    static func rendered(_ response: HTTPResponse, _ problem: Problem, _ request: HTTPRequest, _ trace: TraceContext?, typeBase: String,
+                         localizer: (any ProblemLocalizer)?) -> HTTPResponse {
+        var problem = problem
         var r = response
-        r.body = .bytes(problem.jsonBytes)
-        r.headers.set("Content-Language", words.language)
-        if words.byHeader {
-            let vary = r.headers["Vary"] ?? ""
-            if !Connection.lists(vary, "accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
+        if let localizer, let words = localizer.words(for: problem, request: request), words.title != nil || words.detail != nil {
+            if let title = words.title { problem.title = title }
+            if let detail = words.detail { problem.detail = detail }
+            r.headers.set("Content-Language", words.language)
+            if words.byHeader {
+                let vary = r.headers["Vary"] ?? ""
+                if !Connection.lists(vary, "accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
+            }
         }
+        r.body = .bytes(problem.jsonBytes(typeBase: typeBase, trace: trace))
         return r
     }
 
@@ -401,12 +408,7 @@ final class Connection: LoopDescriptorHandler {
     /// maker wrote one.
     static func withTraceID(_ response: HTTPResponse, _ trace: TraceContext?) -> HTTPResponse {
         guard response.status >= 400, let trace else { return response }
-        var body: [UInt8]
-        switch response.body {
-        case .bytes(let b): body = b
-        case .problem(let r): body = r.bytes
-        default: return response
-        }
+        guard case .bytes(var body) = response.body else { return response }
         guard body.last == 125,
               response.headers["Content-Type"] == "application/problem+json", !Problem.namesTrace(body) else { return response }
         body.removeLast()
@@ -579,7 +581,7 @@ final class Connection: LoopDescriptorHandler {
         guard core.metrics.streamOpened(max: config.maxStreams) else {
             var problem = Problem(status: 503, slug: "too-many-streams",
                                   detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.",
-                                  message: ProblemMessage("lede-problem-server-streams-full", [String(config.maxStreams)]))
+                                  message: ProblemMessage(server: .streamsFull, [String(config.maxStreams)]))
             problem.headers.set("Retry-After", "5")
             respond(problem.response)
             body.abandoned?()

@@ -1,3 +1,4 @@
+import HTTPCore
 /// A response a handler returns. The server adds `Date`, `Server`, `Content-Length`, `Connection`,
 /// `X-Request-ID`, and negotiates gzip.
 public struct HTTPResponse: Sendable {
@@ -16,8 +17,8 @@ public struct HTTPResponse: Sendable {
         /// (its type, its producer, its abandonment) would otherwise make every response as large as they are, and a
         /// response is copied a few times on every request.
         indirect case stream(ResponseStream)
-        /// A problem's bytes (`Problem.response`) with the problem they were made from, for words in the request's
-        /// language: a case of its own rather than a field, so a response stays as small as it was.
+        /// A problem (`Problem.response`), encoded by the connection that answers with it (the app's type base, the
+        /// request's language and trace): a case of its own rather than a field, so a response stays as small as it was.
         case problem(ProblemRecord)
     }
 
@@ -58,7 +59,7 @@ public struct HTTPResponse: Sendable {
     public var bodyCount: Int {
         switch body {
         case .bytes(let b): return b.count
-        case .problem(let r): return r.bytes.count
+        case .problem(let r): return r.problem.jsonBytes(typeBase: ServerConfiguration.Naming().problemTypeBase).count
         case .prepared(let p): return p.identity.count
         case .assembled(let a): return a.count
         case .stream: return 0
@@ -121,47 +122,6 @@ public final class PreparedBody: Sendable {
     }
 }
 
-/// 64-bit FNV-1a as 16 hex digits: the strong ETag of a representation.
-public enum FNV1a {
-    public static let offset: UInt64 = 0xcbf29ce484222325
-    public static let prime: UInt64 = 0x100000001b3
-
-    public static func hash(_ bytes: [UInt8]) -> String { hex(value(bytes)) }
-
-    public static func value(_ bytes: [UInt8]) -> UInt64 {
-        var h = offset
-        for b in bytes { h ^= UInt64(b); h = h &* prime }
-        return h
-    }
-
-    /// Folds a 64-bit word into `h`, byte by byte.
-    public static func mix(_ h: UInt64, _ word: UInt64) -> UInt64 {
-        var h = h
-        for shift in stride(from: 0, to: 64, by: 8) { h ^= (word >> UInt64(shift)) & 0xff; h = h &* prime }
-        return h
-    }
-
-    /// 16 lowercase hex digits (written in place: one string, no padding concatenated).
-    public static func hex(_ h: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 16) { b in writeHex(h, b.baseAddress!); return 16 }
-    }
-
-    /// A strong entity tag for `bytes`: their hash in quotes, `"0123456789abcdef"`, written as one string.
-    public static func quotedTag(_ bytes: [UInt8]) -> String {
-        let h = value(bytes)
-        return String(unsafeUninitializedCapacity: 18) { b in
-            b[0] = 34; writeHex(h, b.baseAddress! + 1); b[17] = 34
-            return 18
-        }
-    }
-
-    static func writeHex(_ h: UInt64, _ p: UnsafeMutablePointer<UInt8>) {
-        for i in 0..<16 {
-            let d = UInt8(truncatingIfNeeded: h >> UInt64(60 - 4 * i)) & 15
-            p[i] = d < 10 ? 48 + d : 87 + d
-        }
-    }
-}
 
 public enum Compression {
     /// Bodies larger than this are gzip-compressed for clients that accept it.

@@ -1,10 +1,12 @@
+import HTTPCore
 
 /// RFC 9457 problem details. Every error Lede sends is one of these.
 public struct Problem: Error, Sendable {
     public var status: Int
     public var title: String
     public var detail: String
-    /// A short slug naming the kind of problem; becomes `type` as `urn:lede:problem:<slug>`.
+    /// A short slug naming the kind of problem; becomes `type` as the app's type base followed by it
+    /// (`ServerConfiguration.Naming.problemTypeBase`).
     public var slug: String
     public var headers: HTTPHeaders
     /// Extra members, already JSON-encoded values keyed by name.
@@ -28,9 +30,12 @@ public struct Problem: Error, Sendable {
         HTTPStatus.reason(status).lowercased().split(separator: " ").joined(separator: "-")
     }
 
-    public var jsonBytes: [UInt8] {
-        var out = [UInt8](); out.reserveCapacity(160 + detail.utf8.count)
-        out.append(contentsOf: Problem.typeKey); var slug = slug
+    /// The problem as JSON: `type` is `typeBase` followed by the slug; `trace`, when given, is its last member.
+    public func jsonBytes(typeBase: String, trace: TraceContext? = nil) -> [UInt8] {
+        var out = [UInt8](); out.reserveCapacity(160 + typeBase.utf8.count + detail.utf8.count)
+        out.append(contentsOf: Problem.typeKey)
+        var base = typeBase, slug = slug
+        base.withUTF8 { JSONText.appendEscaped($0, to: &out) }
         slug.withUTF8 { out.append(contentsOf: $0) }   // a slug is plain ASCII: nothing to escape
         out.append(34)
         out.append(contentsOf: Problem.titleKey); JSONText.appendQuoted(title, to: &out)
@@ -39,13 +44,12 @@ public struct Problem: Error, Sendable {
         for (k, v) in extensions {
             out.append(44); JSONText.appendQuoted(k, to: &out); out.append(58); out.append(contentsOf: v.utf8)
         }
-        // The trace of the request it answers, when made while one is handled (an event stream's error event too).
-        if let trace = TraceContext.current { Problem.appendTraceMember(trace, to: &out) }
+        if let trace { Problem.appendTraceMember(trace, to: &out) }
         out.append(125)
         return out
     }
 
-    static let typeKey = Array("{\"type\":\"urn:lede:problem:".utf8)
+    static let typeKey = Array("{\"type\":\"".utf8)
     static let titleKey = Array(",\"title\":".utf8)
     static let statusKey = Array(",\"status\":".utf8)
     static let detailKey = Array(",\"detail\":".utf8)
@@ -69,25 +73,47 @@ public struct Problem: Error, Sendable {
         var h = headers
         h.set("Content-Type", "application/problem+json")
         h.set("Cache-Control", "no-store")
-        // Kept beside its bytes for the localizer: a problem answered in English is never encoded twice.
-        return HTTPResponse(status: status, headers: h, body: .problem(ProblemRecord(self, bytes: jsonBytes)))
+        // Encoded once, by the connection that answers with it: with the app's type base, in the request's language,
+        // naming the request's trace.
+        return HTTPResponse(status: status, headers: h, body: .problem(ProblemRecord(self)))
     }
 }
 
 /// A problem's `detail` as a message of the app's catalogue: its key and the values of its `$1`, `$2`… (numbers,
 /// names and paths, which read the same in every language).
 public struct ProblemMessage: Sendable, Equatable {
+    /// The app's catalogue key; for the server's own problems, the `ServerMessage`'s raw value.
     public var key: String
     public var parameters: [String]
+    /// Which of the server's own problems this is, when the server made it: the app maps it to its catalogue (the
+    /// server names no key of any app's).
+    public var server: ServerMessage?
     public init(_ key: String, _ parameters: [String] = []) { self.key = key; self.parameters = parameters }
+    public init(server: ServerMessage, _ parameters: [String] = []) {
+        key = server.rawValue; self.parameters = parameters; self.server = server
+    }
 }
 
-/// The problem a response was made from, carried with it to the connection that may give it in another language.
+/// The problems the server itself makes. Each is written in English by the server; an app that answers in other
+/// languages maps every case to a message of its catalogue (an exhaustive switch, so a new case is a compile error).
+public enum ServerMessage: String, CaseIterable, Sendable {
+    /// No route matches the path. `$1`: the path.
+    case noRoute = "no-route"
+    /// The server is shutting down (readiness).
+    case draining
+    /// The client's budget is spent. `$1`: seconds to wait; `$2`: the burst, in units; `$3`: the refill a second.
+    case rateLimited = "rate-limited"
+    /// The server holds as many streams as it allows. `$1`: that number.
+    case streamsFull = "streams-full"
+    /// A handler failed with an error that maps to no problem.
+    case internalError = "internal"
+}
+
+/// The problem a response was made from, carried with it to the connection, which encodes it (with the app's type
+/// base, in the request's language, naming its trace).
 public final class ProblemRecord: Sendable {
     public let problem: Problem
-    /// `problem.jsonBytes`, as encoded when the response was made.
-    public let bytes: [UInt8]
-    init(_ problem: Problem, bytes: [UInt8]) { self.problem = problem; self.bytes = bytes }
+    init(_ problem: Problem) { self.problem = problem }
 }
 
 /// An error that knows the problem it is answered with (as Hummingbird's `HTTPResponseError` knows its status): a
@@ -104,7 +130,7 @@ extension Problem: ProblemConvertible {
     public static func answering(_ error: any Error) -> Problem {
         (error as? any ProblemConvertible)?.problem
             ?? Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.",
-                       message: ProblemMessage("lede-problem-internal"))
+                       message: ProblemMessage(server: .internalError))
     }
 }
 

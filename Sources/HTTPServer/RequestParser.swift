@@ -1,5 +1,6 @@
 import EventLoops
 import Glibc
+import HTTPCore
 
 /// Limits the parser enforces. Defaults follow the issue: 8 KiB request line, 32 KiB header section, 1 MiB body.
 public struct ParserLimits: Sendable {

@@ -1,3 +1,4 @@
+import HTTPCore
 /// Serialises a response head and body into bytes, adding the server's own fields and choosing the
 /// representation (gzip or identity, 304 for a matching ETag).
 enum ResponseEncoder {
@@ -51,7 +52,9 @@ enum ResponseEncoder {
         var varies = false
         switch response.body {
         case .bytes(let b): (body, contentType, etag, gzipped, varies) = bytesBody(b, summary, acceptsGzip: request.acceptsGzip)
-        case .problem(let r): (body, contentType, etag, gzipped, varies) = bytesBody(r.bytes, summary, acceptsGzip: request.acceptsGzip)
+        case .problem(let r):   // the connection renders problems first (`Connection.rendered`); the server's default base otherwise
+            let bytes = r.problem.jsonBytes(typeBase: ServerConfiguration.Naming().problemTypeBase)
+            (body, contentType, etag, gzipped, varies) = bytesBody(bytes, summary, acceptsGzip: request.acceptsGzip)
         case .prepared(let p):
             contentType = summary.contentType ?? p.contentType
             varies = p.gzip != nil

@@ -1,6 +1,7 @@
 import EventLoops
 import Glibc
 import Synchronization
+import HTTPCore
 /// What a handler gets: the request, the path parameters of its route, and the request id.
 public struct RequestContext: Sendable {
     public let request: HTTPRequest

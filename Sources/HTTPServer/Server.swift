@@ -3,6 +3,7 @@ import EventLoops
 import Foundation
 import Synchronization
 import Glibc
+import HTTPCore
 
 /// What every event loop shares: configuration, routes, metrics, readiness.
 final class ServerCore: Sendable {
@@ -28,7 +29,9 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        self.metrics = ServerMetrics(loops: max(1, configuration.loops))
+        self.metrics = ServerMetrics(loops: max(1, configuration.loops), prefix: configuration.naming.metricPrefix)
+        overloadedBody = Problem(status: 503, slug: "overloaded", detail: "The server is at its connection limit; retry shortly.")
+            .jsonBytes(typeBase: configuration.naming.problemTypeBase)
         var limits = configuration.parserLimits
         // Asked only for a body over `maxBody`; the routes are read once the server has started (they are frozen then).
         limits.bodyLimit = { [router] method, path in router.maxBody(method: method, path: path) }
@@ -38,7 +41,7 @@ final class ServerCore: Sendable {
         forwarding = ForwardingPolicy(trusted: clients.trustedProxies)
         if let limiter {
             metrics.addCollector {
-                PrometheusText.single("lede_http_rate_limited_total", "counter", "Requests refused with 429 rate-limited (per-client token buckets).", limiter.refusals)
+                PrometheusText.single(configuration.naming.metricPrefix + "rate_limited_total", "counter", "Requests refused with 429 rate-limited (per-client token buckets).", limiter.refusals)
             }
         }
     }
@@ -55,13 +58,14 @@ final class ServerCore: Sendable {
     func loopStopped() { stoppedLoops.signal() }
     func waitForLoop(timeout: DispatchTime) -> Bool { stoppedLoops.wait(timeout: timeout) == .success }
 
-    static let overloadedBody = Problem(status: 503, slug: "overloaded", detail: "The server is at its connection limit; retry shortly.").jsonBytes
+    /// The 503 a connection past the limit gets, encoded once with the app's type base.
+    let overloadedBody: [UInt8]
 
     func overloadedResponse(date: [UInt8]) -> [UInt8] {
         var out = Array("HTTP/1.1 503 Service Unavailable\r\nServer: lede\r\nDate: ".utf8)
         out += date
-        out += Array("\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(ServerCore.overloadedBody.count)\r\n\r\n".utf8)
-        out += ServerCore.overloadedBody
+        out += Array("\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(overloadedBody.count)\r\n\r\n".utf8)
+        out += overloadedBody
         return out
     }
 }
@@ -197,7 +201,7 @@ public final class HTTPServer: Sendable {
         router.add("GET", "/readyz", limited: false) { [weak self] _ in
             if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
             // The slug says draining; the problem's `status` member stays the number (no second `status` key).
-            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.", message: ProblemMessage("lede-problem-draining")).response)
+            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.", message: ProblemMessage(server: .draining)).response)
         }
         router.add("GET", "/metrics", limited: false) { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""

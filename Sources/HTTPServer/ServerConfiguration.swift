@@ -14,6 +14,20 @@ public struct ServerConfiguration: Sendable {
     public var accessLog: Bool = true
     /// How often connection deadlines are checked.
     public var tickInterval: Double = 0.1
+    /// What the app calls its problems, metrics and messages: the server knows no app.
+    public var naming = Naming()
+
+    /// The names the server writes on the app's behalf.
+    public struct Naming: Sendable {
+        /// A problem's `type` is this followed by its slug (RFC 9457 §3.1.1: a URI reference). Default `urn:problem:`.
+        public var problemTypeBase: String = "urn:problem:"
+        /// The prefix of every metric the server writes (`<prefix>requests_total`). Default `http_`.
+        public var metricPrefix: String = "http_"
+        public init() {}
+        public init(problemTypeBase: String, metricPrefix: String) {
+            self.problemTypeBase = problemTypeBase; self.metricPrefix = metricPrefix
+        }
+    }
 
     public struct Timeouts: Sendable {
         /// Seconds a client has to send a complete header section (slowloris guard). Default 10.

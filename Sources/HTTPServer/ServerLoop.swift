@@ -2,6 +2,7 @@ import CLinux
 import EventLoops
 import Foundation
 import Glibc
+import HTTPCore
 
 /// The server's part of one event loop: its listener, its connections (by descriptor), the per-loop caches (the
 /// Date field renewed once a second, the access-log buffer, request ids) and the drain. Lives on the loop's thread.
@@ -184,7 +185,7 @@ final class ServerLoop: LoopObserver {
         let s = Int(tv.tv_sec)
         if s != dateSecond {
             dateSecond = s
-            dateBytes = Array(Timestamp.httpDate(seconds: s).utf8)
+            dateBytes = Array(HTTPDate.format(seconds: s).utf8)
         }
     }
 

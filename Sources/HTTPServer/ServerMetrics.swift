@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import Synchronization
+import HTTPCore
 
 /// Request counters, a latency histogram, connections and bytes. Each event loop records into its own
 /// shard (an uncontended mutex); a scrape adds the shards up. Other layers add their own text through
@@ -33,7 +34,11 @@ public final class ServerMetrics: Sendable {
         set { labels.withLock { $0 = newValue } }
     }
 
-    init(loops: Int) {
+    /// The prefix of every metric name (`ServerConfiguration.Naming.metricPrefix`).
+    public let prefix: String
+
+    init(loops: Int, prefix: String = "http_") {
+        self.prefix = prefix
         shards = (0..<loops).map { _ in Shard() }
     }
 
@@ -94,25 +99,26 @@ public final class ServerMetrics: Sendable {
             sum += s.durationSum; bytes += s.bytesOut
         }
         let routeLabels = self.routeLabels
-        var out = "# HELP lede_http_requests_total HTTP requests answered, by route pattern and status.\n# TYPE lede_http_requests_total counter\n"
+        let p = prefix
+        var out = PrometheusText.header(p + "requests_total", "counter", "HTTP requests answered, by route pattern and status.")
         for (key, count) in requests.sorted(by: { $0.key < $1.key }) {
             let route = (key >> 10) - 2, status = key & 1023
             let label = route == -1 ? "unmatched" : (route == -2 ? "invalid" : (route < routeLabels.count ? routeLabels[route] : "?"))
-            out += "lede_http_requests_total{route=\(JSONText.quote(label)),status=\"\(status)\"} \(count)\n"
+            out += "\(p)requests_total{route=\(JSONText.quote(label)),status=\"\(status)\"} \(count)\n"
         }
-        out += PrometheusText.histogram(name: "lede_http_request_duration_seconds", help: "Time from a complete request to its response being queued.",
+        out += PrometheusText.histogram(name: p + "request_duration_seconds", help: "Time from a complete request to its response being queued.",
                                         bounds: ServerMetrics.latencyBuckets, counts: buckets, sum: sum)
-        out += PrometheusText.single("lede_http_open_connections", "gauge", "Connections open now.", open.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_connections_total", "counter", "Connections accepted.", accepted.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_connections_rejected_total", "counter", "Connections refused with 503 past --max-connections or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_bodies_refused_total", "counter", "Requests answered 503 because their bodies would pass --max-bodies-in-flight.", bodiesRefused.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_response_bytes_total", "counter", "Response bytes queued (head and body).", bytes)
-        out += PrometheusText.single("lede_http_streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_streams_total", "counter", "Streamed responses started.", streamsTotal.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_stream_bytes_total", "counter", "Body bytes streams wrote (framed, after compression).", streamBytes.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_stream_buffered_bytes", "gauge", "Bytes streams hold in outbound buffers now.", bufferedBytes.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_streams_stalled_total", "counter", "Streams closed because the client stopped reading past the stall timeout.", streamsStalled.load(ordering: .relaxed))
-        out += PrometheusText.single("lede_http_streams_refused_total", "counter", "Stream requests answered 503 past --max-streams.", streamsRefused.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "open_connections", "gauge", "Connections open now.", open.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "connections_total", "counter", "Connections accepted.", accepted.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "connections_rejected_total", "counter", "Connections refused with 503 past the connection limit or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "bodies_refused_total", "counter", "Requests answered 503 because their bodies would pass the in-flight body budget.", bodiesRefused.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "response_bytes_total", "counter", "Response bytes queued (head and body).", bytes)
+        out += PrometheusText.single(p + "streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "streams_total", "counter", "Streamed responses started.", streamsTotal.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "stream_bytes_total", "counter", "Body bytes streams wrote (framed, after compression).", streamBytes.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "stream_buffered_bytes", "gauge", "Bytes streams hold in outbound buffers now.", bufferedBytes.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "streams_stalled_total", "counter", "Streams closed because the client stopped reading past the stall timeout.", streamsStalled.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "streams_refused_total", "counter", "Stream requests answered 503 past the stream limit.", streamsRefused.load(ordering: .relaxed))
         let extra = collectors.withLock { $0 }
         for c in extra { out += c() }
         return out
@@ -153,23 +159,3 @@ struct CounterTable {
     }
 }
 
-/// Prometheus text exposition helpers shared by every metrics source.
-public enum PrometheusText {
-    /// One metric without labels: its HELP and TYPE lines and its sample.
-    public static func single(_ name: String, _ type: String, _ help: String, _ value: Int) -> String {
-        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
-    }
-
-    /// A histogram from per-bucket counts (`counts` has one more entry than `bounds`: the overflow).
-    public static func histogram(name: String, help: String, bounds: [Double], counts: [Int], sum: Double) -> String {
-        var out = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-        var cumulative = 0
-        for (i, bound) in bounds.enumerated() {
-            cumulative += counts[i]
-            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        cumulative += counts[bounds.count]
-        out += "\(name)_bucket{le=\"+Inf\"} \(cumulative)\n\(name)_sum \(sum)\n\(name)_count \(cumulative)\n"
-        return out
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Lede
+import HTTPCore
 
 // Before anything else, while this is the only thread: SIGTERM/SIGINT stay pending until the server reads them.
 HTTPServer.blockTerminationSignals()

@@ -1,6 +1,6 @@
 import EventLoops
-import HTTPServer
 import LedeBasics
+import HTTPCore
 /// Every call Lede makes to Wikimedia (docs/UPSTREAM.md), typed. Features depend on this protocol only;
 /// whether answers come from production, a fake on loopback, or the embedded default is not their concern.
 public protocol WikimediaAPI: Sendable {

@@ -1,8 +1,8 @@
 import EventLoops
 import Foundation
 import Synchronization
-import HTTPServer
 import LedeBasics
+import HTTPCore
 
 /// The one implementation of `WikimediaAPI`: builds each request exactly as docs/UPSTREAM.md says,
 /// sends it through a transport (live network or embedded data), maps statuses and Action API errors to

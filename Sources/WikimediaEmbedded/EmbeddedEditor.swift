@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
-import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The embedded default's editor: the Action API's editor query and `action=edit`, answered like MediaWiki (with
 /// `errorformat=html`) over wikitext made from the embedded articles, kept in this process's memory (a demo: a save

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// Featured feeds for the embedded default: one per day for the 7 days up to the reference date, built from
 /// the embedded articles; other dates get the reference date's snapshot. News only on the reference date
@@ -194,4 +195,3 @@ enum EmbeddedNotifications {
     }
 }
 
-import HTTPServer

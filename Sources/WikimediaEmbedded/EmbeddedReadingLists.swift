@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
-import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The ReadingLists extension's REST interface as the embedded default answers it (docs/UPSTREAM.md, "Reading lists"):
 /// the extension's JSON, its `next` pages, `duplicate: true`, and its error bodies `{errorKey, messageTranslations,

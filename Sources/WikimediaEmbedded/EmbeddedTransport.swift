@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
-import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The embedded default: answers the live client's requests from bundled data, as JSON bytes in the real
 /// Wikimedia shapes, so they go through the very same decoding path. No network.

@@ -3,6 +3,7 @@ import Glibc
 import HTTPClient
 import HTTPServer
 import XCTest
+@testable import HTTPCore
 
 /// A TCP server on loopback whose every connection runs a script with blocking I/O: for answers no real
 /// server would send (resets, hangs, trickles, garbage).
@@ -116,7 +117,7 @@ final class ClientTests: XCTestCase {
             try await group.waitForAll()
         }
         XCTAssertLessThanOrEqual(client.metrics.row(origin).created, 4, "never more than the pool size")
-        XCTAssertTrue(client.metrics.render().contains("lede_upstream_connections_created_total{origin=\"\(origin)\"}"))
+        XCTAssertTrue(client.metrics.render().contains("http_client_connections_created_total{origin=\"\(origin)\"}"))
     }
 
     func testABusyPoolQueuesWithinTheDeadline() async throws {

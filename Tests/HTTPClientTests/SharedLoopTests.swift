@@ -4,6 +4,7 @@ import HTTPServer
 import EventLoops
 import Synchronization
 import XCTest
+@testable import HTTPCore
 
 /// A handler's upstream call on a server loop: the client keeps its pool on that loop, the request goes out
 /// and the answer comes back on the loop's own thread, and the handler resumes there.

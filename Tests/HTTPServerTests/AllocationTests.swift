@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// Heap allocations per request on the hot path, counted on the event loop's own thread (malloc, calloc and realloc
 /// interposed in the test executable, AllocationCounter). Ceilings, not timings: a change that adds an allocation to

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// Handlers that answer through a `Responder` (`.callback`) instead of a task: at once, later on the loop, from
 /// another thread, never (dropped), twice, or after their client has gone.

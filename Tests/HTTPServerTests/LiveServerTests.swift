@@ -5,6 +5,7 @@ import TestSupport
 import Synchronization
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 final class LiveServerTests: XCTestCase {
     var server: HTTPServer!
@@ -117,7 +118,7 @@ final class LiveServerTests: XCTestCase {
         c.send("FOO / HTTP/1.1\r\nHost: t\r\n\r\n")
         let r = try XCTUnwrap(c.readResponse())
         XCTAssertEqual(r.status, 501)
-        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("urn:lede:problem:method-not-implemented"))
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("urn:problem:method-not-implemented"))
         c.send("PUT /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
         let put = try XCTUnwrap(c.readResponse())
         XCTAssertEqual(put.status, 405)
@@ -348,11 +349,11 @@ final class LiveServerTests: XCTestCase {
         _ = c.readResponse()
         c.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
         let m = try XCTUnwrap(c.readResponse()).text
-        XCTAssertTrue(m.contains("lede_http_requests_total{route=\"/healthz\",status=\"200\"} 1"), m)
-        XCTAssertTrue(m.contains("lede_http_requests_total{route=\"unmatched\",status=\"404\"} 1"), m)
-        XCTAssertTrue(m.contains("lede_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
-        XCTAssertTrue(m.contains("lede_http_open_connections 1"), m)
-        XCTAssertTrue(m.contains("lede_http_response_bytes_total"))
+        XCTAssertTrue(m.contains("http_requests_total{route=\"/healthz\",status=\"200\"} 1"), m)
+        XCTAssertTrue(m.contains("http_requests_total{route=\"unmatched\",status=\"404\"} 1"), m)
+        XCTAssertTrue(m.contains("http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        XCTAssertTrue(m.contains("http_open_connections 1"), m)
+        XCTAssertTrue(m.contains("http_response_bytes_total"))
     }
 
     func testKeepsServingAfterGarbageAndAbortedConnections() throws {
@@ -454,7 +455,7 @@ final class TimeoutTests: XCTestCase {
         XCTAssertEqual(r.status, 503)
         XCTAssertEqual(r.header("Content-Type"), "application/problem+json")
         XCTAssertTrue(c.closedByPeer())
-        XCTAssertTrue(server.metrics.render().contains("lede_http_connections_rejected_total 1"))
+        XCTAssertTrue(server.metrics.render().contains("http_connections_rejected_total 1"))
     }
 }
 
@@ -543,8 +544,8 @@ final class BodyBudgetTests: XCTestCase {
         let refused = try XCTUnwrap(b.readResponse())
         XCTAssertEqual(refused.status, 503)
         XCTAssertNotNil(Int(refused.header("Retry-After") ?? ""))
-        XCTAssertTrue(refused.text.contains("urn:lede:problem:busy"), refused.text)
-        XCTAssertTrue(server.metrics.render().contains("lede_http_bodies_refused_total 1"))
+        XCTAssertTrue(refused.text.contains("urn:problem:busy"), refused.text)
+        XCTAssertTrue(server.metrics.render().contains("http_bodies_refused_total 1"))
         // The first body finishes; its bytes go back to the budget, and the next body fits.
         a.send(String(repeating: "a", count: 79_000))
         XCTAssertEqual(a.readResponse()?.status, 200)

@@ -2,6 +2,7 @@ import EventLoops
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 final class ParserRandomizedTests: XCTestCase {
     static let corpus: [String] = [

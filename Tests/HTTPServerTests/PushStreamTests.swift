@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// Push streams (`HTTPResponse.eventChannel`, `ResponseStream.Producer.push`): no task, the producer keeps the channel
 /// and pushes. The unhappy readers first: a reader that stops, one that leaves, a stream that never starts.

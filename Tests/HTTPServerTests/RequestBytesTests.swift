@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// A parsed request keeps its target and fields as bytes (strings made when asked for) in a box the connection
 /// reuses for its next request: what a handler keeps must not change when the box is reused, and code that sets

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import XCTest
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// What the stream producers of the test routes did, for the tests to check.
 final class StreamProbe: Sendable {
@@ -138,7 +139,7 @@ final class StreamTests: XCTestCase {
         XCTAssertTrue(probe.wait(5) { $0.ended != nil })
         XCTAssertEqual(probe.snapshot.ended, "closed: stalled")
         XCTAssertTrue(probe.wait(2) { _ in server.metrics.openStreams == 0 && server.metrics.streamBufferedBytes == 0 })
-        XCTAssertTrue(server.metrics.render().contains("lede_http_streams_stalled_total 1\n"))
+        XCTAssertTrue(server.metrics.render().contains("http_streams_stalled_total 1\n"))
     }
 
     func testAClientThatDisconnectsCancelsTheProducer() throws {
@@ -369,7 +370,7 @@ final class StreamTests: XCTestCase {
         XCTAssertEqual(refused.header("Retry-After"), "5")
         XCTAssertEqual(refused.header("Content-Type"), "application/problem+json")
         XCTAssertTrue(refused.text.contains("too-many-streams"))
-        XCTAssertTrue(server.metrics.render().contains("lede_http_streams_refused_total 1\n"))
+        XCTAssertTrue(server.metrics.render().contains("http_streams_refused_total 1\n"))
         // Ordinary requests are not streams.
         second.send(get("/hello"))
         XCTAssertEqual(second.readResponse()?.status, 200)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import HTTPServer
+@testable import HTTPCore
 
 /// A server configuration for tests: loopback, an ephemeral port, two loops, short ticks, drain and linger.
 func testConfiguration(_ configure: (inout ServerConfiguration) -> Void) -> ServerConfiguration {

@@ -1,5 +1,6 @@
 import HTTPServer
 import XCTest
+@testable import HTTPCore
 
 /// RFC 3986 §5.4: every example of reference resolution, normal and abnormal.
 final class URIReferenceTests: XCTestCase {

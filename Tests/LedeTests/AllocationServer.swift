@@ -4,6 +4,7 @@ import HTTPServer
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// A started Lede server on one loop, quiet, with `/_test/arm` (arms the allocation counter on the loop's own thread):
 /// what an allocation ceiling measures. `configure` sets the rest (an upstream, say). Stop it with `shutdown()` and

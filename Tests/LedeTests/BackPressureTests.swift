@@ -6,6 +6,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// A clock the test moves by hand.
 final class ManualClock: @unchecked Sendable {   // @unchecked: `t` is only touched under `lock`.
@@ -97,7 +98,7 @@ final class UpstreamGuardTests: XCTestCase {
         XCTAssertNil(guards.retryAfterSeconds(nil))
         XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"), 784_111_777)
         XCTAssertNil(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT"))
-        let inAMinute = Timestamp.httpDate(seconds: Int(clock.now) + 60)
+        let inAMinute = HTTPDate.format(seconds: Int(clock.now) + 60)
         XCTAssertEqual(guards.retryAfterSeconds(inAMinute), 60)
     }
 
@@ -199,7 +200,7 @@ final class BackPressureClientTests: XCTestCase {
         let c = client()
         let fresh = try await c.summary(lang: en, title: "Amsterdam")
         clock.advance(700)   // past the summary TTL (600 s)
-        let inTwoMinutes = Timestamp.httpDate(seconds: Int(clock.now) + 120)
+        let inTwoMinutes = HTTPDate.format(seconds: Int(clock.now) + 120)
         fake.set("summary", .answer(503, ["Retry-After": inTwoMinutes], #"{"detail":"overloaded"}"#))
         let stale = try await c.summary(lang: en, title: "Amsterdam")
         XCTAssertEqual(stale, fresh)

@@ -9,6 +9,7 @@ import HTTPServer
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// A fake Action API on a loopback port (our own HTTPServer) answering the editor's calls like MediaWiki does with
 /// `errorformat=html`: the editor query, `meta=tokens` (a fresh token per call, the anonymous `+\` without

@@ -59,7 +59,7 @@ func feedRequest(_ query: String, now: Date = Date()) throws -> FeedRequest {
 
 func sections(_ response: HTTPResponse) throws -> [[String: Any]] {
     let bytes: [UInt8]
-    switch response.body { case .bytes(let b): bytes = b; case .prepared(let p): bytes = p.identity; case .assembled(let a): bytes = a.identityBytes(); case .stream: bytes = []; case .problem(let r): bytes = r.bytes }
+    switch response.body { case .bytes(let b): bytes = b; case .prepared(let p): bytes = p.identity; case .assembled(let a): bytes = a.identityBytes(); case .stream: bytes = []; case .problem(let r): bytes = r.problem.jsonBytes(typeBase: LedeApp.naming.problemTypeBase) }
     let obj = try JSONSerialization.jsonObject(with: Data(bytes)) as! [String: Any]
     return obj["sections"] as! [[String: Any]]
 }

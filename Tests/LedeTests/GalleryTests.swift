@@ -6,6 +6,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// Seed 001, Automation Animals — user journeys.
 final class AutomationAnimalsJourneyTests: XCTestCase {

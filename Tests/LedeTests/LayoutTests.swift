@@ -36,12 +36,29 @@ final class LayoutTests: XCTestCase {
         // What each module may import besides the toolchain's (Foundation, Glibc, Dispatch, Synchronization).
         let allowed: [String: Set<String>] = [
             "Sources/LedeBasics": [],
-            "Sources/Wikimedia": ["LedeBasics", "EventLoops", "HTTPServer", "HTTPClient"],
-            "Sources/WikimediaEmbedded": ["LedeBasics", "Wikimedia", "HTTPServer", "Imaging"],
+            "Sources/HTTPCore": ["CLinux"],
             "Sources/EventLoops": ["CLinux"],
-            "Sources/HTTPServer": ["CLinux", "CZlib", "EventLoops"],
-            "Sources/HTTPClient": ["CLinux", "COpenSSL", "CZlib", "EventLoops"],
+            "Sources/HTTPServer": ["CLinux", "CZlib", "EventLoops", "HTTPCore"],
+            "Sources/HTTPClient": ["CLinux", "COpenSSL", "CZlib", "EventLoops", "HTTPCore"],
+            "Sources/Imaging": ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"],
+            "Sources/Wikimedia": ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"],
+            "Sources/WikimediaEmbedded": ["LedeBasics", "Wikimedia", "HTTPCore", "Imaging"],
+            "Sources/Lede": ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
+            "Sources/LedeCommand": ["Lede", "HTTPCore", "HTTPServer"],
         ]
+        // Strictly downward: no module may reach one that (directly or through another) reaches it.
+        func below(_ module: String) -> Set<String> {
+            var seen = Set<String>(), stack = Array(allowed["Sources/\(module)"] ?? [])
+            while let m = stack.popLast() { if seen.insert(m).inserted { stack += allowed["Sources/\(m)"] ?? [] } }
+            return seen
+        }
+        for folder in allowed.keys {
+            let module = String(folder.dropFirst("Sources/".count))
+            XCTAssertFalse(below(module).contains(module), "\(module) reaches itself: an arrow points up or sideways")
+        }
+        // The server and the client never import each other; the Wikimedia layer imports no server.
+        XCTAssertFalse(below("HTTPServer").contains("HTTPClient")); XCTAssertFalse(below("HTTPClient").contains("HTTPServer"))
+        XCTAssertFalse(below("WikimediaEmbedded").contains("HTTPServer"))
         let toolchain: Set<String> = ["Foundation", "FoundationNetworking", "Glibc", "Dispatch", "Synchronization"]
         for (folder, modules) in allowed {
             let files = try Self.swiftFiles(folder)

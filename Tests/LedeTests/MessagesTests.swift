@@ -177,7 +177,7 @@ final class ProblemLanguageTests: XCTestCase {
         XCTAssertEqual(body["detail"] as? String, Messages.shared.text(.problemNoRoute, in: "en", "/no/such/route"))
         struct Unknown: Error {}
         let unknown = Problem.answering(Unknown())
-        XCTAssertEqual(unknown.detail, Messages.shared.text(try XCTUnwrap(MessageKey(rawValue: unknown.message?.key ?? "")), in: "en"))
+        XCTAssertEqual(unknown.detail, Messages.shared.text(try XCTUnwrap(MessageKey.of(try XCTUnwrap(unknown.message))), in: "en"))
         let limiter = ClientRateLimiter(rate: 2.5, burst: 40, capacity: 1024, now: 0)
         var decision = limiter.admit(7, cost: 40, now: 0)
         decision = limiter.admit(7, now: 0)

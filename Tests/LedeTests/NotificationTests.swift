@@ -6,6 +6,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// Seed 002 (iOS notifications spec), "Bell badging": the four states.
 final class BellBadgingTests: XCTestCase {

@@ -4,6 +4,7 @@ import HTTPServer
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 final class OptionsTests: XCTestCase {
     func testDefaults() throws {

@@ -9,6 +9,7 @@ import HTTPServer
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// A fake reading-lists service on a loopback port (our own HTTPServer) speaking the extension's JSON — pages of
 /// `next`, `duplicate: true`, the error bodies `{errorKey, messageTranslations, httpCode, httpReason}` — with a summary

@@ -10,6 +10,7 @@ import Imaging
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// A media origin that answers every path with the bytes a test gives.
 final class StubMedia: UpstreamTransport, @unchecked Sendable {   // @unchecked: `bytes` is set before the server starts, then only read

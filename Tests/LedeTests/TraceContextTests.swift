@@ -8,6 +8,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import HTTPCore
 
 /// W3C Trace Context: a `traceparent` that comes in is kept for the request (its upstream calls carry children of it,
 /// its problems and its access-log line name it), one is made when none comes, and a malformed one is replaced,

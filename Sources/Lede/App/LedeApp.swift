@@ -4,6 +4,7 @@ import Imaging
 import LedeBasics
 import Wikimedia
 import WikimediaEmbedded
+import HTTPCore
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
 public final class LedeApp: Sendable {
@@ -80,12 +81,18 @@ public final class LedeApp: Sendable {
         return try await share.card(lang: code, title: title, selection: text, scale: 2, format: .png).identity
     }
 
+    /// What Lede calls its problems and the server's metrics (the server knows no app): `urn:lede:problem:<slug>`,
+    /// `lede_http_*`.
+    public static let naming = ServerConfiguration.Naming(problemTypeBase: "urn:lede:problem:", metricPrefix: "lede_http_")
+
     /// The server for these options, with upstream and cache counters in `/metrics`.
     public func makeServer(logger: Logger) -> HTTPServer {
-        let server = HTTPServer(configuration: options.server, router: router, logger: logger, localizer: ProblemWords())
+        var configuration = options.server
+        configuration.naming = LedeApp.naming
+        let server = HTTPServer(configuration: configuration, router: router, logger: logger, localizer: ProblemWords())
         let api = self.api
         let client = self.client
-        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() + (client?.metrics.render() ?? "") }
+        server.metrics.addCollector { api.metrics.render(cache: api.cache.snapshot) + api.guards.render() + (client?.metrics.render(prefix: "lede_upstream_") ?? "") }
         return server
     }
 

@@ -319,3 +319,4 @@ public struct Options: Sendable {
 }
 
 import Foundation
+import HTTPCore

@@ -1,5 +1,6 @@
 import HTTPServer
 import LedeBasics
+import HTTPCore
 
 /// The association files that let a phone open the deployment's links in the app: Apple's universal links
 /// (`/.well-known/apple-app-site-association`) and Android's app links (`/.well-known/assetlinks.json`). Both name

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `GET /article/{title}`: the article screen in one call — its card, table of contents, the editions for the
 /// language picker, the gallery with credits, Read more, and the URLs the web view loads. The parts are fetched

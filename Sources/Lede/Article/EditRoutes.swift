@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `GET /article/{title}/edit` (open the editor) and `POST /article/{title}/edit` (save). The caller's Authorization,
 /// when sent, goes to the wiki unchanged. Without it, nothing is saved unless the deployment sends anonymous edits

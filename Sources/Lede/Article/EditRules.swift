@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The editor's rules, pure: what a save request may hold, how the wiki's refusals become problems (one table), and
 /// the editor's reasons and notices as plain text.

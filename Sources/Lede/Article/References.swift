@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// Every reference of an article as the citation drawer reads it, from Parsoid's HTML of the page: the reference lists
 /// (`<ol class="mw-references">`, a group each), their notes in displayed order (`<li id="cite_note-…">`: back links,

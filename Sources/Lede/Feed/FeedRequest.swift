@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The Explore feed's cards, in the order the screen shows them.
 enum SectionKind: String, CaseIterable, Sendable, Encodable {

@@ -3,6 +3,7 @@ import Synchronization
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// Assembles `GET /feed`: shared sections from one coalesced, cached "shared part" per language and date (kept
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.

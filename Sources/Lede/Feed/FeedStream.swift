@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `GET /feed` with `Accept: application/jsonl`: the feed as JSON Lines, each section the moment it exists. The
 /// first line (the head) is written before any upstream wait: the date, `generatedAt`, the language and `kinds`, the

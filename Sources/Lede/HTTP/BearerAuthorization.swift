@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The client's bearer credentials, checked for shape only (upstream decides whether they are valid).
 enum BearerAuthorization {

@@ -1,5 +1,6 @@
 import HTTPServer
 import LedeBasics
+import HTTPCore
 
 /// The reader's interface language: the language Wikimedia's own words for the reader (Echo's notifications, the
 /// editor's reasons and notices, a refused save, the captcha) are asked in, as MediaWiki's `uselang`. The `uselang`

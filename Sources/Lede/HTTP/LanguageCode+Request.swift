@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 extension LanguageCode {
     /// Language of a request, decided in one place: the `lang` query parameter; else the first

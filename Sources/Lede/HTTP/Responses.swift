@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// JSON responses and the one place where errors become problem responses.
 enum Responses {

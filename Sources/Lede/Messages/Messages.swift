@@ -103,6 +103,20 @@ enum MessageKey: String, CaseIterable, Sendable {
 
     /// The message a problem names by its key (a dictionary: `init(rawValue:)` compares with every case in turn).
     static func named(_ key: String) -> MessageKey? { byKey[key] }
+
+    /// The catalogue's message for a problem the server makes itself (the server names no key of Lede's).
+    init(server: ServerMessage) {
+        switch server {
+        case .noRoute: self = .problemNoRoute
+        case .draining: self = .problemDraining
+        case .rateLimited: self = .problemRateLimited
+        case .streamsFull: self = .problemServerStreamsFull
+        case .internalError: self = .problemInternal
+        }
+    }
+
+    /// The catalogue's message a problem names, the server's own included.
+    static func of(_ message: ProblemMessage) -> MessageKey? { message.server.map(MessageKey.init(server:)) ?? named(message.key) }
     private static let byKey: [String: MessageKey] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 }
 
@@ -257,7 +271,7 @@ struct ProblemWords: ProblemLocalizer {
         if problem.title == HTTPStatus.reason(problem.status), let key = MessageKey.problemTitle(status: problem.status), let found = template(key) {
             title = found.text; used = found.language
         }
-        if let message = problem.message, let key = MessageKey.named(message.key), let found = template(key), used == nil || used == found.language {
+        if let message = problem.message, let key = MessageKey.of(message), let found = template(key), used == nil || used == found.language {
             detail = Messages.substitute(found.text, message.parameters); used = found.language
         }
         guard let used else { return nil }

@@ -3,6 +3,7 @@ import HTTPServer
 import Synchronization
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `/notifications/badge`, `/notifications`, `POST /notifications/read`. Everything here is user-bound: the
 /// client's Authorization goes to upstream unchanged, nothing is cached, responses are `private, no-store`.
@@ -230,7 +231,7 @@ final class BellStream: NotificationSink {
         case .badge(let unread, let newest):
             channel.send(encoded: BellStream.badge(unread, newest, feedOn: feedOn))
         case .refused(let problem):
-            channel.send(event: "error", data: String(decoding: problem.jsonBytes, as: UTF8.self))
+            channel.send(event: "error", data: String(decoding: problem.jsonBytes(typeBase: LedeApp.naming.problemTypeBase, trace: TraceContext.current), as: UTF8.self))
             channel.finish()
         }
     }

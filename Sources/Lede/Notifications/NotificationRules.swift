@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// The bell: where it lives and whether it shows its dot — the four states of the notifications spec
 /// (Explore feed on/off × unread/none) — plus the counts a client badges with.

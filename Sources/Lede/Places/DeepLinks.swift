@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `wikipedia://places` links the Wikipedia app opens in its Places tab (seed 004).
 enum DeepLinks {

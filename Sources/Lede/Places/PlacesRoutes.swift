@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 enum PlacesRoutes {
     /// Bodies are written by hand so coordinates keep the link's formatting: at most 7 decimals, never an exponent.

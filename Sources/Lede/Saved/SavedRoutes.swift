@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import HTTPCore
 
 /// `GET /saved` (the Saved tab), `GET|PUT|DELETE /saved/{title}` (the bookmark), `DELETE /saved?confirm=all`. Every
 /// route is the user's own: the client's Authorization goes to the reading lists unchanged, nothing is kept.

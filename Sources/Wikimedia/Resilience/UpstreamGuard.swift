@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import HTTPServer
 import LedeBasics
+import HTTPCore
 
 /// What stands between Lede and each upstream origin:
 /// - **Wikimedia's back-pressure**: after a 429 (or a 503 with `Retry-After`), no call of that kind goes to that

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
-import HTTPServer
 import EventLoops
 import LedeBasics
+import HTTPCore
 
 /// Upstream calls by kind and outcome, and their latency, rendered into `/metrics` with the cache counters.
 public final class UpstreamMetrics: Sendable {

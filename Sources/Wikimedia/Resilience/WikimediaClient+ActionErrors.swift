@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // What the Action API's `{"error":{"code","info"}}` means: not authorised, the client's own parameter, back off,

@@ -1,7 +1,7 @@
 import EventLoops
 import HTTPClient
-import HTTPServer
 import LedeBasics
+import HTTPCore
 
 /// Sends upstream requests over HTTP(S) with Lede's own `HTTPClient` (epoll loops, keep-alive pools, OpenSSL):
 /// the base URL from the `{lang}` template, the contract's User-Agent, gzip asked for and inflated, one deadline

@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // The article screen's parts: contents (`action=parse`), language links and the edition's main page

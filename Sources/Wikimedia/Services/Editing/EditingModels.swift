@@ -1,5 +1,4 @@
 import LedeBasics
-import HTTPServer
 
 /// A block that stops the user editing (`data.blockinfo` of a refusal).
 public struct EditBlock: Sendable, Equatable {

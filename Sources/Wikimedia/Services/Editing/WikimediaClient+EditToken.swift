@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // The edit token: the user's, or an anonymous session's.

@@ -1,5 +1,4 @@
 import LedeBasics
-import HTTPServer
 
 // The editor's two Action API calls, as both Wikipedia apps make them (docs/UPSTREAM.md, "editor open" and "edit"):
 // the section's wikitext with the page's protection and whether this user may edit it, and the save. Both ask for

@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // The featured feed, page summaries, related and random pages, nearby and search: REST v1 and the Action API's

@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // The article's media list (REST) and its files' sizes and credits (`prop=imageinfo`).

@@ -1,5 +1,4 @@
 import EventLoops
-import HTTPServer
 import LedeBasics
 import Foundation
 

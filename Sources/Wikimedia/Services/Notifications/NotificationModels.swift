@@ -1,4 +1,5 @@
 import LedeBasics
+import HTTPCore
 
 // Echo's answers (`meta=notifications`, `meta=tokens`, `action=echomarkread`), formatversion=2.
 

@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // Echo: the notification list, the unread count (the badge), CSRF tokens and mark-read (docs/UPSTREAM.md,

@@ -1,6 +1,5 @@
 import EventLoops
 import Foundation
-import HTTPServer
 import LedeBasics
 
 // Parsoid's HTML of a page (the references are read from it).

@@ -1,6 +1,5 @@
 import LedeBasics
 import Foundation
-import HTTPServer
 
 /// One of the user's reading lists.
 public struct ReadingList: Sendable, Equatable, Decodable {

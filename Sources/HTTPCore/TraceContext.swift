@@ -142,13 +142,13 @@ public struct TraceContext: Sendable, Equatable {
     }
 
     /// Writes the trace id's 32 hex digits into `out`.
-    func appendTraceID(to out: inout [UInt8]) {
+    package func appendTraceID(to out: inout [UInt8]) {
         Self.appendHex(traceHigh, to: &out)
         Self.appendHex(traceLow, to: &out)
     }
 
     /// Writes `word` as 16 lowercase hex digits into `out`.
-    static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
+    package static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { b in
             FNV1a.writeHex(word, b.baseAddress!)
             out.append(contentsOf: UnsafeBufferPointer(b))

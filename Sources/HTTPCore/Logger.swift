@@ -97,16 +97,6 @@ public enum Timestamp {
         "\(tm.tm_year + 1900)-\(pad(Int(tm.tm_mon) + 1))-\(pad(Int(tm.tm_mday)))T\(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec)))"
     }
 
-    /// IMF-fixdate for the `Date` header: `Sun, 22 Nov 2026 02:03:04 GMT`.
-    public static func httpDate(seconds: Int) -> String {
-        var t = time_t(seconds)
-        var tm = Glibc.tm()
-        gmtime_r(&t, &tm)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        return "\(days[Int(tm.tm_wday)]), \(pad(Int(tm.tm_mday))) \(months[Int(tm.tm_mon)]) \(tm.tm_year + 1900) \(pad(Int(tm.tm_hour))):\(pad(Int(tm.tm_min))):\(pad(Int(tm.tm_sec))) GMT"
-    }
-
     /// Seconds since 1970 of an RFC 3339 date-time (`2026-11-20T08:30:00Z`, `…:00.5Z`, `…:00+01:00`; `T`/`t`,
     /// `Z`/`z`; at most 9 fraction digits), or nil. Strict: every field in range (leap second 60 accepted as 59),
     /// nothing before or after. No formatter, no allocation: it runs on the event loop for every request carrying one.
@@ -162,7 +152,7 @@ public enum Timestamp {
         return v
     }
 
-    static func daysIn(month: Int, year: Int) -> Int {
+    package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -171,7 +161,7 @@ public enum Timestamp {
     }
 
     /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    package static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -180,6 +170,6 @@ public enum Timestamp {
         return era * 146_097 + doe - 719_468
     }
 
-    static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    package static func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
     static func pad3(_ n: Int) -> String { n < 10 ? "00\(n)" : (n < 100 ? "0\(n)" : "\(n)") }
 }

@@ -1,0 +1,77 @@
+/// ASCII case folding over bytes: HTTP field names, tokens and codings are case-insensitive ASCII.
+public enum ASCII {
+    @inlinable @inline(__always)
+    public static func lower(_ b: UInt8) -> UInt8 { b >= 65 && b <= 90 ? b | 0x20 : b }
+
+    /// ASCII case-insensitive equality (field names and tokens are ASCII).
+    @inlinable @inline(__always)
+    public static func caseInsensitiveEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] {
+            if lower(a[i]) != lower(b[i]) { return false }
+        }
+        return true
+    }
+
+    /// Whether `bytes`, case-folded, spell `lower` (written in lower case).
+    @inlinable @inline(__always)
+    public static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
+        guard bytes.count == lower.utf8CodeUnitCount else { return false }
+        let l = lower.utf8Start
+        for i in 0..<bytes.count where ASCII.lower(bytes[i]) != l[i] { return false }
+        return true
+    }
+}
+
+/// A comma-separated list with weights (`Accept-Encoding`, `Accept-Language`), read over bytes with no allocation:
+/// each member's first token and its q-value in thousandths — 1000 when absent, nil when malformed.
+public enum WeightedList {
+    /// Calls `body` for each non-empty member, in order, until it returns false.
+    public static func forEach(_ value: String, _ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
+        var value = value
+        value.withUTF8 { forEach(bytes: $0, body) }
+    }
+
+    /// The same over a value's bytes.
+    public static func forEach(bytes u: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
+        var i = 0
+        while i < u.count {
+            // One member: OWS token *( OWS ";" OWS param ) OWS
+            while i < u.count, u[i] == 32 || u[i] == 9 || u[i] == 44 { i += 1 }
+            let start = i
+            while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+            let token = UnsafeBufferPointer(rebasing: u[start..<i])
+            var q: Int? = 1000
+            while i < u.count, u[i] != 44 {
+                guard u[i] == 59 else { i += 1; continue }
+                i += 1
+                while i < u.count, u[i] == 32 || u[i] == 9 { i += 1 }
+                if i + 1 < u.count, ASCII.lower(u[i]) == 113, u[i + 1] == 61 {   // q=
+                    i += 2
+                    let valueStart = i
+                    while i < u.count, u[i] != 44, u[i] != 59, u[i] != 32, u[i] != 9 { i += 1 }
+                    q = qValue(UnsafeBufferPointer(rebasing: u[valueStart..<i]))
+                }
+            }
+            if !token.isEmpty, !body(token, q) { return }
+        }
+    }
+
+    /// RFC 9110 qvalue (`0`, `0.5`, `1.000`) in thousandths, at most 1000. A zero written with extra zeros is
+    /// still zero; anything else that is not a qvalue is nil.
+    static func qValue(_ v: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = v.first else { return nil }
+        if first == 48 && v.allSatisfy({ $0 == 48 || $0 == 46 }) { return 0 }
+        guard first == 48 || first == 49 else { return nil }
+        var value = Int(first - 48) * 1000
+        if v.count == 1 { return value }
+        guard v[1] == 46, v.count <= 5 else { return nil }
+        var scale = 100
+        for d in v.dropFirst(2) {
+            guard d >= 48 && d <= 57 else { return nil }
+            value += Int(d - 48) * scale
+            scale /= 10
+        }
+        return min(value, 1000)
+    }
+}
