@@ -22,7 +22,7 @@ public struct Logger: Sendable {
             default: return nil
             }
         }
-        var name: String { ["debug", "info", "warning", "error", "off"][rawValue] }
+        public var name: String { ["debug", "info", "warning", "error", "off"][rawValue] }
     }
 
     public var level: Level

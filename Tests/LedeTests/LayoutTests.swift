@@ -121,20 +121,36 @@ final class LayoutTests: XCTestCase {
         XCTAssertLessThanOrEqual(readme.split(separator: "\n", omittingEmptySubsequences: false).count, 200, "the README is a newcomer's ten minutes")
     }
 
-    func testTheConfigurationPageListsExactlyTheFlagsOfHelp() throws {
+    /// Each flag is declared once (`Options.flags`): its parser, its line in `--help` with its default, and its row in
+    /// docs/CONFIGURATION.md with its variable and the same default all come from that declaration.
+    func testTheConfigurationPageListsExactlyTheFlagsOfHelpWithTheirDefaults() throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/CONFIGURATION.md"), encoding: .utf8)
         // Table rows: | `--flag` | `LEDE_FLAG` | default | meaning |
-        var documented: [String: String] = [:]
+        var documented: [String: (variable: String, defaultCell: String)] = [:]
         for line in page.split(separator: "\n") where line.hasPrefix("| `--") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 2 else { continue }
-            documented[String(cells[0].dropFirst(3).dropLast())] = String(cells[1].dropFirst().dropLast())
+            guard cells.count >= 3 else { continue }
+            documented[String(cells[0].dropFirst(3).dropLast())] = (String(cells[1].dropFirst().dropLast()), cells[2])
         }
         let flags = Options.flags
-        XCTAssertGreaterThan(flags.count, 20)
+        XCTAssertGreaterThan(flags.count, 40)
+        XCTAssertEqual(Set(flags.map(\.name)).count, flags.count, "a flag is declared twice")
+        let help = Options.helpText
         for flag in flags {
-            XCTAssertEqual(documented[flag.name], flag.environment, "--\(flag.name) in docs/CONFIGURATION.md, with its variable")
-            XCTAssertTrue(Options.helpText.contains("--\(flag.name) "), "--\(flag.name) in --help")
+            XCTAssertEqual(documented[flag.name]?.variable, flag.environment, "--\(flag.name) in docs/CONFIGURATION.md, with its variable")
+            switch flag.defaultValue {
+            case .value(let v):
+                XCTAssertEqual(documented[flag.name]?.defaultCell, "`\(v)`", "--\(flag.name)'s default in docs/CONFIGURATION.md")
+                XCTAssertTrue(help.contains("--\(flag.name) ") && help.contains(". Default \(v).\n"), "--\(flag.name) in --help with its default")
+                // The default is a value the parser takes, and parsing it changes nothing `--help` shows.
+                let parsed = try Options.parse(["--\(flag.name)", v], environment: [:])
+                XCTAssertEqual(flag.shown(parsed), flag.defaultValue, "--\(flag.name) \(v) reads back as its default")
+            case .described(let d):
+                XCTAssertEqual(documented[flag.name]?.defaultCell, d, "--\(flag.name)'s default in docs/CONFIGURATION.md")
+                XCTAssertTrue(help.contains("--\(flag.name) ") && help.contains(". Default: \(d).\n"), "--\(flag.name) in --help with its default")
+            }
+            // A help text never restates a default (it is read from `Options()`).
+            XCTAssertNil(flag.help.range(of: "(default", options: .caseInsensitive), "--\(flag.name)'s help restates its default")
         }
         XCTAssertEqual(Set(documented.keys), Set(flags.map(\.name)), "docs/CONFIGURATION.md lists a flag lede does not have, or misses one")
     }
