@@ -96,6 +96,14 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
 
     // MARK: Keys
 
+    /// The rate-limit stage's key for a request: its bearer token's when it sends one of valid form, else its
+    /// address's (an `Authorization` that is no valid bearer token is no budget of its own).
+    @inline(__always)
+    public func key(_ credentials: Credentials, address: ClientAddress) -> UInt64 {
+        if case .bearer(let token) = credentials { return key(credentials: token) }
+        return key(address: address)
+    }
+
     /// The key of a caller with credentials: a keyed hash of the `Authorization` value (the value itself is never kept).
     public func key(credentials: String) -> UInt64 {
         var h = Hasher()

@@ -52,7 +52,7 @@ enum ResponseEncoder {
         var varies = false
         switch response.body {
         case .bytes(let b): (body, contentType, etag, gzipped, varies) = bytesBody(b, summary, acceptsGzip: request.acceptsGzip)
-        case .problem(let r):   // the connection renders problems first (`Connection.rendered`); the server's default base otherwise
+        case .problem(let r):   // the connection renders problems first (`ProblemStage.finish`); the server's default base otherwise
             let bytes = r.problem.jsonBytes(typeBase: ServerConfiguration.Naming().problemTypeBase)
             (body, contentType, etag, gzipped, varies) = bytesBody(bytes, summary, acceptsGzip: request.acceptsGzip)
         case .prepared(let p):

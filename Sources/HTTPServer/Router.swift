@@ -12,21 +12,23 @@ public struct RequestContext: Sendable {
     public let route: String
     /// The request's trace (W3C Trace Context), as kept from `traceparent` or made fresh.
     public let trace: TraceContext?
-    /// Who sent it: the connection's peer, or the address a trusted proxy forwarded for (`--trusted-proxies`).
+    /// Who sent it: the connection's peer, or the address a trusted proxy forwarded for (the trusted proxies configured).
     public let client: ClientAddress
     /// The peer is a trusted proxy: its `X-Forwarded-Proto` and `X-Forwarded-Host` may be believed.
     public let viaTrustedProxy: Bool
+    /// What its `Authorization` says, read once (the rate limiter keyed the request by it).
+    public let credentials: Credentials
 
     public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "", trace: TraceContext? = nil,
                 client: ClientAddress = .unknown, viaTrustedProxy: Bool = false) {
         self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route, trace: trace,
-                  client: client, viaTrustedProxy: viaTrustedProxy)
+                  client: client, viaTrustedProxy: viaTrustedProxy, credentials: Credentials.read(request))
     }
 
     init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String, trace: TraceContext?,
-         client: ClientAddress, viaTrustedProxy: Bool) {
+         client: ClientAddress, viaTrustedProxy: Bool, credentials: Credentials) {
         self.request = request; self.parameters = parameters; self.id = id; self.route = route; self.trace = trace
-        self.client = client; self.viaTrustedProxy = viaTrustedProxy
+        self.client = client; self.viaTrustedProxy = viaTrustedProxy; self.credentials = credentials
     }
 
     /// A forwarding header's value when the request came through a trusted proxy; nil otherwise (a client's own

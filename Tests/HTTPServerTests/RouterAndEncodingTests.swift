@@ -285,11 +285,11 @@ final class RouterAndEncodingTests: XCTestCase {
     }
 
     func testAFieldListsATokenWhateverItsCaseAndSpacing() {
-        XCTAssertTrue(Connection.lists("Accept-Encoding, Accept-Language", "accept-language"))
-        XCTAssertTrue(Connection.lists("accept-language", "accept-language"))
-        XCTAssertTrue(Connection.lists("Origin,\tACCEPT-LANGUAGE ", "accept-language"))
-        XCTAssertFalse(Connection.lists("Accept-Languages, Accept", "accept-language"))
-        XCTAssertFalse(Connection.lists("", "accept-language"))
+        XCTAssertTrue(ProblemStage.lists("Accept-Encoding, Accept-Language", "accept-language"))
+        XCTAssertTrue(ProblemStage.lists("accept-language", "accept-language"))
+        XCTAssertTrue(ProblemStage.lists("Origin,\tACCEPT-LANGUAGE ", "accept-language"))
+        XCTAssertFalse(ProblemStage.lists("Accept-Languages, Accept", "accept-language"))
+        XCTAssertFalse(ProblemStage.lists("", "accept-language"))
     }
 
 }

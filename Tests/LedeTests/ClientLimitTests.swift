@@ -154,6 +154,21 @@ final class ClientLimitTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(statuses.filter { $0 == 429 }.count, 10, "no --trusted-proxies: X-Forwarded-For is not believed: \(statuses)")
     }
 
+    /// An `Authorization` that is no bearer token of valid form (another scheme, a malformed token, the field twice)
+    /// is read once, as the request's credentials, and is no budget of its own: it is charged to the address.
+    func testMalformedCredentialsAreChargedToTheAddress() throws {
+        let server = try start { _ in }
+        defer { server.shutdown(); server.waitUntilStopped() }
+        var statuses: [Int] = []
+        for i in 0..<25 { statuses.append(try get(server, "/languages", ["Authorization": i % 2 == 0 ? "3fa9c1\(i)" : "Basic \(i)"]).status) }
+        XCTAssertGreaterThanOrEqual(statuses.filter { $0 == 429 }.count, 10, "each made-up malformed value is the address's budget: \(statuses)")
+        XCTAssertEqual(Credentials.read(["Authorization": "3fa9c1"]), .invalid(.scheme))
+        XCTAssertEqual(Credentials.read(["Authorization": "Bearer a b"]), .invalid(.token))
+        XCTAssertEqual(Credentials.read(HTTPHeaders([("Authorization", "Bearer a"), ("Authorization", "Bearer a")])), .invalid(.repeated))
+        XCTAssertEqual(Credentials.read(["Authorization": "bearer abc"]), .bearer("Bearer abc"))
+        XCTAssertEqual(Credentials.read([:]), Credentials.none)
+    }
+
     func testBehindATrustedProxyEachForwardedClientHasItsOwnBudget() throws {
         let server = try start { $0.server.clients.trustedProxies = [AddressBlock("127.0.0.0/8")!] }
         defer { server.shutdown(); server.waitUntilStopped() }

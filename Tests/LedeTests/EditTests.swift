@@ -248,7 +248,7 @@ final class EditTests: XCTestCase {
         let (status, problem, http) = try await save(anonymous, headers: [:])
         XCTAssertEqual(status, 401)
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:edit-needs-account")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), "Bearer")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), BearerAuthorization.challenge)
         XCTAssertTrue(fake.calls.isEmpty, "no token, no edit: nothing went to Wikimedia")
         // With an account, the same deployment saves.
         let (saved, _, _) = try await save(edit)
@@ -348,7 +348,7 @@ final class EditTests: XCTestCase {
         fake.script(edits: [FakeActionAPI.error("badtoken", "Invalid CSRF token.")])
         let (status, body, http) = try await save(edit)
         XCTAssertEqual(status, 401); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:not-authorised")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), "Bearer")
+        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), BearerAuthorization.challenge)
         XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit", "token", "edit"])
     }
 

@@ -90,18 +90,18 @@ final class NotificationRulesTests: XCTestCase {
     }
 
     func testBearerShape() throws {
-        XCTAssertEqual(try BearerAuthorization.extract(["Authorization": "Bearer abc.DEF-123_~+/=="]), "Bearer abc.DEF-123_~+/==")
-        XCTAssertEqual(try BearerAuthorization.extract(["Authorization": "bearer abc"]), "Bearer abc")
+        XCTAssertEqual(try BearerAuthorization.extract(Credentials.read(["Authorization": "Bearer abc.DEF-123_~+/=="])), "Bearer abc.DEF-123_~+/==")
+        XCTAssertEqual(try BearerAuthorization.extract(Credentials.read(["Authorization": "bearer abc"])), "Bearer abc")
         for bad in ["Basic dXNlcjpwYXNz", "Bearer", "Bearer ", "Bearer a b", "Bearer a\"b", "Token abc"] {
-            XCTAssertThrowsError(try BearerAuthorization.extract(["Authorization": bad]), bad) { e in
+            XCTAssertThrowsError(try BearerAuthorization.extract(Credentials.read(["Authorization": bad])), bad) { e in
                 let p = e as! Problem
                 XCTAssertEqual(p.status, 401)
-                XCTAssertNotNil(p.headers["WWW-Authenticate"])
+                XCTAssertEqual(p.headers["WWW-Authenticate"], BearerAuthorization.challenge, "one challenge for every 401")
                 XCTAssertFalse(p.detail.contains("dXNlcjpwYXNz"))
             }
         }
-        XCTAssertThrowsError(try BearerAuthorization.extract([:]))
-        XCTAssertThrowsError(try BearerAuthorization.extract(HTTPHeaders([("Authorization", "Bearer a"), ("Authorization", "Bearer b")])))
+        XCTAssertThrowsError(try BearerAuthorization.extract(Credentials.read([:])))
+        XCTAssertThrowsError(try BearerAuthorization.extract(Credentials.read(HTTPHeaders([("Authorization", "Bearer a"), ("Authorization", "Bearer b")]))))
     }
 }
 

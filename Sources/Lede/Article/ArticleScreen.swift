@@ -395,7 +395,7 @@ enum ArticleScreen {
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String, auth: String?
             lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
-            auth = try BearerAuthorization.optional(ctx.request.headers)
+            auth = try BearerAuthorization.optional(ctx.credentials)
             // The picker's order depends on the reader's languages: one prepared answer per language, title and
             // preferred editions (bounded LRU with the other prepared answers).
             let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)

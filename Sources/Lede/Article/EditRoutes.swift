@@ -24,7 +24,7 @@ enum EditRoutes {
     }
 
     /// A save without credentials, when anonymous edits are off: refused here, with nothing sent to Wikimedia.
-    static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account", .problemEditNeedsAccount, headers: ["WWW-Authenticate": "Bearer"])
+    static let needsAccountProblem = Problem(status: 401, slug: "edit-needs-account", .problemEditNeedsAccount, headers: ["WWW-Authenticate": BearerAuthorization.challenge])
 
     static func register(on router: Router, api: any WikimediaAPI, settings: Settings) {
         router.get("/article/{title}/edit") { ctx in
@@ -72,7 +72,7 @@ enum EditRoutes {
 
     /// The caller's credentials (optional), the edition and the title.
     static func target(_ ctx: RequestContext) throws -> (String?, LanguageCode, String) {
-        let auth = try BearerAuthorization.optional(ctx.request.headers)
+        let auth = try BearerAuthorization.optional(ctx.credentials)
         return (auth, try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
     }
 

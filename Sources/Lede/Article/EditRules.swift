@@ -154,7 +154,7 @@ enum EditRules {
             return text.isEmpty ? Problem(status: 422, slug: "edit-warning", .problemEditWarning, extensions: ext)
                 : Problem(status: 422, slug: "edit-warning", .problemEditWarningSaid, text, extensions: ext)
         case .badToken, .notAuthorised:
-            return Problem(status: 401, slug: "not-authorised", .problemEditNotAuthorised, headers: ["WWW-Authenticate": "Bearer"], extensions: ext)
+            return Problem(status: 401, slug: "not-authorised", .problemEditNotAuthorised, headers: ["WWW-Authenticate": BearerAuthorization.challenge], extensions: ext)
         case .notFound:
             return said(404, "not-found", .problemEditNotFound)
         case .readOnly:

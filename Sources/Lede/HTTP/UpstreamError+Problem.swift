@@ -33,7 +33,7 @@ extension Problem {
             self.init(status: 502, slug: "upstream-certificate",
                       detail: "The upstream server's certificate could not be verified (\(why)); Lede does not call it unverified.")
         case .notAuthorised:
-            self.init(status: 401, slug: "not-authorised", .problemUpstreamNotAuthorised, headers: ["WWW-Authenticate": "Bearer"])
+            self.init(status: 401, slug: "not-authorised", .problemUpstreamNotAuthorised, headers: ["WWW-Authenticate": BearerAuthorization.challenge])
         case .notFound(let detail):
             // Wikipedia's own account in English; the catalogue's in other languages.
             self.init(status: 404, slug: "not-found", detail: detail, message: ProblemMessage(MessageKey.problemUpstreamNotFound.rawValue))

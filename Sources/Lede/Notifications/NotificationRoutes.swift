@@ -77,7 +77,7 @@ enum NotificationRoutes {
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
         router.get("/notifications/stream") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, resumeAfter: Int?
-            (auth, lang, feedOn) = try userRequest(ctx.request)
+            (auth, lang, feedOn) = try userRequest(ctx)
             // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
             resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
             // Echo's words (each notification's header) in the reader's interface language: one poll per language.
@@ -108,7 +108,7 @@ enum NotificationRoutes {
 
         router.get("/notifications/badge") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool
-            (auth, lang, feedOn) = try userRequest(ctx.request)
+            (auth, lang, feedOn) = try userRequest(ctx)
             // The most polled route: answered through a callback, without a task when the call starts on this loop.
             return .callback { responder in
                 api.unreadCount(lang: lang, authorization: auth) { result in
@@ -124,7 +124,7 @@ enum NotificationRoutes {
 
         router.get("/notifications") { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
-            (auth, lang, feedOn) = try userRequest(ctx.request)
+            (auth, lang, feedOn) = try userRequest(ctx)
             let f = ctx.request.queryParameter("filter") ?? "all"
             guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
             filter = parsed
@@ -146,7 +146,7 @@ enum NotificationRoutes {
 
         router.add("POST", "/notifications/read", cost: LedeApp.writeCost) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
-            (auth, lang, feedOn) = try userRequest(ctx.request)
+            (auth, lang, feedOn) = try userRequest(ctx)
             try Responses.requireJSON(ctx.request)
             request = try MarkReadRequest.parse(ctx.request.body)
             return Responses.async {
@@ -164,8 +164,8 @@ enum NotificationRoutes {
     }
 
     /// What every notification route reads first: the user's token, the edition, and `feed=on|off`.
-    static func userRequest(_ request: HTTPRequest) throws -> (auth: String, lang: LanguageCode, feedOn: Bool) {
-        (try BearerAuthorization.extract(request.headers), try LanguageCode.resolve(request), try exploreFeed(request))
+    static func userRequest(_ ctx: RequestContext) throws -> (auth: String, lang: LanguageCode, feedOn: Bool) {
+        (try BearerAuthorization.extract(ctx.credentials), try LanguageCode.resolve(ctx.request), try exploreFeed(ctx.request))
     }
 
     /// `feed=on|off`: whether the user has the Explore feed turned on (default on).

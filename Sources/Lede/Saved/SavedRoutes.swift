@@ -14,7 +14,7 @@ enum SavedRoutes {
     static func register(on router: Router, service: SavedService) {
         router.get("/saved") { ctx in
             let auth: String, offset: Int, limit: Int, streamed: Bool
-            auth = try BearerAuthorization.extract(ctx.request.headers)
+            auth = try BearerAuthorization.extract(ctx.credentials)
             limit = try ContentRoutes.intParameter(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
             offset = try ctx.request.queryParameter("continue").map { raw in
                 guard let o = SavedRules.offset(ofContinue: raw) else { throw bad("continue must be the value a previous page returned.") }
@@ -61,7 +61,7 @@ enum SavedRoutes {
 
         router.add("DELETE", "/saved", cost: LedeApp.writeCost) { ctx in
             let auth: String
-            auth = try BearerAuthorization.extract(ctx.request.headers)
+            auth = try BearerAuthorization.extract(ctx.credentials)
             guard ctx.request.queryParameter("confirm") == "all" else {
                 throw Problem(status: 400, slug: "invalid-parameter",
                               detail: "Removing every saved article cannot be undone: send confirm=all to do it.",
@@ -103,7 +103,7 @@ enum SavedRoutes {
 
     /// What every bookmark route reads: the token, the edition, the title.
     static func bookmark(_ ctx: RequestContext) throws -> (String, LanguageCode, String) {
-        (try BearerAuthorization.extract(ctx.request.headers), try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
+        (try BearerAuthorization.extract(ctx.credentials), try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
     }
 
     /// `{"saved":…,"savedAt":…}` (savedAt only when saved and known).

@@ -246,7 +246,7 @@ extension Problem {
         case .entryLimit:
             self = SavedService.limitProblem(nil)
         case .anonymous:
-            self.init(status: 401, slug: "saved-needs-account", .problemSavedNeedsAccount, headers: ["WWW-Authenticate": "Bearer"])
+            self.init(status: 401, slug: "saved-needs-account", .problemSavedNeedsAccount, headers: ["WWW-Authenticate": BearerAuthorization.challenge])
         case .noSuchEntry:
             self.init(status: 404, slug: "not-found", .problemSavedGone)
         case .rejected(let key):

@@ -1,0 +1,81 @@
+import EventLoops
+import HTTPCore
+
+/// The stages between a request read (`RequestIntake`) and its answer: the method check, the router, the client's
+/// budget (the rate-limit stage, keyed by the credentials or the address the intake read), then the handler — on the
+/// loop (`.response`), in a task that prefers the loop (`.async`) or through a responder (`.callback`). What the handler
+/// throws becomes its problem (`Problem.answering`); the answer goes out through `respond` (the problem stage, the
+/// encoder, the metrics and the access log).
+extension Connection {
+    func route(_ request: HTTPRequest) {
+
+        if request.method != "GET" && !Router.knownMethods.contains(request.method) {
+            // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405.
+            respond(Problem(status: 501, slug: "method-not-implemented",
+                            detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
+            return
+        }
+        switch core.router.match(request) {
+        case .found(let route, let params):
+            current.route = route.index
+            // Each client's budget: admitted while its bucket holds a unit; work off the loop pays its route's cost.
+            var clientKey: UInt64 = 0
+            if route.limited, let limiter = self.limiter {
+                let refusal: HTTPResponse? = limiter._withUnsafeGuaranteedRef { limiter in
+                    clientKey = limiter.key(current.credentials, address: current.client)
+                    let decision = limiter.admit(clientKey, now: loop.now)
+                    return decision.admitted ? nil : limiter.refusal(decision)
+                }
+                if let refusal { respond(refusal); return }
+            }
+            let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
+                                         client: current.client, viaTrustedProxy: current.viaProxy, credentials: current.credentials)
+            let result: HandlerResult
+            do { result = try route.handler(context) } catch { result = .response(Problem.answering(error).response) }
+            switch result {
+            case .response(let response):
+                respond(response)
+            case .async(let work):
+                if clientKey != 0 { chargeWork(clientKey, route.cost) }
+                inFlight = true
+                let loop = server.loop
+                // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
+                let connection = LoopBound(self, on: loop)
+                let trace = current.trace
+                Task(executorPreference: loop) {
+                    let response = await TraceContext.$task.withValue(trace) {
+                        do { return try await work() } catch { return Problem.answering(error).response }
+                    }
+                    if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
+                }
+            case .callback(let start):
+                if clientKey != 0 { chargeWork(clientKey, route.cost) }
+                // No task: the work answers through the responder, on this loop as a rule (an upstream call made
+                // here calls back here). An answer given before `start` returns is written as an inline one.
+                inFlight = true
+                let responder = Responder(LoopBound(self, on: server.loop))
+                startingCallback = true
+                start(responder)
+                startingCallback = false
+                if let answer = inlineAnswer {
+                    inlineAnswer = nil
+                    inFlight = false
+                    respond(answer)
+                }
+            }
+        case .methodNotAllowed(let allow):
+            var p = Problem(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow.joined(separator: ", ")).")
+            p.headers.set("Allow", allow.joined(separator: ", "))
+            respond(p.response)
+        case .notFound:
+            let path = String(request.path.prefix(200))
+            respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage(server: .noRoute, [path])).response)
+        }
+    }
+
+    /// Work that goes off the loop costs its client its route's price (the unit of its admission already paid).
+    func chargeWork(_ key: UInt64, _ cost: Int) {
+        guard cost > 1, let limiter else { return }
+        limiter._withUnsafeGuaranteedRef { $0.charge(key, cost - 1, now: loop.now) }
+    }
+}

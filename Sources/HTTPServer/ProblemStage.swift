@@ -1,0 +1,64 @@
+import HTTPCore
+
+/// The stage every answer passes on its way out: a problem is encoded once for the request it answers (the app's
+/// type base, its words in the request's language, the request's trace); a problem some handler encoded itself
+/// names the trace too.
+enum ProblemStage {
+    static func finish(_ response: HTTPResponse, _ request: HTTPRequest, _ trace: TraceContext?, typeBase: String,
+                       localizer: (any ProblemLocalizer)?) -> HTTPResponse {
+        if case .problem(let record) = response.body {
+            return rendered(response, record.problem, request, trace, typeBase: typeBase, localizer: localizer)
+        }
+        return withTraceID(response, trace)
+    }
+
+    /// A problem encoded for the request it answers, once: `type` from the app's base, its standard title and its
+    /// catalogued detail in the request's language (with `Content-Language`, and `Vary: Accept-Language` when the header
+    /// chose it), the request's trace as its last member.
+    static func rendered(_ response: HTTPResponse, _ problem: Problem, _ request: HTTPRequest, _ trace: TraceContext?, typeBase: String,
+                         localizer: (any ProblemLocalizer)?) -> HTTPResponse {
+        var problem = problem
+        var r = response
+        if let localizer, let words = localizer.words(for: problem, request: request), words.title != nil || words.detail != nil {
+            if let title = words.title { problem.title = title }
+            if let detail = words.detail { problem.detail = detail }
+            r.headers.set("Content-Language", words.language)
+            if words.byHeader {
+                let vary = r.headers["Vary"] ?? ""
+                if !ProblemStage.lists(vary, "accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
+            }
+        }
+        r.body = .bytes(problem.jsonBytes(typeBase: typeBase, trace: trace))
+        return r
+    }
+
+    /// Whether a comma-separated field value lists `token` (written in lower case), ASCII case-insensitively.
+    static func lists(_ value: String, _ token: StaticString) -> Bool {
+        var value = value
+        return value.withUTF8 { u in
+            var start = 0
+            for i in 0...u.count where i == u.count || u[i] == 44 {
+                let item = Substring(decoding: UnsafeBufferPointer(rebasing: u[start..<i]), as: UTF8.self).trimmingOWS()
+                var s = String(item)
+                if s.withUTF8({ ASCII.equalsLowercase($0, token) }) { return true }
+                start = i + 1
+            }
+            return false
+        }
+    }
+
+    /// A problem (`application/problem+json`) names the request's trace: `"traceId"` added as its last member unless its
+    /// maker wrote one.
+    static func withTraceID(_ response: HTTPResponse, _ trace: TraceContext?) -> HTTPResponse {
+        guard response.status >= 400, let trace else { return response }
+        guard case .bytes(var body) = response.body else { return response }
+        guard body.last == 125,
+              response.headers["Content-Type"] == "application/problem+json", !Problem.namesTrace(body) else { return response }
+        body.removeLast()
+        Problem.appendTraceMember(trace, to: &body)
+        body.append(125)
+        var r = response
+        r.body = .bytes(body)
+        return r
+    }
+}

@@ -1,0 +1,27 @@
+import HTTPCore
+
+/// The first stage of every request, run once when it is dispatched: what the server reads of it before any other
+/// stage runs — its id (the client's `X-Request-ID` when well-formed, else the server's), its trace (W3C Trace
+/// Context, kept from `traceparent` or fresh), who sent it (the peer, or whom a trusted proxy forwarded for) and its
+/// credentials. Every later stage (the rate limiter, the handler, the problem stage, the access log) reads these.
+enum RequestIntake {
+    static func read(_ request: HTTPRequest, peer: ClientAddress, now: UInt64, core: ServerCore, server: ServerLoop) -> Connection.Pending {
+        var p = Connection.Pending()
+        p.started = now
+        p.request = request
+        p.keepAlive = request.keepAlive
+        if let requestID = request.requestIDField, isValidRequestID(requestID) { p.requestID = RequestID(client: requestID) }
+        else { p.requestID = server.nextRequestID() }
+        p.trace = server.trace(for: request)
+        if core.forwarding.trusted.isEmpty { p.client = peer }
+        else { (p.client, p.viaProxy) = core.forwarding.client(peer: peer, forwardedFor: request.headers.values("X-Forwarded-For")) }
+        p.credentials = Credentials.read(request)
+        return p
+    }
+
+    /// An `X-Request-ID` worth echoing: 1-128 visible ASCII bytes, no quote or backslash (it goes into JSON and logs).
+    static func isValidRequestID(_ id: String) -> Bool {
+        let u = id.utf8
+        return !u.isEmpty && u.count <= 128 && u.allSatisfy { $0 > 32 && $0 < 127 && $0 != 34 && $0 != 92 }
+    }
+}
