@@ -106,7 +106,7 @@ enum CostBench {
                 + [UInt8]("\",\"extract_html\":\"<p>".utf8) + repeated("[ˈɑ (", n, then: ")", times: true) + [UInt8]("</p>\"}".utf8)
         }, run: { b in
             guard let s = try? UpstreamJSONDecoder().decode(PageSummary.self, from: b) else { fatalError("the summary does not decode") }
-            _ = FeedService.encode(Card(summary: s, lang: LanguageCode("en")!))
+            _ = JSONLines.encode(Card(summary: s, lang: LanguageCode("en")!))
         }),
         Case(name: "decoders  a summary of ×k members (each key looked up among them all)", make: { n in
             [UInt8]("{\"title\":\"Dog\"".utf8) + repeated(",\"k\":0", n) + [UInt8]("}".utf8)

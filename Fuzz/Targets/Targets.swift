@@ -231,7 +231,7 @@ func blocking(_ work: @escaping @Sendable () async -> Void) {
 
 /// What Lede writes from upstream data must be one line of valid JSON.
 func checkLine(_ json: [UInt8], _ what: String) {
-    let line = FeedService.line(json)
+    let line = JSONLines.line(json)
     check(line.last == 10 && !line.dropLast().contains(10) && !line.contains(13), "\(what): not one line")
     check(StrictJSON.parse(json) != nil, "\(what): not JSON: \(String(decoding: json, as: UTF8.self))")
 }
@@ -256,11 +256,11 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         } catch { checkClean(error, "featuredFeed") }
         do {
             let s = try await client.summary(lang: lang, title: "Dog")
-            checkLine(FeedService.encode(Card(summary: s, lang: lang)), "summary card")
+            checkLine(JSONLines.encode(Card(summary: s, lang: lang)), "summary card")
         } catch { checkClean(error, "summary") }
         do {
             let r = try await client.related(lang: lang, title: "Dog")
-            checkLine(FeedService.encode(r.pages.map { Card(page: $0, lang: lang) }), "related cards")
+            checkLine(JSONLines.encode(r.pages.map { Card(page: $0, lang: lang) }), "related cards")
         } catch { checkClean(error, "related") }
         do { _ = try await client.prefixSearch(lang: lang, query: "Do") } catch { checkClean(error, "prefixSearch") }
         do {
@@ -268,7 +268,7 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
             for n in page.list {
                 let item = NotificationItem(n)
                 checkLine(item.jsonBytes, "notification")
-                let encoded = FeedService.encode(item)
+                let encoded = JSONLines.encode(item)
                 check(StrictJSON.parse(item.jsonBytes) == StrictJSON.parse(encoded), "appendJSON and JSONEncoder disagree")
             }
         } catch { checkClean(error, "notifications") }
@@ -410,7 +410,7 @@ func fuzzJSONLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         fatalError("finding: JSONText.quote wrote a string JSONDecoder refuses: \(summaryJSON.debugDescription)")
     }
     let card = Card(summary: summary, lang: LanguageCode("en")!)
-    let json = FeedService.encode(FeedSection(kind: .featured, items: [card]))
+    let json = JSONLines.encode(FeedSection(kind: .featured, items: [card]))
     checkLine(json, "a card's section")
     guard case .object(let top)? = StrictJSON.parse(json), case .array(let items)? = top.first(where: { $0.0 == "items" })?.1,
           case .object(let c)? = items.first, case .string(let t)? = c.first(where: { $0.0 == "extract" })?.1 else {
@@ -420,7 +420,7 @@ func fuzzJSONLines(_ bytes: UnsafeBufferPointer<UInt8>) {
     var n = NotificationItem(try! JSONDecoder().decode(EchoNotification.self, from: Data("{\"id\":\(bytes.count),\"type\":\"mention\"}".utf8)))
     n.header = part(0); n.body = part(1); n.title = part(2); n.agent = part(3); n.primaryLink = part(4)
     checkLine(n.jsonBytes, "a notification")
-    check(StrictJSON.parse(n.jsonBytes) == StrictJSON.parse(FeedService.encode(n)), "appendJSON and JSONEncoder disagree")
+    check(StrictJSON.parse(n.jsonBytes) == StrictJSON.parse(JSONLines.encode(n)), "appendJSON and JSONEncoder disagree")
     let event = ServerSentEvent(event: "notification", id: String(n.id), data: String(decoding: n.jsonBytes, as: UTF8.self)).encoded
     var reader = SSEReader()
     reader.read(event)

@@ -108,7 +108,7 @@ public enum HTMLText {
     ]
 
     /// A character reference at `i` (`&amp;`, `&#233;`, `&#xE9;`) and the index after it; nil when it is not one.
-    package static func reference(_ u: [Unicode.Scalar], at i: Int) -> (String, Int)? {
+    static func reference(_ u: [Unicode.Scalar], at i: Int) -> (String, Int)? {
         var j = i + 1
         var body = String.UnicodeScalarView()
         while j < u.count, j - i <= 10, u[j] != ";" { body.append(u[j]); j += 1 }
@@ -122,5 +122,62 @@ public enum HTMLText {
         }
         guard let decoded = named[text] else { return nil }
         return (decoded, j + 1)
+    }
+}
+
+/// The text of HTML text content (no tags in it; a reference's parts as the citation drawer reads them) as `plain` gives it — character references decoded, runs of
+/// white space (Unicode's White_Space) as one space, trimmed — read over UTF-8 bytes, without a scalar array or a
+/// property lookup per character.
+extension HTMLText {
+    public static func plain(textContent bytes: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var pendingSpace = false
+        func emit(_ b: UInt8) {
+            if pendingSpace { out.append(32); pendingSpace = false }
+            out.append(b)
+        }
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        while i < end {
+            let b = bytes[i]
+            if let w = whiteSpaceLength(bytes, i) { pendingSpace = !out.isEmpty; i += w; continue }
+            if b == 38, let (decoded, next) = reference(bytes, i) {
+                for c in decoded.unicodeScalars {
+                    if c.properties.isWhitespace { pendingSpace = !out.isEmpty } else { for d in String(c).utf8 { emit(d) } }
+                }
+                i = next
+                continue
+            }
+            emit(b)
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The length of the White_Space character at `i`, nil when there is none.
+    private static func whiteSpaceLength(_ u: ArraySlice<UInt8>, _ i: Int) -> Int? {
+        let b = u[i]
+        if b < 0x80 { return b == 32 || (b >= 9 && b <= 13) ? 1 : nil }
+        guard i + 1 < u.endIndex else { return nil }
+        let b1 = u[i + 1]
+        if b == 0xC2 { return b1 == 0x85 || b1 == 0xA0 ? 2 : nil }
+        guard i + 2 < u.endIndex else { return nil }
+        let b2 = u[i + 2]
+        if b == 0xE1, b1 == 0x9A, b2 == 0x80 { return 3 }                                   // U+1680
+        if b == 0xE2, b1 == 0x80, (b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF { return 3 }   // U+2000–200A, 2028, 2029, 202F
+        if b == 0xE2, b1 == 0x81, b2 == 0x9F { return 3 }                                   // U+205F
+        if b == 0xE3, b1 == 0x80, b2 == 0x80 { return 3 }                                   // U+3000
+        return nil
+    }
+
+    /// A character reference at `i` as `HTMLText` reads one (named ones it knows, numeric ones), and the index after it.
+    private static func reference(_ u: ArraySlice<UInt8>, _ i: Int) -> (String, Int)? {
+        var j = i + 1
+        while j < u.endIndex, j - i <= 10, u[j] != 59 { j += 1 }
+        guard j < u.endIndex, u[j] == 59, j > i + 1 else { return nil }
+        let body = String(decoding: u[(i + 1)..<j], as: UTF8.self)
+        guard let decoded = HTMLText.reference(Array("&\(body);".unicodeScalars), at: 0) else { return nil }
+        return (decoded.0, j + 1)
     }
 }

@@ -133,15 +133,15 @@ final class ArticleTitleTests: XCTestCase {
                       String(repeating: "a", count: 255), String(repeating: "a", count: 256), "\u{00A0}São Paulo ", "e\u{0}",
                       "Tab\t", " \t x", "a\u{7F}b", "[[x]]", "a<b>", "  _  ", "x\u{1F}"]
         for t in titles {
-            let expected = Result { ArticleTitle.normalise(try ContentRoutes.articleTitle(t)) }
-            let got = Result { try ContentRoutes.normalisedArticleTitle(t) }
+            let expected = Result { ArticleTitle.normalise(try Parameters.articleTitle(t)) }
+            let got = Result { try Parameters.normalisedArticleTitle(t) }
             switch (expected, got) {
             case (.success(let a), .success(let b)): XCTAssertEqual(a, b, "'\(t)'")
             case (.failure(let a as Problem), .failure(let b as Problem)): XCTAssertEqual(a.slug, b.slug, "'\(t)'")
             default: XCTFail("'\(t)': \(expected) against \(got)")
             }
         }
-        XCTAssertEqual(try ContentRoutes.normalisedArticleTitle(" albert  einstein "), "Albert_einstein")
+        XCTAssertEqual(try Parameters.normalisedArticleTitle(" albert  einstein "), "Albert_einstein")
     }
 
     /// The feed's cache keys: equal exactly when they name the same thing; kinds, languages, days, titles and cells

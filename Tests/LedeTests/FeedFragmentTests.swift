@@ -21,14 +21,14 @@ final class FeedFragmentTests: XCTestCase {
         let lang = LanguageCode("en")!
         var out = Array(p.identity.dropLast(2))   // "]}"
         let related = try await api.base.related(lang: lang, title: because)
-        out += [44] + FeedService.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(related, source: because, lang: lang, limit: 3),
+        out += [44] + JSONLines.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(related, source: because, lang: lang, limit: 3),
                                                       source: ArticleTitle.display(because)))
         let centre = GeoCell(user).centre
         let places = try await api.base.nearby(lang: lang, latitude: centre.latitude, longitude: centre.longitude, radiusMeters: 10_000)
-        out += [44] + FeedService.encode(FeedSection(kind: .nearby, items: ContentRules.nearby(places, from: user, lang: lang),
+        out += [44] + JSONLines.encode(FeedSection(kind: .nearby, items: ContentRules.nearby(places, from: user, lang: lang),
                                                       latitude: user.latitude, longitude: user.longitude))
         let summary = try await api.base.summary(lang: lang, title: cont)
-        out += [44] + FeedService.encode(FeedSection(kind: .continueReading, items: [Card(summary: summary, lang: lang)]))
+        out += [44] + JSONLines.encode(FeedSection(kind: .continueReading, items: [Card(summary: summary, lang: lang)]))
         return out + Array("]}".utf8)
     }
 
@@ -61,7 +61,7 @@ final class FeedFragmentTests: XCTestCase {
         let personal = try await service.feed(try feedRequest("sections=mostRead,news,becauseYouRead&because=Amsterdam"))
         guard case .prepared(let p) = shared.body, let a = body(personal) else { return XCTFail() }
         let related = try await api.base.related(lang: LanguageCode("en")!, title: "Amsterdam")
-        let because = FeedService.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(related, source: "Amsterdam", lang: LanguageCode("en")!, limit: 3),
+        let because = JSONLines.encode(FeedSection(kind: .becauseYouRead, items: ContentRules.related(related, source: "Amsterdam", lang: LanguageCode("en")!, limit: 3),
                                                      source: "Amsterdam"))
         let expected = Array(p.identity.dropLast(2)) + [44] + because + Array("]}".utf8)
         XCTAssertEqual(a.identityBytes(), expected)

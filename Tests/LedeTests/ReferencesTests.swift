@@ -75,7 +75,7 @@ final class ReferencesTests: XCTestCase {
     func testPlainTextOverBytesIsHTMLTextsPlainForText() {
         for t in ["  a  b ", "a &nbsp;b", "x&amp;y &lt;z&gt;", "p.\u{A0}12–15\u{3000}x", "\u{2003}em\u{2009}thin\u{202F}", "&#233;&#xE9;&#0;&bogus; &", "é \t\n x",
                   "Zur Elektrodynamik bewegter Körper", "", "&nbsp;", "a&#32;b"] {
-            XCTAssertEqual(PlainText.of(Array(t.utf8)[...]), HTMLText.plain(t), t.debugDescription)
+            XCTAssertEqual(HTMLText.plain(textContent: Array(t.utf8)[...]), HTMLText.plain(t), t.debugDescription)
         }
     }
 

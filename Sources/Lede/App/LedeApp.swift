@@ -102,7 +102,7 @@ public final class LedeApp: Sendable {
         ContentRoutes.register(on: router, api: api, random: random, responses: responses)
         FeedRoutes.register(on: router, service: feed)
         ReferencesRoutes.register(on: router, api: api, responses: responses)
-        ArticleScreen.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout,
+        ArticleRoutes.register(on: router, api: api, responses: responses, timeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout,
                                anonymousEdits: options.anonymousEdits)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)
@@ -114,14 +114,6 @@ public final class LedeApp: Sendable {
         GalleryRoutes.register(on: router, reddit: reddit, responses: responses)
         if options.benchRoutes { BenchRoutes.register(on: router) }
     }
-
-    // What a request costs its client's budget (`--client-rate`, `--client-burst`): answered from memory 1; work off
-    // the loop (an upstream call, a fragment's refresh) `Router.workCost` (4); a write 10, since each reaches
-    // Wikimedia and can never be repeated; an edit 20 (a token and a save); a share card 10 (an image fetched, decoded
-    // and typeset).
-    static let writeCost = 10
-    static let editCost = 20
-    static let renderCost = 10
 
     static let banner = PreparedBody(contentType: "application/json", bytes: Array("""
     {"service":"lede","description":"Backend-for-frontend for Wikipedia-style mobile apps","health":"/healthz","readiness":"/readyz","metrics":"/metrics","languages":"/languages"}

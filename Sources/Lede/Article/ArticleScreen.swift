@@ -40,7 +40,7 @@ enum ArticleScreen {
         func line() -> [UInt8] {
             var named = self
             named.part = "references"
-            return FeedService.line(FeedService.encode(named))
+            return JSONLines.line(JSONLines.encode(named))
         }
         var isPlaceholder: Bool { status != "ok" }
     }
@@ -59,7 +59,7 @@ enum ArticleScreen {
             return EditablePart(status: placeholder.status, reason: placeholder.reason, retryAfterSeconds: placeholder.retryAfterSeconds)
         }
 
-        func line() -> [UInt8] { FeedService.line(FeedService.encode(self)) }
+        func line() -> [UInt8] { JSONLines.line(JSONLines.encode(self)) }
     }
 
     /// A part of the screen: `ok` with its items, or a placeholder saying why and when to retry.
@@ -88,7 +88,7 @@ enum ArticleScreen {
         func line(_ name: String) -> [UInt8] {
             var named = self
             named.part = name
-            return FeedService.line(FeedService.encode(named))
+            return JSONLines.line(JSONLines.encode(named))
         }
         var isPlaceholder: Bool { status != "ok" }
     }
@@ -135,66 +135,6 @@ enum ArticleScreen {
     }
 
     struct URLs: Encodable, Equatable { var mobileHtml: String; var desktop: String }
-
-    // MARK: - Rules (pure)
-
-    /// The table of contents in document order: plain-text titles, numbers as upstream counts them.
-    static func sections(_ contents: ArticleContents) -> [Section] {
-        contents.sections.enumerated().map { i, s in
-            Section(id: s.index.flatMap { Int($0) } ?? i + 1, level: s.tocLevel, number: s.number, title: HTMLText.plain(s.line), anchor: s.anchor)
-        }
-    }
-
-    /// The language picker: the user's `Accept-Language` editions first (in their order), then the rest sorted by
-    /// autonym (case-insensitively, ties by code). Links to unknown editions are dropped; a missing autonym falls
-    /// back to the English name, then the code.
-    static func editions(_ links: [LanguageLink], preferred: [String]) -> [Edition] {
-        let editions = links.compactMap { l -> Edition? in
-            guard let code = LanguageCode(l.lang)?.code else { return nil }
-            return Edition(lang: code, title: l.title, autonym: l.autonym ?? l.langname ?? code,
-                           url: l.url ?? Card.articleURL(lang: code, title: l.title))
-        }
-        var seen = Set<String>()
-        let unique = editions.filter { seen.insert($0.lang).inserted }
-        let first = preferred.compactMap { p in unique.first { $0.lang == p } }
-        let rest = unique.filter { !preferred.contains($0.lang) }.sorted {
-            let a = $0.autonym.lowercased(), b = $1.autonym.lowercased()
-            return a != b ? a < b : $0.lang < $1.lang
-        }
-        return first + rest
-    }
-
-    /// The files a gallery shows (`showInGallery`), in page order.
-    static func galleryFiles(_ items: [MediaListItem]) -> [MediaListItem] { items.filter { $0.showInGallery } }
-
-    /// Seed 000, Image Gallery: images smaller than 30×30 are not shown — judged by the file's real size (imageinfo's
-    /// width and height), not by its thumbnail. A 30×30 image stays; audio, video and files of unknown size stay.
-    static let minimumImageSide = 30
-    static func isLargeEnough(_ item: MediaListItem, _ info: FileInfo?) -> Bool {
-        guard item.type == "image", let w = info?.width, let h = info?.height else { return true }
-        return w >= minimumImageSide && h >= minimumImageSide
-    }
-
-    /// A gallery entry: the media-list item with its file's sizes and credits (HTML reduced to text).
-    static func media(_ item: MediaListItem, _ info: FileInfo?) -> Media {
-        let m = info?.metadata ?? [:]
-        func text(_ key: String) -> String? { m[key].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 } }
-        var thumbnail: Media.Size?
-        if let t = info?.thumbURL { thumbnail = Media.Size(source: t, width: info?.thumbWidth, height: info?.thumbHeight) } else if let src = item.src {
-            thumbnail = Media.Size(source: src.hasPrefix("//") ? "https:" + src : src, width: nil, height: nil)
-        }
-        let original = info?.url.map { Media.Size(source: $0, width: info?.width, height: info?.height) }
-        let license = text("LicenseShortName").map { Media.License(name: $0, url: m["LicenseUrl"].map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }) }
-        let attribution = m["AttributionRequired"].map { HTMLText.plain($0).lowercased() == "true" }
-        let caption = item.captionText.flatMap { $0.isEmpty ? nil : $0 } ?? item.captionHTML.map(HTMLText.plain).flatMap { $0.isEmpty ? nil : $0 }
-        return Media(title: item.title, type: item.type, caption: caption, thumbnail: thumbnail, original: original, artist: text("Artist"),
-                     credit: text("Credit"), license: license, attributionRequired: attribution, description: text("ImageDescription"))
-    }
-
-    static func urls(lang: String, title: String) -> URLs {
-        let path = UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":()")
-        return URLs(mobileHtml: "https://\(lang).wikipedia.org/api/rest_v1/page/mobile-html/\(path)", desktop: "https://\(lang).wikipedia.org/wiki/\(path)")
-    }
 
     // MARK: - Assembly
 
@@ -328,9 +268,9 @@ enum ArticleScreen {
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag]
         let main = await isMainPage(work, card: card)
-        return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
+        return .stream(contentType: JSONLines.mediaType, headers: headers) { body in
             let head = StreamHead(card: card, mainPage: main, parts: partNames + ["editable"], urls: urls(lang: lang.code, title: card.title))
-            try await body.write(FeedService.line(FeedService.encode(head)))
+            try await body.write(JSONLines.line(JSONLines.encode(head)))
             try await withThrowingTaskGroup(of: [UInt8].self) { group in
                 group.addTask { await sectionsPart(work, mainPage: main).line("sections") }
                 group.addTask { await languagesPart(work, lang: lang, preferred: preferred).line("languages") }
@@ -386,61 +326,5 @@ enum ArticleScreen {
         let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
         responses.insert(key, kept, cost: Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
         return fresh
-    }
-
-    /// `anonymousEdits`: whether this deployment sends edits without an account (`--anonymous-edits`); when not, an anonymous
-    /// reader's `editable` is false.
-    static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double,
-                         anonymousEdits: Bool) {
-        router.get("/article/{title}") { ctx in
-            let lang: LanguageCode, title: String, auth: String?
-            lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
-            auth = try BearerAuthorization.optional(ctx.credentials)
-            // The picker's order depends on the reader's languages: one prepared answer per language, title and
-            // preferred editions (bounded LRU with the other prepared answers).
-            let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
-            if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
-                return Responses.async {
-                    try await stream(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
-                                     authorization: auth, anonymousEdits: anonymousEdits)
-                }
-            }
-            let key = "article:\(lang.tag):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
-            if let auth {
-                // A signed-in reader: the shared answer with this user's `editable`, private to them.
-                return Responses.async {
-                    async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth,
-                                                                                                    anonymousEdits: anonymousEdits) }
-                    let shared: PreparedBody
-                    if let warm = responses.cachedValue(key, as: Kept.self) { shared = warm.fresh } else {
-                        shared = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits)
-                    }
-                    var known: Bool?
-                    if case .ok(let e) = await editable { known = e }
-                    return Responses.json(bytes: settingEditable(shared.identity, known), cacheControl: "private, no-cache",
-                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag])
-                }
-            }
-            // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
-            // A stale answer says so with a short lifetime. The refresh has no reader waiting: it is bound by the upstream
-            // deadline, not the screen's, and keeps the last good answer when it comes back with a placeholder.
-            if let (warm, refresh, stale) = responses.revalidatingValue(key, as: Kept.self) {
-                if refresh {
-                    let trace = ctx.trace   // the refresh's calls belong to the request that set it off
-                    Task {
-                        await TraceContext.$task.withValue(trace) {
-                            do {
-                                _ = try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
-                                                      responses: responses, key: key, previous: warm, anonymousEdits: anonymousEdits)
-                            } catch { responses.refreshFailed(key) }
-                        }
-                    }
-                }
-                return .response(.prepared(stale ? warm.stale : warm.fresh))
-            }
-            return Responses.async {
-                .prepared(try await prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits))
-            }
-        }
     }
 }

@@ -49,7 +49,7 @@ enum EditRoutes {
             }
         }
 
-        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes, cost: LedeApp.editCost) { ctx in
+        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes, cost: Costs.edit) { ctx in
             let auth: String?, lang: LanguageCode, title: String
             (auth, lang, title) = try target(ctx)
             if auth == nil && !settings.anonymousEdits { throw needsAccountProblem }
@@ -73,7 +73,7 @@ enum EditRoutes {
     /// The caller's credentials (optional), the edition and the title.
     static func target(_ ctx: RequestContext) throws -> (String?, LanguageCode, String) {
         let auth = try BearerAuthorization.optional(ctx.credentials)
-        return (auth, try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
+        return (auth, try LanguageCode.resolve(ctx.request), try Parameters.articleTitle(ctx.parameter("title")))
     }
 
     /// A token, the edit; on `badtoken` one fresh token and the edit once more (the wiki refused the token before

@@ -35,7 +35,7 @@ enum ReferencesRoutes {
     static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache) {
         router.get("/article/{title}/references") { ctx in
             let lang: LanguageCode, title: String
-            lang = try LanguageCode.resolve(ctx.request); title = try ContentRoutes.articleTitle(ctx.parameter("title"))
+            lang = try LanguageCode.resolve(ctx.request); title = try Parameters.articleTitle(ctx.parameter("title"))
             if let warm = responses.cachedValue(key(lang, title), as: Built.self) { return .response(.prepared(warm.body)) }
             return Responses.async { .prepared(try await built(api: api, responses: responses, lang: lang, title: title).body) }
         }

@@ -48,7 +48,7 @@ struct NearbyCell: Sendable {
             var card = Card(page: page, lang: lang)
             card.distanceMeters = 0
             card.bearingDegrees = 0
-            let bytes = FeedService.encode(card)
+            let bytes = JSONLines.encode(card)
             guard let b = Self.valueRange(of: "bearingDegrees", in: bytes), let d = Self.valueRange(of: "distanceMeters", in: bytes) else { continue }
             let (first, second) = b.lowerBound < d.lowerBound ? (b, d) : (d, b)
             items.append(Item(point: point, title: card.title,

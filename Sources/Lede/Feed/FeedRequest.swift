@@ -152,7 +152,7 @@ struct FeedRequest: Sendable, Equatable {
         // its database form (`Albert_Einstein`): what the sections' cache keys are made of.
         func title(_ raw: RawQueryValue) throws -> String? {
             if raw.bytes.isEmpty { return nil }
-            return raw.isPlain ? try ContentRoutes.normalisedArticleTitle(bytes: raw.bytes) : try ContentRoutes.normalisedArticleTitle(raw.string)
+            return raw.isPlain ? try Parameters.normalisedArticleTitle(bytes: raw.bytes) : try Parameters.normalisedArticleTitle(raw.string)
         }
         let because = try v[5].flatMap(title)
         let cont = try v[6].flatMap(title)

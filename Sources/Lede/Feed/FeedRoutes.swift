@@ -7,7 +7,7 @@ enum FeedRoutes {
         router.get("/feed") { ctx in
             let request: FeedRequest
             request = try FeedRequest.parse(ctx.request)
-            if MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers) {
+            if JSONLines.preferred(by: ctx.request) {
                 return .response(service.stream(request))
             }
             if let warm = service.cachedResponse(for: request) { return .response(warm) }

@@ -12,8 +12,6 @@ import HTTPCore
 /// Wikipedia turns out to have no card for (no news on a past day, no featured feed on a small wiki, a continue-
 /// reading article that is gone) sends no line.
 extension FeedService {
-    static let jsonLines = "application/jsonl"
-
     /// The kinds a streamed answer announces, in the request's order.
     func announcedKinds(_ r: FeedRequest) -> [SectionKind] {
         r.sections.filter { kind in
@@ -47,9 +45,9 @@ extension FeedService {
     func stream(_ request: FeedRequest) -> HTTPResponse {
         let warm = warmLines(request)
         if warm.pending.isEmpty {
-            return HTTPResponse(status: 200, contentType: Self.jsonLines, bytes: warm.first, headers: streamHeaders(request))
+            return HTTPResponse(status: 200, contentType: JSONLines.mediaType, bytes: warm.first, headers: streamHeaders(request))
         }
-        return .stream(contentType: Self.jsonLines, headers: streamHeaders(request)) { [self] body in
+        return .stream(contentType: JSONLines.mediaType, headers: streamHeaders(request)) { [self] body in
             try await produceLines(request, warm, body)
         }
     }
@@ -69,13 +67,13 @@ extension FeedService {
         if r.wantsShared, let part = sharedCache.cachedValue(sharedKey(r), as: SharedPart.self), part.date == r.date {
             let complete = part.landed == nil   // no placeholder in it: a kind it lacks has no card
             for kind in kinds where kind.isShared {
-                if let f = part.fragments[kind], f.status == .ok { Self.appendLine(f.body.bytes, to: &first); pending.remove(kind) }
+                if let f = part.fragments[kind], f.status == .ok { JSONLines.appendLine(f.body.bytes, to: &first); pending.remove(kind) }
                 else if complete && part.fragments[kind] == nil { pending.remove(kind) }
             }
         }
         for kind in kinds where !kind.isShared {
             if kind == .nearby && r.incompleteLocation {
-                Self.appendLine(Self.incompleteLocation.bytes, to: &first); pending.remove(kind); continue
+                JSONLines.appendLine(Self.incompleteLocation.bytes, to: &first); pending.remove(kind); continue
             }
             guard let key = personalKey(kind, r), let part = fragments.cachedValue(key, as: PersonalPart.self) else { continue }
             first.append(contentsOf: line(part, r))   // already a whole line (or nothing)
@@ -104,7 +102,7 @@ extension FeedService {
                     let fragments = withLastGood(featuredFragments(outcome, lang: r.lang, isToday: r.isToday, retry: 1), key: sharedKey(r))
                     var lines: [UInt8] = []
                     for kind in kinds where featuredPending.contains(kind) {
-                        if let f = fragments[kind] { Self.appendLine(f.body.bytes, to: &lines) }
+                        if let f = fragments[kind] { JSONLines.appendLine(f.body.bytes, to: &lines) }
                     }
                     if case .failed(let e) = outcome, Self.isNotFound(e) { return (lines, [:]) }   // no feed that day: complete as it is
                     return (lines, Self.succeeded(outcome) ? fragments : nil)
@@ -115,7 +113,7 @@ extension FeedService {
                     let outcome = await withDeadline(deadline) { try await pool.card(lang: r.lang).card }
                     guard let made = randomFragment(outcome, retry: 1) else { return ([], [:]) }
                     let fragment = withLastGood([.random: made], key: sharedKey(r))[.random] ?? made
-                    return (Self.line(fragment.body.bytes), fragment.status == .ok && !fragment.stale ? [.random: fragment] : nil)
+                    return (JSONLines.line(fragment.body.bytes), fragment.status == .ok && !fragment.stale ? [.random: fragment] : nil)
                 }
             }
             for kind in kinds where !kind.isShared && pending.contains(kind) {
@@ -138,22 +136,11 @@ extension FeedService {
     /// One personal section's line (the nearby section with this user's numbers); empty when it has no card.
     func line(_ part: PersonalPart, _ r: FeedRequest) -> [UInt8] {
         switch part {
-        case .section(let f): return Self.line(f.body.bytes)
+        case .section(let f): return JSONLines.line(f.body.bytes)
         case .nearby(let cell):
             guard let point = r.nearby else { return [] }
-            return Self.line(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius)).bytes)
+            return JSONLines.line(nearbyMemo.section(cell, user: point, radius: Double(Self.nearbyRadius)).bytes)
         case .absent: return []
         }
-    }
-
-    static func line(_ json: [UInt8]) -> [UInt8] {
-        var out = json
-        out.append(10)
-        return out
-    }
-
-    static func appendLine(_ json: [UInt8], to out: inout [UInt8]) {
-        out.append(contentsOf: json)
-        out.append(10)
     }
 }

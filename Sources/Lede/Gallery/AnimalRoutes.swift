@@ -40,7 +40,7 @@ enum AnimalRoutes {
         }
         router.get("/animals/{id}/image.svg") { ctx in
             let animal = try find(ctx.parameter("id"))
-            let size = try ContentRoutes.intParameter(ctx.request, "size", default: 640, range: 16...2048)
+            let size = try Parameters.int(ctx.request, "size", default: 640, range: 16...2048)
             var h = HTTPHeaders()
             h.set("Cache-Control", "public, max-age=86400")
             return .response(HTTPResponse(status: 200, contentType: "image/svg+xml; charset=utf-8", bytes: Array(animal.svg(size: size).utf8), headers: h))

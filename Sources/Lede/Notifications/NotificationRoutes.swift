@@ -128,7 +128,7 @@ enum NotificationRoutes {
             let f = ctx.request.queryParameter("filter") ?? "all"
             guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
             filter = parsed
-            limit = try ContentRoutes.intParameter(ctx.request, "limit", default: 20, range: 1...50)
+            limit = try Parameters.int(ctx.request, "limit", default: 20, range: 1...50)
             cont = ctx.request.queryParameter("continue")
             if let c = cont, c.isEmpty || c.utf8.count > 100 || !c.utf8.allSatisfy({ (48...57).contains($0) || $0 == 124 }) {
                 throw bad("continue must be the value a previous page returned.")
@@ -144,7 +144,7 @@ enum NotificationRoutes {
             }
         }
 
-        router.add("POST", "/notifications/read", cost: LedeApp.writeCost) { ctx in
+        router.add("POST", "/notifications/read", cost: Costs.write) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
             (auth, lang, feedOn) = try userRequest(ctx)
             try Responses.requireJSON(ctx.request)

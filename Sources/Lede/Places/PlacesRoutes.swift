@@ -73,7 +73,7 @@ enum PlacesRoutes {
     /// `/places/deeplink/{title}?lang=`: the link that opens Places on an article (`WMFArticleURL`).
     static func articleLink(_ rawTitle: String?, _ r: HTTPRequest) throws -> LinkBody {
         let q = try query(r)
-        let title = try ContentRoutes.articleTitle(rawTitle)
+        let title = try Parameters.articleTitle(rawTitle)
         let article = ArticleURL(lang: try LanguageCode.resolve(lang: q["lang"], acceptLanguage: r.headers["Accept-Language"]), title: title)
         return LinkBody(url: DeepLinks.places(article: article), coordinate: nil, name: nil, article: article.url)
     }

@@ -15,12 +15,12 @@ enum SavedRoutes {
         router.get("/saved") { ctx in
             let auth: String, offset: Int, limit: Int, streamed: Bool
             auth = try BearerAuthorization.extract(ctx.credentials)
-            limit = try ContentRoutes.intParameter(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
+            limit = try Parameters.int(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
             offset = try ctx.request.queryParameter("continue").map { raw in
                 guard let o = SavedRules.offset(ofContinue: raw) else { throw bad("continue must be the value a previous page returned.") }
                 return o
             } ?? 0
-            streamed = MediaNegotiation.prefers(FeedService.jsonLines, over: "application/json", in: ctx.request.headers)
+            streamed = JSONLines.preferred(by: ctx.request)
             // A page this server wrote from the user's tab moments ago: answered on the loop, as a prepared body (its
             // ETag and 304 by the server, gzip made once).
             if !streamed, let tab = service.cachedTab(authorization: auth), let ready = service.cachedPage(tab, offset: offset, limit: limit) {
@@ -45,10 +45,10 @@ enum SavedRoutes {
                 var first = page.head()
                 for i in page.items.indices { if let card = warm[i] { page.appendLine(i, card: card, to: &first) } }
                 if warm.count == page.items.count {
-                    return HTTPResponse(status: 200, contentType: FeedService.jsonLines, bytes: first, headers: headers)
+                    return HTTPResponse(status: 200, contentType: JSONLines.mediaType, bytes: first, headers: headers)
                 }
                 let opening = first
-                return .stream(contentType: FeedService.jsonLines, headers: headers) { body in
+                return .stream(contentType: JSONLines.mediaType, headers: headers) { body in
                     try await body.write(opening)
                     try await service.fetchCards(page.items, known: Set(warm.keys)) { i, card in
                         var line: [UInt8] = []
@@ -59,7 +59,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved", cost: LedeApp.writeCost) { ctx in
+        router.add("DELETE", "/saved", cost: Costs.write) { ctx in
             let auth: String
             auth = try BearerAuthorization.extract(ctx.credentials)
             guard ctx.request.queryParameter("confirm") == "all" else {
@@ -82,7 +82,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("PUT", "/saved/{title}", cost: LedeApp.writeCost) { ctx in
+        router.add("PUT", "/saved/{title}", cost: Costs.write) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
@@ -91,7 +91,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved/{title}", cost: LedeApp.writeCost) { ctx in
+        router.add("DELETE", "/saved/{title}", cost: Costs.write) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
@@ -103,7 +103,7 @@ enum SavedRoutes {
 
     /// What every bookmark route reads: the token, the edition, the title.
     static func bookmark(_ ctx: RequestContext) throws -> (String, LanguageCode, String) {
-        (try BearerAuthorization.extract(ctx.credentials), try LanguageCode.resolve(ctx.request), try ContentRoutes.articleTitle(ctx.parameter("title")))
+        (try BearerAuthorization.extract(ctx.credentials), try LanguageCode.resolve(ctx.request), try Parameters.articleTitle(ctx.parameter("title")))
     }
 
     /// `{"saved":…,"savedAt":…}` (savedAt only when saved and known).

@@ -7,7 +7,7 @@ import HTTPCore
 /// page whose `og:*` tags name the card: the URL the app's share sheet passes along as text).
 enum ShareRoutes {
     static func register(on router: Router, service: ShareService, publicURL: String?) {
-        router.add("GET", "/share/{title}", cost: LedeApp.renderCost) { ctx in
+        router.add("GET", "/share/{title}", cost: Costs.render) { ctx in
             let raw = ctx.parameter("title") ?? ""
             let lang: LanguageCode, selection: String?
             lang = try LanguageCode.resolve(ctx.request)
@@ -20,8 +20,8 @@ enum ShareRoutes {
             }
             if raw.hasSuffix(".png") {
                 let title: String, scale: Int, format: ShareService.Format
-                title = try ContentRoutes.articleTitle(String(raw.dropLast(4)))
-                scale = try ContentRoutes.intParameter(ctx.request, "scale", default: 2, range: ShareCard.scales)
+                title = try Parameters.articleTitle(String(raw.dropLast(4)))
+                scale = try Parameters.int(ctx.request, "scale", default: 2, range: ShareCard.scales)
                 switch ctx.request.queryParameter("format") ?? "png" {
                 case "png": format = .png
                 case "jpeg": format = .jpeg
@@ -32,7 +32,7 @@ enum ShareRoutes {
                 }
             }
             let title: String
-            title = try ContentRoutes.articleTitle(raw)
+            title = try Parameters.articleTitle(raw)
             let base = publicURL ?? origin(ctx)
             // Without --public-url the page names the origin the request came to, which a trusted proxy's forwarding
             // headers change (from any other client they are not read, and change nothing).

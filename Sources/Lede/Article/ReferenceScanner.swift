@@ -3,78 +3,6 @@ import LedeBasics
 import Wikimedia
 import HTTPCore
 
-/// Every reference of an article as the citation drawer reads it, from Parsoid's HTML of the page: the reference lists
-/// (`<ol class="mw-references">`, a group each), their notes in displayed order (`<li id="cite_note-…">`: back links,
-/// the text in `<span class="mw-reference-text">`, its `<cite>` kind), and the in-text citations in document order
-/// (`<sup class="mw-ref reference" id="cite_ref-…">`).
-struct ArticleReferences: Sendable, Equatable {
-    struct List: Sendable, Equatable {
-        var id: String, group: String, section: String?, order: [String]
-    }
-    struct Link: Sendable, Equatable { var url: String, text: String }
-    struct BackLink: Sendable, Equatable { var anchor: String, label: String }
-    struct Note: Sendable, Equatable {
-        var id: String, label: String, text: String, html: String, kind: String
-        var links: [Link], citedFrom: [BackLink]
-    }
-    struct Citation: Sendable, Equatable { var anchor: String, noteId: String, label: String }
-
-    var lists: [List] = []
-    /// Every note, in the order of the lists.
-    var notes: [Note] = []
-    var citations: [Citation] = []
-
-    var count: Int { notes.count }
-
-    /// `{"citations":[…],"lists":[…],"references":{noteId:{…}}}`, keys sorted.
-    var jsonBytes: [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + notes.reduce(0) { $0 + $1.html.utf8.count + $1.text.utf8.count + 160 } + citations.count * 80)
-        out.append(contentsOf: "{\"citations\":[".utf8)
-        for (i, c) in citations.enumerated() {
-            if i > 0 { out.append(44) }
-            member("{\"anchor\":", c.anchor, &out); member(",\"label\":", c.label, &out); member(",\"noteId\":", c.noteId, &out); out.append(125)
-        }
-        out.append(contentsOf: "],\"lists\":[".utf8)
-        for (i, l) in lists.enumerated() {
-            if i > 0 { out.append(44) }
-            member("{\"group\":", l.group, &out); member(",\"id\":", l.id, &out)
-            out.append(contentsOf: ",\"order\":[".utf8)
-            for (j, id) in l.order.enumerated() { if j > 0 { out.append(44) }; JSONText.appendQuoted(id, to: &out) }
-            out.append(contentsOf: "],\"section\":".utf8)
-            if let s = l.section { JSONText.appendQuoted(s, to: &out) } else { out.append(contentsOf: "null".utf8) }
-            out.append(125)
-        }
-        out.append(contentsOf: "],\"references\":{".utf8)
-        for (i, n) in notes.enumerated() {
-            if i > 0 { out.append(44) }
-            JSONText.appendQuoted(n.id, to: &out)
-            out.append(contentsOf: ":{\"citedFrom\":[".utf8)
-            for (j, b) in n.citedFrom.enumerated() {
-                if j > 0 { out.append(44) }
-                member("{\"anchor\":", b.anchor, &out); member(",\"label\":", b.label, &out); out.append(125)
-            }
-            out.append(93)
-            member(",\"html\":", n.html, &out); member(",\"kind\":", n.kind, &out); member(",\"label\":", n.label, &out)
-            out.append(contentsOf: ",\"links\":[".utf8)
-            for (j, l) in n.links.enumerated() {
-                if j > 0 { out.append(44) }
-                member("{\"text\":", l.text, &out); member(",\"url\":", l.url, &out); out.append(125)
-            }
-            out.append(93)
-            member(",\"text\":", n.text, &out)
-            out.append(125)
-        }
-        out.append(contentsOf: "}}".utf8)
-        return out
-    }
-
-    private func member(_ key: String, _ value: String, _ out: inout [UInt8]) {
-        out.append(contentsOf: key.utf8)
-        JSONText.appendQuoted(value, to: &out)
-    }
-}
-
 /// Reads Parsoid HTML in one pass over its bytes: no DOM of the page, no regular expressions. Each byte is looked at a
 /// bounded number of times (a tag's attributes are read at most a few times, by name); a tag left open at the end makes
 /// the rest text, a comment or script left open ends the scan. Malformed markup never stops it: a note is closed by the
@@ -294,7 +222,7 @@ enum ReferenceScanner {
         func attribute(_ tag: Tag, _ wanted: StaticString) -> String? {
             guard let r = attributeRange(tag, wanted) else { return nil }
             let raw = UnsafeBufferPointer(rebasing: u[r])
-            return raw.contains(38) ? PlainText.of(ArraySlice(raw)) : String(decoding: raw, as: UTF8.self)
+            return raw.contains(38) ? HTMLText.plain(textContent: ArraySlice(raw)) : String(decoding: raw, as: UTF8.self)
         }
 
         /// Whether an attribute's value holds `needle` (as a space-separated token when `token`), read in place.
@@ -423,7 +351,7 @@ enum ReferenceScanner {
         mutating func endTag(_ tag: Tag) {
             let name = tag.name
             if let h = heading, name == headingName {
-                let t = PlainText.of(h[...])
+                let t = HTMLText.plain(textContent: h[...])
                 section = t.isEmpty ? section : t
                 heading = nil
             }
@@ -456,7 +384,7 @@ enum ReferenceScanner {
             }
             guard n.textDepth != nil else { return }
             if name == "a", let link = n.link {
-                let text = PlainText.of(n.plain[link.from...])
+                let text = HTMLText.plain(textContent: n.plain[link.from...])
                 if let url = link.url { n.links.append(.init(url: url, text: text)) }
                 n.link = nil
             }
@@ -488,7 +416,7 @@ enum ReferenceScanner {
             guard let c = citation else { return }
             citation = nil
             guard let noteID = c.note, !noteID.isEmpty else { return }
-            let label = PlainText.of(c.label[...])
+            let label = HTMLText.plain(textContent: c.label[...])
             result.citations.append(.init(anchor: c.anchor, noteId: noteID, label: label))
         }
 
@@ -500,7 +428,7 @@ enum ReferenceScanner {
             let kind = n.cites.count == 1 ? (n.cites[0] ?? "generic") : "generic"
             let labels = n.backLinks.count == 1 ? ["^"] : n.backLinks.indices.map(Self.backLabel)
             noteIndex[n.id] = result.notes.count
-            result.notes.append(.init(id: n.id, label: "", text: PlainText.of(n.plain[...]),
+            result.notes.append(.init(id: n.id, label: "", text: HTMLText.plain(textContent: n.plain[...]),
                                       html: String(decoding: n.html, as: UTF8.self), kind: kind, links: n.links,
                                       citedFrom: zip(n.backLinks, labels).map { .init(anchor: $0, label: $1) }))
             result.lists[l.index].order.append(n.id)
@@ -512,62 +440,5 @@ enum ReferenceScanner {
             repeat { s = String(UnicodeScalar(UInt8(97 + i % 26))) + s; i = i / 26 - 1 } while i >= 0
             return s
         }
-    }
-}
-
-/// The text of HTML text content (no tags in it) as `HTMLText.plain` gives it — character references decoded, runs of
-/// white space (Unicode's White_Space) as one space, trimmed — read over UTF-8 bytes, without a scalar array or a
-/// property lookup per character.
-enum PlainText {
-    static func of(_ bytes: ArraySlice<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var pendingSpace = false
-        func emit(_ b: UInt8) {
-            if pendingSpace { out.append(32); pendingSpace = false }
-            out.append(b)
-        }
-        var i = bytes.startIndex
-        let end = bytes.endIndex
-        while i < end {
-            let b = bytes[i]
-            if let w = whiteSpaceLength(bytes, i) { pendingSpace = !out.isEmpty; i += w; continue }
-            if b == 38, let (decoded, next) = reference(bytes, i) {
-                for c in decoded.unicodeScalars {
-                    if c.properties.isWhitespace { pendingSpace = !out.isEmpty } else { for d in String(c).utf8 { emit(d) } }
-                }
-                i = next
-                continue
-            }
-            emit(b)
-            i += 1
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The length of the White_Space character at `i`, nil when there is none.
-    static func whiteSpaceLength(_ u: ArraySlice<UInt8>, _ i: Int) -> Int? {
-        let b = u[i]
-        if b < 0x80 { return b == 32 || (b >= 9 && b <= 13) ? 1 : nil }
-        guard i + 1 < u.endIndex else { return nil }
-        let b1 = u[i + 1]
-        if b == 0xC2 { return b1 == 0x85 || b1 == 0xA0 ? 2 : nil }
-        guard i + 2 < u.endIndex else { return nil }
-        let b2 = u[i + 2]
-        if b == 0xE1, b1 == 0x9A, b2 == 0x80 { return 3 }                                   // U+1680
-        if b == 0xE2, b1 == 0x80, (b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF { return 3 }   // U+2000–200A, 2028, 2029, 202F
-        if b == 0xE2, b1 == 0x81, b2 == 0x9F { return 3 }                                   // U+205F
-        if b == 0xE3, b1 == 0x80, b2 == 0x80 { return 3 }                                   // U+3000
-        return nil
-    }
-
-    /// A character reference at `i` as `HTMLText` reads one (named ones it knows, numeric ones), and the index after it.
-    static func reference(_ u: ArraySlice<UInt8>, _ i: Int) -> (String, Int)? {
-        var j = i + 1
-        while j < u.endIndex, j - i <= 10, u[j] != 59 { j += 1 }
-        guard j < u.endIndex, u[j] == 59, j > i + 1 else { return nil }
-        let body = String(decoding: u[(i + 1)..<j], as: UTF8.self)
-        guard let decoded = HTMLText.reference(Array("&\(body);".unicodeScalars), at: 0) else { return nil }
-        return (decoded.0, j + 1)
     }
 }
