@@ -75,6 +75,12 @@ public struct TraceContext: Sendable, Equatable {
         return TraceContext(traceHigh: high, traceLow: low, spanID: span, parentID: nil, flags: 0, state: nil)
     }
 
+    /// A fresh trace (no `traceparent` came): `span` this server's span, `high`/`low` the trace id (zeros made one).
+    @inlinable
+    public static func fresh(span: UInt64, high: UInt64, low: UInt64) -> TraceContext {
+        TraceContext(traceHigh: high, traceLow: high == 0 && low == 0 ? 1 : low, spanID: span == 0 ? 1 : span, parentID: nil, flags: 0, state: nil)
+    }
+
     /// `version-traceid-parentid-flags` read by the specification's rules: version `00` is exactly 55 characters; a
     /// later version (`01`–`fe`) is read by its first four fields and must be 55 characters or go on with `-`;
     /// `ff` is invalid; ids are lowercase hex and not all zero.

@@ -225,7 +225,8 @@ final class Connection: LoopDescriptorHandler {
         // not read again per request).
         let now = loop.now
         machine.requestDispatched(now: now)
-        current = RequestIntake.read(request, peer: peer, now: now, core: core, server: server)
+        current = Pending()
+        RequestIntake.read(request, into: &current, peer: peer, now: now, core: core, server: server)
         let trace = current.trace
         // The handler sees the request's trace (upstream calls carry a child of it); its `.async` work carries it in its task.
         TraceContext.whileDispatching(trace) { route(request) }
@@ -263,15 +264,20 @@ final class Connection: LoopDescriptorHandler {
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
-        let response = ProblemStage.finish(response, current.request, current.trace, typeBase: core.configuration.naming.problemTypeBase,
-                                           localizer: core.localizer)
+        var response = response
+        if case .problem(let record) = response.body {
+            response = ProblemStage.rendered(response, record.problem, current.request, current.trace,
+                                             typeBase: core.configuration.naming.problemTypeBase, localizer: core.localizer)
+        } else {
+            response = ProblemStage.withTraceID(response, current.trace)
+        }
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
         if let largeBody { bodies.append(largeBody, at: out.count) }
         let total = out.count - start + bodies.pendingBytes - queuedBefore
         let now = Syscall.monotonicNanos()
-        RequestLog.record(current, status: response.status, bytes: total, bodyBytes: bodyBytes, now: now, core: core, server: server)
+        RequestLog.record(&current, status: response.status, bytes: total, bodyBytes: bodyBytes, now: now, core: core, server: server)
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
             closeAfterFlush = true

@@ -1,17 +1,9 @@
 import HTTPCore
 
-/// The stage every answer passes on its way out: a problem is encoded once for the request it answers (the app's
-/// type base, its words in the request's language, the request's trace); a problem some handler encoded itself
-/// names the trace too.
+/// The stage every answer passes on its way out (`Connection.respond`): a problem is encoded once for the request it
+/// answers (the app's type base, its words in the request's language, the request's trace); a problem some handler
+/// encoded itself names the trace too.
 enum ProblemStage {
-    static func finish(_ response: HTTPResponse, _ request: HTTPRequest, _ trace: TraceContext?, typeBase: String,
-                       localizer: (any ProblemLocalizer)?) -> HTTPResponse {
-        if case .problem(let record) = response.body {
-            return rendered(response, record.problem, request, trace, typeBase: typeBase, localizer: localizer)
-        }
-        return withTraceID(response, trace)
-    }
-
     /// A problem encoded for the request it answers, once: `type` from the app's base, its standard title and its
     /// catalogued detail in the request's language (with `Content-Language`, and `Vary: Accept-Language` when the header
     /// chose it), the request's trace as its last member.

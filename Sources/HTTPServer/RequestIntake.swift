@@ -5,8 +5,9 @@ import HTTPCore
 /// Context, kept from `traceparent` or fresh), who sent it (the peer, or whom a trusted proxy forwarded for) and its
 /// credentials. Every later stage (the rate limiter, the handler, the problem stage, the access log) reads these.
 enum RequestIntake {
-    static func read(_ request: HTTPRequest, peer: ClientAddress, now: UInt64, core: ServerCore, server: ServerLoop) -> Connection.Pending {
-        var p = Connection.Pending()
+    /// Fills `p` (an emptied `Pending`, the connection's own: read in place, never copied) for `request`.
+    @inline(__always)
+    static func read(_ request: HTTPRequest, into p: inout Connection.Pending, peer: ClientAddress, now: UInt64, core: ServerCore, server: ServerLoop) {
         p.started = now
         p.request = request
         p.keepAlive = request.keepAlive
@@ -16,7 +17,6 @@ enum RequestIntake {
         if core.forwarding.trusted.isEmpty { p.client = peer }
         else { (p.client, p.viaProxy) = core.forwarding.client(peer: peer, forwardedFor: request.headers.values("X-Forwarded-For")) }
         p.credentials = Credentials.read(request)
-        return p
     }
 
     /// An `X-Request-ID` worth echoing: 1-128 visible ASCII bytes, no quote or backslash (it goes into JSON and logs).

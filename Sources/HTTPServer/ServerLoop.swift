@@ -194,9 +194,12 @@ final class ServerLoop: LoopObserver {
 
     /// The trace of a request: the one its `traceparent` names when well-formed, else a fresh one; a new span either way.
     func trace(for request: HTTPRequest?) -> TraceContext {
-        let headers = request?.headers
-        return TraceContext.make(traceparent: headers?["traceparent"], tracestate: headers?["tracestate"], span: random.next(),
-                                 fresh: { (random.next(), random.next()) })
+        if let headers = request?.headers, let traceparent = headers["traceparent"] {
+            return TraceContext.make(traceparent: traceparent, tracestate: headers["tracestate"], span: random.next(),
+                                     fresh: { (random.next(), random.next()) })
+        }
+        // No `traceparent` (nearly every request): a fresh trace, with no closure to call.
+        return TraceContext.fresh(span: random.next(), high: random.next(), low: random.next())
     }
 
     func nextRequestID() -> RequestID {
