@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "Imaging", targets: ["Imaging"]),
         .library(name: "LedeBasics", targets: ["LedeBasics"]),
+        .library(name: "Upstream", targets: ["Upstream"]),
         .library(name: "Wikimedia", targets: ["Wikimedia"]),
         .library(name: "WikimediaEmbedded", targets: ["WikimediaEmbedded"]),
         .library(name: "Lede", targets: ["Lede"]),
@@ -64,22 +65,26 @@ let package = Package(
         // Values and tools both the Wikimedia client and the app use: language codes, titles, the keyed cache, the
         // worker pool, one-shot flags, JSON numbers, HTML to text. Knows no HTTP and no Wikimedia service.
         .target(name: "LedeBasics", swiftSettings: callerIsolated + crossModule),
-        // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service), its JSON
-        // readers, its guard and metrics, its transports. Knows no feature of the app (docs/ARCHITECTURE.md).
-        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
+        // Talking to any upstream origin: the request and its transports (live over HTTPClient, or embedded), the
+        // guard (Retry-After, breaker, concurrency), deadlines, redirects within the origin, metrics, call kinds. Knows
+        // no service: Wikimedia's client is built on it, Reddit and the image origin use it directly.
+        .target(name: "Upstream", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
+        // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service) on `Upstream`,
+        // its JSON readers, its call kinds. Knows no feature of the app (docs/ARCHITECTURE.md).
+        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "Upstream"], swiftSettings: callerIsolated + crossModule),
         // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
-        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Wikimedia", "HTTPCore", "Imaging"], swiftSettings: callerIsolated),
+        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "HTTPCore", "Imaging"], swiftSettings: callerIsolated),
         // The app: one folder per screen, over `any WikimediaAPI`.
         // Lede's own words: i18n/ is a MediaWiki-format message catalogue (en.json, qqq.json, one file a language),
         // compiled into the binary (the image ships no resource files).
-        .target(name: "Lede", dependencies: ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
+        .target(name: "Lede", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
                 resources: [.embedInCode("i18n")], swiftSettings: callerIsolated),
         // The `lede` command: flags and environment → options → run.
         .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.
-        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
+        .executableTarget(name: "lede-fuzz", dependencies: ["Lede", "LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"], path: "Fuzz/Targets",
                           swiftSettings: [.define("LEDE_FUZZ_TESTABLE", .when(configuration: .debug))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
@@ -87,7 +92,7 @@ let package = Package(
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
         .target(name: "TestSupport", dependencies: ["AllocationCounter"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
-        .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
+        .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],
     // Swift 6 language mode everywhere: complete concurrency checking, data-race safety proved by the compiler.
     swiftLanguageModes: [.v6]

@@ -10,6 +10,7 @@ import Imaging
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 import HTTPCore
+import Upstream
 
 /// A fuzz target: any bytes in; a finding is a trap (a failed precondition, a sanitizer report, a crash, a hang).
 struct FuzzTarget: Sendable {

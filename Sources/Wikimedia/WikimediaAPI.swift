@@ -1,6 +1,7 @@
 import EventLoops
 import LedeBasics
 import HTTPCore
+import Upstream
 /// Every call Lede makes to Wikimedia (docs/UPSTREAM.md), typed. Features depend on this protocol only;
 /// whether answers come from production, a fake on loopback, or the embedded default is not their concern.
 public protocol WikimediaAPI: Sendable {

@@ -1,6 +1,7 @@
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The article screen's data for the embedded default: tables of contents, language links, galleries and file
 /// credits for Albert Einstein, Amsterdam, Mumbai and Rijksmuseum (en, with contents and languages for de and it

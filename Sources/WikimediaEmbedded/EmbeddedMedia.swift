@@ -4,6 +4,7 @@ import Imaging
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The embedded default's `upload.wikimedia.org`: every thumbnail path the embedded summaries name answers with a
 /// JPEG drawn by Lede for that file (a sky, a horizon and a few buildings in colours taken from the file's name —

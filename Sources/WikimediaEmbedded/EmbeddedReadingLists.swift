@@ -3,6 +3,7 @@ import Synchronization
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The ReadingLists extension's REST interface as the embedded default answers it (docs/UPSTREAM.md, "Reading lists"):
 /// the extension's JSON, its `next` pages, `duplicate: true`, and its error bodies `{errorKey, messageTranslations,

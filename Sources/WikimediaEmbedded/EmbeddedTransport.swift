@@ -3,6 +3,7 @@ import Synchronization
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The embedded default: answers the live client's requests from bundled data, as JSON bytes in the real
 /// Wikimedia shapes, so they go through the very same decoding path. No network.

@@ -7,6 +7,7 @@ import XCTest
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// A clock the test moves by hand.
 final class ManualClock: @unchecked Sendable {   // @unchecked: `t` is only touched under `lock`.
@@ -269,7 +270,7 @@ final class BackPressureClientTests: XCTestCase {
         let c = client()
         fake.set("summary", .answer(302, ["Location": "Loop"], "{}"))
         do { _ = try await c.summary(lang: en, title: "Loop"); XCTFail() } catch { XCTAssertEqual(error as? UpstreamError, .unavailable(status: 302)) }
-        XCTAssertEqual(fake.requests(kind: "summary").count, 1 + WikimediaClient.maxRedirects)
+        XCTAssertEqual(fake.requests(kind: "summary").count, 1 + UpstreamClient.maxRedirects)
         fake.set("summary", .answer(301, ["Location": "https://elsewhere.example/api/rest_v1/page/summary/X"], "{}"))
         do { _ = try await c.summary(lang: en, title: "Away"); XCTFail() } catch { XCTAssertEqual(error as? UpstreamError, .unavailable(status: 301)) }
         fake.set("summary", .answer(302, ["Location": "../../../../../etc/passwd"], "{}"))

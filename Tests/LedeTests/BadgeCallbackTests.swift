@@ -7,6 +7,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// The badge's call through a callback (no task when the live transport can start it) is the same call as the async
 /// one: the same answers and errors, the same metrics, the same requests upstream — over the fast path, over the

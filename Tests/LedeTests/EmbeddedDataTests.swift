@@ -8,6 +8,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 final class EmbeddedDataTests: XCTestCase {
     let api = WikimediaClient(transport: EmbeddedTransport())

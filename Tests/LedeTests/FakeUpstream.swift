@@ -9,6 +9,7 @@ import HTTPServer
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// A fake Wikimedia on an ephemeral loopback port (our own HTTPServer). By default it answers every request
 /// with the embedded default's bytes, so live and embedded can be compared; a behaviour per call kind makes

@@ -8,6 +8,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// A WikimediaAPI over the embedded data with per-call delays and failures, for feed tests without sockets.
 final class StubAPI: WikimediaAPI, @unchecked Sendable {

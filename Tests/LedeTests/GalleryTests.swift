@@ -7,6 +7,7 @@ import XCTest
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// Seed 001, Automation Animals — user journeys.
 final class AutomationAnimalsJourneyTests: XCTestCase {
@@ -262,7 +263,7 @@ final class RedditRedirectTests: XCTestCase {
     }
 
     func reddit(_ transport: Redirecting) -> RedditClient {
-        RedditClient(upstream: WikimediaClient(transport: transport).sharing(transport: transport, deadline: 2))
+        RedditClient(upstream: UpstreamClient(transport: transport, deadline: 2))
     }
 
     func testARedirectToAnotherHostOrDownToHTTPIsRefusedAfterOneCall() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Lede
+@testable import Upstream
 
 /// The repository's shape, held by tests: the arrows between modules point down only, a screen knows the Wikimedia
 /// client by its protocol, no two paths differ only by case (macOS's default file system would merge them), every
@@ -41,9 +42,10 @@ final class LayoutTests: XCTestCase {
             "Sources/HTTPServer": ["CLinux", "CZlib", "EventLoops", "HTTPCore"],
             "Sources/HTTPClient": ["CLinux", "COpenSSL", "CZlib", "EventLoops", "HTTPCore"],
             "Sources/Imaging": ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"],
-            "Sources/Wikimedia": ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"],
-            "Sources/WikimediaEmbedded": ["LedeBasics", "Wikimedia", "HTTPCore", "Imaging"],
-            "Sources/Lede": ["LedeBasics", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
+            "Sources/Upstream": ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"],
+            "Sources/Wikimedia": ["LedeBasics", "EventLoops", "HTTPCore", "Upstream"],
+            "Sources/WikimediaEmbedded": ["LedeBasics", "Upstream", "Wikimedia", "HTTPCore", "Imaging"],
+            "Sources/Lede": ["LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
             "Sources/LedeCommand": ["Lede", "HTTPCore", "HTTPServer"],
         ]
         // Strictly downward: no module may reach one that (directly or through another) reaches it.
@@ -59,6 +61,18 @@ final class LayoutTests: XCTestCase {
         // The server and the client never import each other; the Wikimedia layer imports no server.
         XCTAssertFalse(below("HTTPServer").contains("HTTPClient")); XCTAssertFalse(below("HTTPClient").contains("HTTPServer"))
         XCTAssertFalse(below("WikimediaEmbedded").contains("HTTPServer"))
+        // Wikimedia's calls go through the upstream layer, which knows no service: no Reddit in either (Reddit's
+        // listings are the app's, on the upstream layer directly), and no Wikimedia service in the layer.
+        for folder in ["Sources/Wikimedia", "Sources/Upstream"] {
+            for (path, text) in try Self.swiftFiles(folder) {
+                let code = text.split(separator: "\n").map { $0.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? "" }.joined(separator: "\n")
+                XCTAssertNil(code.range(of: "reddit", options: .caseInsensitive), "\(path) knows Reddit")
+            }
+        }
+        for (path, text) in try Self.swiftFiles("Sources/Upstream") {
+            XCTAssertNil(text.range(of: "\\bWikimediaClient\\b|\\bWikimediaAPI\\b|CallKind\\(\"(feed|summary|notifications)", options: .regularExpression),
+                         "\(path) names a Wikimedia service")
+        }
         let toolchain: Set<String> = ["Foundation", "FoundationNetworking", "Glibc", "Dispatch", "Synchronization"]
         for (folder, modules) in allowed {
             let files = try Self.swiftFiles(folder)

@@ -7,6 +7,7 @@ import XCTest
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// Seed 002 (iOS notifications spec), "Bell badging": the four states.
 final class BellBadgingTests: XCTestCase {

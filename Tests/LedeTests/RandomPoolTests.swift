@@ -5,6 +5,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// `/random` and the feed's random card from a pool per language.
 final class RandomPoolTests: XCTestCase {

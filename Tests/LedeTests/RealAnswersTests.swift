@@ -5,6 +5,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// Answers Wikimedia really sent (recorded by the Wikipedia apps, in Tests/Fixtures/wikimedia) and the
 /// shapes Echo is known to send, through the decoders and through the real routes.

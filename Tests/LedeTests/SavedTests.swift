@@ -10,6 +10,7 @@ import HTTPServer
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// A fake reading-lists service on a loopback port (our own HTTPServer) speaking the extension's JSON — pages of
 /// `next`, `duplicate: true`, the error bodies `{errorKey, messageTranslations, httpCode, httpReason}` — with a summary

@@ -11,6 +11,7 @@ import Imaging
 @testable import Wikimedia
 @testable import WikimediaEmbedded
 @testable import HTTPCore
+@testable import Upstream
 
 /// A media origin that answers every path with the bytes a test gives.
 final class StubMedia: UpstreamTransport, @unchecked Sendable {   // @unchecked: `bytes` is set before the server starts, then only read
@@ -291,7 +292,7 @@ final class ShareTests: XCTestCase {
         let pool = TypesetterPool(catalog: try XCTUnwrap(FontCatalog.discover()))
         var settings = ShareService.Settings()
         settings.queueBound = 0   // only as many renders as cores at once
-        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: WikimediaClient(transport: EmbeddedMediaTransport()), settings: settings)
+        let service = ShareService(api: WikimediaClient(transport: EmbeddedTransport()), media: UpstreamClient(transport: EmbeddedMediaTransport()), settings: settings)
         let content = ShareCard.Content(text: "A card", title: "Title", language: "en", image: nil)
         let outcomes = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<12 {

@@ -8,6 +8,7 @@ import HTTPServer
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// Refresh ahead never leaves a hole: while a shared section's refresh is in flight, or after it timed out or failed,
 /// every answer shows the last good data (with a short lifetime), never a placeholder, once the feed was warm.

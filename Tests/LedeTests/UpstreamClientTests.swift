@@ -6,6 +6,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 final class UpstreamClientTests: XCTestCase {
     var fake: FakeUpstream!

@@ -4,6 +4,7 @@ import XCTest
 @testable import LedeBasics
 @testable import Wikimedia
 @testable import WikimediaEmbedded
+@testable import Upstream
 
 /// docs/UPSTREAM.md is the contract the client follows: every request the client builds is listed there, on one line,
 /// with its path and each parameter (the fixed ones with their values), so a call added or changed in the code without

@@ -1,6 +1,7 @@
 import Foundation
 import LedeBasics
 import Wikimedia
+import Upstream
 
 /// Embedded Reddit listings, in the real `top.json` shape. Keywords: `cats` and `EarthPorn` (image posts mixed
 /// with text, video and NSFW posts), `AskReddit` (text posts only), `nsfw_pics` (image posts, all NSFW). Any other

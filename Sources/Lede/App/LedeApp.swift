@@ -5,6 +5,7 @@ import LedeBasics
 import Wikimedia
 import WikimediaEmbedded
 import HTTPCore
+import Upstream
 
 /// Wires Lede's features into a router and a server. The HTTP core adds `/healthz`, `/readyz` and `/metrics`.
 public final class LedeApp: Sendable {
@@ -54,7 +55,7 @@ public final class LedeApp: Sendable {
         router = Router()
         let redditTransport: UpstreamTransport = injected ?? (options.redditUpstream == "embedded"
             ? EmbeddedRedditTransport() : LiveTransport(template: options.redditUpstream, contact: options.contact, client: client!))
-        reddit = RedditClient(upstream: api.sharing(transport: redditTransport, deadline: options.upstreamTimeout), cache: api.cache)
+        reddit = RedditClient(upstream: api.upstream.sharing(transport: redditTransport, deadline: options.upstreamTimeout), cache: api.cache)
         random = RandomPool(api: api)
         feed = FeedService(api: api, sectionTimeout: options.sectionTimeout, upstreamTimeout: options.upstreamTimeout, feedMaxAge: options.feedMaxAge, random: random)
         var hubSettings = NotificationHub.Settings()
@@ -68,7 +69,7 @@ public final class LedeApp: Sendable {
         saved = SavedService(api: api, responses: responses, settings: savedSettings, logger: Logger(level: options.logLevel))
         let mediaTransport: UpstreamTransport = media ?? (mediaUpstream == "embedded"
             ? EmbeddedMediaTransport() : LiveTransport(template: mediaUpstream, contact: options.contact, client: client!))
-        share = ShareService(api: api, media: api.sharing(transport: mediaTransport, deadline: ShareService.Settings().imageTimeout))
+        share = ShareService(api: api, media: api.upstream.sharing(transport: mediaTransport, deadline: ShareService.Settings().imageTimeout))
         if share.typesetters == nil {
             Logger(level: options.logLevel).warning("share cards are off: no Noto Sans in the font directories", [("directories", FontCatalog.directories.joined(separator: " "))])
         }

@@ -347,3 +347,4 @@ public struct Options: Sendable {
 
 import Foundation
 import HTTPCore
+import Upstream

@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// `GET /article/{title}`: the article screen in one call (JSON, or JSON Lines as its parts are ready), shared between
 /// readers and prepared once per edition, title and preferred editions; a signed-in reader's copy says whether they may

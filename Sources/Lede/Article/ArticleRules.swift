@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The article screen's rules: values in, values out, tested without sockets.
 extension ArticleScreen {

@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// `GET /article/{title}`: the article screen in one call — its card, table of contents, the editions for the
 /// language picker, the gallery with credits, Read more, and the URLs the web view loads. The parts are fetched

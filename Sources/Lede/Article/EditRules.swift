@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The editor's rules, pure: what a save request may hold, how the wiki's refusals become problems (one table), and
 /// the editor's reasons and notices as plain text.

@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import Upstream
 
 /// `GET /article/{title}/references`: the citation drawer's data, built from Parsoid's HTML by `ReferenceScanner` on
 /// the worker pool (never on an event loop), kept per title for `ttl` seconds and per Parsoid revision for a day (a

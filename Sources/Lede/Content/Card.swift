@@ -1,6 +1,7 @@
 import Foundation
 import LedeBasics
 import Wikimedia
+import Upstream
 
 /// The preview card: one shape wherever an article appears (summary, feed, related, random, nearby, search).
 /// Extracts are always cleaned of pronunciation parentheticals.

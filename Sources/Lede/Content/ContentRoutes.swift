@@ -103,3 +103,4 @@ enum ContentRoutes {
 }
 
 import Foundation
+import Upstream

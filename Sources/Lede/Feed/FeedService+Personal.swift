@@ -4,6 +4,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The personal sections (because you read, nearby, continue reading): each kept by its own key, built within the
 /// section deadline, a placeholder past it.

@@ -4,6 +4,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// Assembles `GET /feed`: shared sections from one coalesced, cached "shared part" per language and date (kept
 /// as encoded JSON fragments), personal sections fetched concurrently, each section bounded by its deadline.

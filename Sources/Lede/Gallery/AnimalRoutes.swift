@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import Upstream
 
 enum AnimalRoutes {
     struct Item: Encodable {

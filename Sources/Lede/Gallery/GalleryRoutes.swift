@@ -1,6 +1,7 @@
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import Upstream
 
 enum GalleryRoutes {
     struct ListBody: Encodable {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedeBasics
 import Wikimedia
+import Upstream
 
 /// `GET https://www.reddit.com/r/{KEYWORD}/top.json` — the parts rgallery reads.
 struct RedditListing: Codable, Sendable, Equatable {
@@ -108,4 +109,9 @@ final class RedditClient: Sendable {
             return (RedditRules.images(listing), response.body.count)
         }
     }
+}
+
+extension CallKind {
+    /// Reddit's listings (the rgallery screen): a kind of their own for the metrics and a `Retry-After`.
+    static let reddit = CallKind("reddit")
 }

@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// JSON responses and the one place where errors become problem responses.
 enum Responses {

@@ -2,6 +2,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// An upstream failure answers as the client should read it: a thrown `UpstreamError` becomes this problem.
 /// The workers' queues are full: a spread `Retry-After`, so refused clients do not all return in the same second.

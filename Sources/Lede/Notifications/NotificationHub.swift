@@ -3,6 +3,7 @@ import HTTPServer
 import Synchronization
 import LedeBasics
 import Wikimedia
+import Upstream
 
 /// The live bell's fan-in: one Echo poll per user on this replica, however many of that user's event streams are
 /// open — one per interface language the user's streams read in (Echo writes its notifications' words in the poll's

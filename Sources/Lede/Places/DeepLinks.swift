@@ -3,6 +3,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// `wikipedia://places` links the Wikipedia app opens in its Places tab (seed 004).
 enum DeepLinks {

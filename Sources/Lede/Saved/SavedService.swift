@@ -4,6 +4,7 @@ import Synchronization
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The Saved tab over the user's default reading list (docs/UPSTREAM.md, "Reading lists"): Lede keeps nothing of the
 /// user's; every answer is read from the extension when it is asked for, and cards come from the summary cache.

@@ -2,6 +2,7 @@ import HTTPServer
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// `GET /share/{title}.png` (the card: PNG, or `format=jpeg` for link previews) and `GET /share/{title}` (a small HTML
 /// page whose `og:*` tags name the card: the URL the app's share sheet passes along as text).

@@ -5,6 +5,7 @@ import Synchronization
 import LedeBasics
 import Wikimedia
 import HTTPCore
+import Upstream
 
 /// The share card's work: the summary (its first sentence, its lead image), the lead image's thumbnail from the media
 /// origin (its bytes and pixels capped before anything is decoded), the image's credits, the render on a bounded pool

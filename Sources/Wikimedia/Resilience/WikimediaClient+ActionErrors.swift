@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // What the Action API's `{"error":{"code","info"}}` means: not authorised, the client's own parameter, back off,
 // unavailable, or malformed.

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // The article screen's parts: contents (`action=parse`), language links and the edition's main page
 // (`meta=siteinfo`).

@@ -1,4 +1,5 @@
 import LedeBasics
+import Upstream
 
 /// A block that stops the user editing (`data.blockinfo` of a refusal).
 public struct EditBlock: Sendable, Equatable {
@@ -92,14 +93,7 @@ public enum EditOutcome: Sendable, Equatable {
 }
 
 /// A save that failed after its request was sent: it may have been applied. Never sent again.
-public struct EditOutcomeUnknown: Error, Sendable, Equatable {
-    public var cause: UpstreamError
-
-    /// Memberwise (the synthesised one is internal): the embedded default builds these in another module.
-    package init(cause: UpstreamError) {
-        self.cause = cause
-    }
-}
+public typealias EditOutcomeUnknown = WriteOutcomeUnknown
 
 /// What an edit sends besides the credentials and the token.
 public struct EditSubmission: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // The edit token: the user's, or an anonymous session's.
 extension WikimediaClient {

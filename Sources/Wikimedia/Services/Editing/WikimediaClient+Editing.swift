@@ -1,4 +1,5 @@
 import LedeBasics
+import Upstream
 
 // The editor's two Action API calls, as both Wikipedia apps make them (docs/UPSTREAM.md, "editor open" and "edit"):
 // the section's wikitext with the page's protection and whether this user may edit it, and the save. Both ask for

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // The featured feed, page summaries, related and random pages, nearby and search: REST v1 and the Action API's
 // `query` (docs/UPSTREAM.md, "Feed and pages").

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // The article's media list (REST) and its files' sizes and credits (`prop=imageinfo`).
 extension WikimediaClient {

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // Echo: the notification list, the unread count (the badge), CSRF tokens and mark-read (docs/UPSTREAM.md,
 // "Notifications").
@@ -54,12 +55,13 @@ extension WikimediaClient {
     }
 
     /// The badge's count through a callback: without a task when the call can start on this loop
-    /// (`exchange(_:gate:reading:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
+    /// (`UpstreamClient.exchange(_:gate:owner:reading:completion:)`), the steps of `actionAnswer` and `unreadCount` in the one callback.
     public func unreadCount(lang: LanguageCode, authorization: String, completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let (req, gate) = unreadRequest(lang, authorization)
         // A closure that captures nothing: no context is made for it.
-        exchange(req, gate: gate, reading: { client, response, req in try client.unread(in: try WikimediaClient.actionStatus(response), of: req) },
-                 completion: completion)
+        upstream.exchange(req, gate: gate, owner: self, reading: { owner, response, req in
+            try unsafeDowncast(owner, to: WikimediaClient.self).unread(in: try WikimediaClient.actionStatus(response), of: req)   // the owner is this client
+        }, completion: completion)
     }
 
     /// The badge's call is the same for every user of a language but for the credentials: made ready once.
@@ -91,7 +93,7 @@ extension WikimediaClient {
         if let known = languages.withLock({ $0[lang.code] }), let unread = known.unread { return (unread, known.gate) }
         let gate = originGate(lang: lang.code)
         let ready = transport.prepare(Self.unreadCountRequest(lang, ""))
-        languages.withLock { $0[lang.code]?.unread = ready }
+        languages.withLock { $0[lang.code] = Language(gate: gate, unread: ready) }
         return (ready, gate)
     }
 

@@ -1,6 +1,7 @@
 import EventLoops
 import Foundation
 import LedeBasics
+import Upstream
 
 // Parsoid's HTML of a page (the references are read from it).
 extension WikimediaClient {

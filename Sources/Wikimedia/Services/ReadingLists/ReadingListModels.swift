@@ -1,5 +1,6 @@
 import LedeBasics
 import Foundation
+import Upstream
 
 /// One of the user's reading lists.
 public struct ReadingList: Sendable, Equatable, Decodable {

@@ -1,6 +1,7 @@
 import LedeBasics
 import Foundation
 import HTTPCore
+import Upstream
 
 // The ReadingLists extension's MediaWiki REST interface (`{base}/w/rest.php/readinglists/v0/…`, docs/UPSTREAM.md):
 // a user's reading lists, stored per central user, so any wiki's interface serves the same lists. Every call is

@@ -1,8 +1,10 @@
 import HTTPClient
 import LedeBasics
-/// One HTTP exchange with the Wikimedia surface, as the live client would send it. The live transport puts
-/// it on the network; the embedded transport answers it from bundled data. Both return the raw bytes, so
-/// every answer goes through the same decoders in `WikimediaClient`.
+
+/// One HTTP exchange with an upstream origin (Wikimedia's API surface, its image origin, Reddit), as the live client
+/// would send it. The live transport puts it on the network; an embedded transport answers it from bundled data. Both
+/// return the raw bytes, so every answer goes through the same decoders. `lang` picks the base URL from a transport's
+/// template (a wiki's language; any one key for an origin with one base URL).
 public struct UpstreamRequest: Sendable, Equatable {
     public enum Method: String, Sendable { case get = "GET", post = "POST", delete = "DELETE" }
 
@@ -264,5 +266,5 @@ extension LanguageCode {
     /// `converttitles=1` for an edition written in more than one script (a title in any variant finds the page, as
     /// MediaWiki's REST API finds it), nothing for the others: an Action API query that names pages by title adds it.
     /// Only reads: a save names the page the editor opened, under its canonical title.
-    var convertTitles: [(String, String)] { LanguageCode.variants[code] == nil ? [] : [("converttitles", "1")] }
+    package var convertTitles: [(String, String)] { LanguageCode.variants[code] == nil ? [] : [("converttitles", "1")] }
 }

@@ -6,7 +6,7 @@ import HTTPCore
 /// Sends upstream requests over HTTP(S) with Lede's own `HTTPClient` (epoll loops, keep-alive pools, OpenSSL):
 /// the base URL from the `{lang}` template, the contract's User-Agent, gzip asked for and inflated, one deadline
 /// over connect, handshake, send and receive, and the response size cap enforced while bytes arrive.
-/// Redirects come back as they are, with their `Location`: `WikimediaClient` resolves and follows them
+/// Redirects come back as they are, with their `Location`: `UpstreamClient` resolves and follows them
 /// (RFC 3986 §5) within the origin, the same way for every transport and every origin.
 public final class LiveTransport: UpstreamTransport {
     public let template: String
