@@ -31,15 +31,7 @@ enum InterfaceLanguage {
 
     /// The most preferred tag (highest q, then first) that is a language code, lower-cased.
     static func fromAcceptLanguage(_ header: String?) -> String? {
-        guard let header else { return nil }
-        var best: (code: String, q: Int)?
-        WeightedList.forEach(header) { tag, weight in
-            let q = weight ?? 0
-            guard q > (best?.q ?? 0), let code = normalised(String(decoding: tag, as: UTF8.self)) else { return true }
-            best = (code, q)
-            return q < 1000
-        }
-        return best?.code
+        AcceptLanguage.best(header) { normalised(String(decoding: $0, as: UTF8.self)) }
     }
 
     /// A language code as MediaWiki writes one (`de`, `pt-br`, `zh-hant`, `be-tarask`): letters, digits and hyphens, a

@@ -21,30 +21,12 @@ extension LanguageCode {
 
     /// The best `Accept-Language` tag (highest q, then first) that names an edition, by itself or by its primary
     /// subtag. Every mobile request carries this header, so it is read over bytes: no Foundation, no sorting.
-    static func fromAcceptLanguage(_ header: String?) -> LanguageCode? {
-        guard let header else { return nil }
-        var best: (code: LanguageCode, q: Int)?
-        WeightedList.forEach(header) { tag, weight in
-            let q = weight ?? 0   // a malformed weight counts as "not acceptable"
-            guard q > (best?.q ?? 0), !(tag.count == 1 && tag[0] == 42), let code = edition(tag) else { return true }
-            best = (code, q)
-            return q < 1000   // nothing later can beat a q=1 tag that names an edition
-        }
-        return best?.code
-    }
+    static func fromAcceptLanguage(_ header: String?) -> LanguageCode? { AcceptLanguage.best(header, edition) }
 
     /// Every edition the header names with q > 0, most preferred first (ties in header order), each once; at most
     /// `limit` (the article screen's language picker puts these first).
     static func preferredEditions(_ header: String?, limit: Int = 8) -> [String] {
-        guard let header else { return [] }
-        var found: [(code: String, q: Int, order: Int)] = []
-        WeightedList.forEach(header) { tag, weight in
-            let q = weight ?? 0
-            guard q > 0, !(tag.count == 1 && tag[0] == 42), let code = edition(tag), !found.contains(where: { $0.code == code.code }) else { return true }
-            found.append((code.code, q, found.count))
-            return found.count < 32
-        }
-        return found.sorted { ($0.q, -$0.order) > ($1.q, -$1.order) }.prefix(limit).map(\.code)
+        AcceptLanguage.ranked(header, limit: limit, id: \.code, edition).map(\.code)
     }
 
     static func unsupportedProblem(_ raw: String) -> Problem {
