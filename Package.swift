@@ -90,7 +90,7 @@ let package = Package(
         // Counts one thread's heap allocations (malloc interposed in the test executable) for allocation ceilings.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Fixtures more than one test target uses (certificates and a TLS server for upstream TLS tests).
-        .target(name: "TestSupport", dependencies: ["AllocationCounter"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AllocationCounter", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "EventLoops", "TestSupport"]),
         .testTarget(name: "LedeTests", dependencies: ["Lede", "LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "EventLoops", "TestSupport", "AllocationCounter"]),
     ],

@@ -3,6 +3,7 @@ import HTTPClient
 import HTTPServer
 import EventLoops
 import Synchronization
+import TestSupport
 import XCTest
 @testable import HTTPCore
 
@@ -53,9 +54,9 @@ final class SharedLoopTests: XCTestCase {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    let s = try TestConnection(port: port)
+                    let s = try RawClient(port: port)
                     for _ in 0..<25 {
-                        let (status, body) = try s.get("/fan")
+                        let r = try s.get("/fan"); let (status, body) = (r.status, r.text)
                         XCTAssertEqual(status, 200, body)
                         XCTAssertEqual(body, #"{"n":1}"#)
                     }
@@ -138,9 +139,9 @@ final class SharedLoopTests: XCTestCase {
             }
         }
         defer { server.shutdown(); server.waitUntilStopped() }
-        let s = try TestConnection(port: server.port)
+        let s = try RawClient(port: server.port)
         for _ in 0..<5 {
-            let (status, body) = try s.get("/chain")
+            let r = try s.get("/chain"); let (status, body) = (r.status, r.text)
             XCTAssertEqual(status, 200)
             XCTAssertEqual(body, String(repeating: #"{"n":1}"#, count: 3))
         }
@@ -206,26 +207,5 @@ final class SharedLoopTests: XCTestCase {
         }
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(onLoop.withLock { $0 }, true)
-    }
-}
-
-/// A blocking keep-alive HTTP/1.1 connection for tests: one request at a time, Content-Length answers.
-final class TestConnection {
-    let fd: Int32
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = in_port_t(UInt16(port).bigEndian); addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { throw NSError(domain: "connect", code: Int(errno)) }
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    }
-    deinit { close(fd) }
-
-    func get(_ path: String) throws -> (Int, String) {
-        ScriptedServer.write(fd, "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
-        guard let (head, body) = ScriptedServer.readMessage(fd) else { throw NSError(domain: "closed", code: 0) }
-        return (Int(head.split(separator: " ")[1]) ?? 0, String(decoding: body, as: UTF8.self))
     }
 }

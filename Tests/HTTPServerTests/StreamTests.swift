@@ -107,7 +107,8 @@ func startStreamServer(_ probe: StreamProbe, _ configure: (inout ServerConfigura
 }
 
 final class StreamTests: XCTestCase {
-    private func get(_ path: String, _ extra: String = "", version: String = "1.1") -> String {
+    /// A GET request's text, for a raw client that reads the stream itself.
+    private func getText(_ path: String, _ extra: String = "", version: String = "1.1") -> String {
         "GET \(path) HTTP/\(version)\r\nHost: t\r\n\(extra)\r\n"
     }
 
@@ -118,7 +119,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(probe) { $0.streams.stallTimeout = 1.0 }
         defer { stop(server) }
         let c = try RawClient(port: server.port, receiveBuffer: 4096)
-        c.send(get("/stream/forever"))
+        c.send(getText("/stream/forever"))
         // The producer fills the kernel's buffers and then Lede's bound, and stops there.
         XCTAssertTrue(probe.wait { $0.writes > 0 })
         var last = -1
@@ -148,7 +149,7 @@ final class StreamTests: XCTestCase {
         defer { stop(server) }
         do {
             let c = try RawClient(port: server.port)
-            c.send(get("/stream/events"))
+            c.send(getText("/stream/events"))
             XCTAssertEqual(c.readHead()?.status, 200)
             XCTAssertNotNil(c.readChunk())
             XCTAssertEqual(server.metrics.openStreams, 1)
@@ -164,7 +165,7 @@ final class StreamTests: XCTestCase {
         defer { stop(server) }
         do {
             let c = try RawClient(port: server.port, receiveBuffer: 4096)
-            c.send(get("/stream/forever"))
+            c.send(getText("/stream/forever"))
             XCTAssertTrue(probe.wait { $0.writes > 2 })
             c.abortiveClose()
         }
@@ -177,7 +178,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/fail"))
+        c.send(getText("/stream/fail"))
         XCTAssertEqual(c.readHead()?.status, 200)
         XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "partial\n")
         XCTAssertNil(c.readChunk(), "a failed stream must not look complete")
@@ -190,7 +191,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(probe)
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=3"))
+        c.send(getText("/stream/chunks?n=3"))
         let head = try XCTUnwrap(c.readHead())
         XCTAssertEqual(head.status, 200)
         XCTAssertEqual(head.header("Transfer-Encoding"), "chunked")
@@ -201,7 +202,7 @@ final class StreamTests: XCTestCase {
         while let chunk = c.readChunk(), !chunk.isEmpty { body += chunk }
         XCTAssertEqual(String(decoding: body, as: UTF8.self), "piece 0\npiece 1\npiece 2\n")
         XCTAssertTrue(probe.wait { $0.ended == "returned" })
-        c.send(get("/hello"))
+        c.send(getText("/hello"))
         XCTAssertEqual(c.readResponse()?.text, "hello", "the connection is reusable after the last chunk")
     }
 
@@ -209,7 +210,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=3", "Connection: close\r\n"))
+        c.send(getText("/stream/chunks?n=3", "Connection: close\r\n"))
         let all = try XCTUnwrap(c.readToEOF())
         let text = String(decoding: all, as: UTF8.self)
         let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
@@ -221,7 +222,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=3", version: "1.0"))
+        c.send(getText("/stream/chunks?n=3", version: "1.0"))
         let text = String(decoding: try XCTUnwrap(c.readToEOF()), as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         XCTAssertTrue(parts[0].hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -240,7 +241,7 @@ final class StreamTests: XCTestCase {
         let head = try XCTUnwrap(c.readResponse(head: true))
         XCTAssertEqual(head.status, 200)
         XCTAssertEqual(head.header("Transfer-Encoding"), "chunked")
-        c.send(get("/hello"))
+        c.send(getText("/hello"))
         XCTAssertEqual(c.readResponse()?.text, "hello", "nothing followed the HEAD answer")
         XCTAssertEqual(probe.snapshot.writes, 0)
         XCTAssertNil(probe.snapshot.ended)
@@ -250,7 +251,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=3&delay=300", "Accept-Encoding: gzip\r\n"))
+        c.send(getText("/stream/chunks?n=3&delay=300", "Accept-Encoding: gzip\r\n"))
         let head = try XCTUnwrap(c.readHead())
         XCTAssertEqual(head.header("Content-Encoding"), "gzip")
         XCTAssertEqual(head.header("Vary"), "Accept-Encoding")
@@ -273,7 +274,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=2&delay=100") + get("/hello"))
+        c.send(getText("/stream/chunks?n=2&delay=100") + getText("/hello"))
         XCTAssertEqual(c.readHead()?.status, 200)
         XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "piece 0\n")
         XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "piece 1\n")
@@ -285,7 +286,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe())
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/async"))
+        c.send(getText("/stream/async"))
         XCTAssertEqual(c.readHead()?.status, 200)
         XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "from elsewhere\n")
         XCTAssertEqual(c.readChunk(), [])
@@ -296,7 +297,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(probe)
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=1"))
+        c.send(getText("/stream/chunks?n=1"))
         XCTAssertNotNil(c.readHead())
         XCTAssertEqual(c.readChunk().map { String(decoding: $0, as: UTF8.self) }, "piece 0\n")
         XCTAssertEqual(c.readChunk(), [])
@@ -315,7 +316,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe()) { $0.timeouts.idle = 0.3; $0.timeouts.header = 0.3 }
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/chunks?n=6&delay=200"))
+        c.send(getText("/stream/chunks?n=6&delay=200"))
         XCTAssertNotNil(c.readHead())
         var count = 0
         while let chunk = c.readChunk(), !chunk.isEmpty { count += 1 }
@@ -340,7 +341,7 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(probe) { $0.streams.heartbeat = 0.2 }
         defer { stop(server) }
         let c = try RawClient(port: server.port)
-        c.send(get("/stream/events", "Last-Event-ID: 41\r\n"))
+        c.send(getText("/stream/events", "Last-Event-ID: 41\r\n"))
         let head = try XCTUnwrap(c.readHead())
         XCTAssertEqual(head.header("Content-Type"), "text/event-stream; charset=utf-8")
         XCTAssertEqual(head.header("Cache-Control"), "no-store")
@@ -361,10 +362,10 @@ final class StreamTests: XCTestCase {
         let server = try startStreamServer(StreamProbe()) { $0.streams.maxStreams = 1 }
         defer { stop(server) }
         let first = try RawClient(port: server.port)
-        first.send(get("/stream/events"))
+        first.send(getText("/stream/events"))
         XCTAssertEqual(first.readHead()?.status, 200)
         let second = try RawClient(port: server.port)
-        second.send(get("/stream/events"))
+        second.send(getText("/stream/events"))
         let refused = try XCTUnwrap(second.readResponse())
         XCTAssertEqual(refused.status, 503)
         XCTAssertEqual(refused.header("Retry-After"), "5")
@@ -372,7 +373,7 @@ final class StreamTests: XCTestCase {
         XCTAssertTrue(refused.text.contains("too-many-streams"))
         XCTAssertTrue(server.metrics.render().contains("http_streams_refused_total 1\n"))
         // Ordinary requests are not streams.
-        second.send(get("/hello"))
+        second.send(getText("/hello"))
         XCTAssertEqual(second.readResponse()?.status, 200)
     }
 
@@ -380,12 +381,12 @@ final class StreamTests: XCTestCase {
         let probe = StreamProbe()
         let server = try startStreamServer(probe) { $0.timeouts.drain = 1.0; $0.streams.drainRetry = 1000 }
         let events = try RawClient(port: server.port)
-        events.send(get("/stream/events"))
+        events.send(getText("/stream/events"))
         XCTAssertEqual(events.readHead()?.status, 200)
         XCTAssertNotNil(events.readChunk())
         XCTAssertNotNil(events.readChunk())
         let raw = try RawClient(port: server.port, receiveBuffer: 4096)
-        raw.send(get("/stream/forever"))
+        raw.send(getText("/stream/forever"))
         XCTAssertTrue(probe.wait { $0.writes > 0 })
         let started = Date()
         DispatchQueue.global().async { server.shutdown() }

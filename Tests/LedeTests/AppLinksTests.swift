@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 
@@ -7,10 +8,6 @@ import XCTest
 /// configured apps, covering the paths an app opens.
 final class AppLinksTests: XCTestCase {
     static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
-
-    func get(_ server: HTTPServer, _ path: String) throws -> TestHTTPResponse {
-        try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-    }
 
     func testAppleFileIsExactlyItsFormatForTheConfiguredApps() throws {
         let server = try startLede {

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import HTTPServer
 import HTTPClient
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -18,7 +19,7 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
     func status(_ body: [String: Any], _ part: String) -> String? { (body[part] as? [String: Any])?["status"] as? String }
 
     func testTheWholeScreenInOneCall() async throws {
-        let (code, body, http) = try await get("/article/Albert_Einstein?lang=en")
+        let (code, body, http) = try get(server, "/article/Albert_Einstein?lang=en").statusJSONAndResponse
         XCTAssertEqual(code, 200)
         let card = try XCTUnwrap(body["card"] as? [String: Any])
         XCTAssertEqual(card["title"] as? String, "Albert Einstein")
@@ -53,27 +54,27 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
         let urls = try XCTUnwrap(body["urls"] as? [String: String])
         XCTAssertEqual(urls["mobileHtml"], "https://en.wikipedia.org/api/rest_v1/page/mobile-html/Albert_Einstein")
         XCTAssertEqual(urls["desktop"], "https://en.wikipedia.org/wiki/Albert_Einstein")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Vary"), "Accept, Accept-Encoding, Accept-Language, Authorization")
+        XCTAssertEqual(http.header("Cache-Control"), "public, max-age=300")
+        XCTAssertEqual(http.header("Vary"), "Accept, Accept-Encoding, Accept-Language, Authorization")
         XCTAssertEqual(body["editable"] as? Bool, false, "an anonymous reader: this deployment sends no anonymous edits (the default)")
         XCTAssertEqual(fake.requests(kind: "files").count, 1, "the credits of every gallery file in one call")
     }
 
     /// Switching article language: the reader's Accept-Language editions first, the rest by autonym.
     func testTheLanguagePickerPutsTheReadersLanguagesFirstThenSortsByAutonym() async throws {
-        let (_, body, _) = try await get("/article/Albert_Einstein?lang=en", headers: ["Accept-Language": "ja, de;q=0.8, nl;q=0.5"])
+        let (_, body, _) = try get(server, "/article/Albert_Einstein?lang=en", ["Accept-Language": "ja, de;q=0.8, nl;q=0.5"]).statusJSONAndResponse
         let langs = items(body, "languages").map { $0["lang"] as? String }
         XCTAssertEqual(langs, ["ja", "de", "es", "fr", "it", "ar", "zh"], "ja and de first (nl has no edition); then español, français, italiano, العربية, 中文")
         let ja = items(body, "languages")[0]
         XCTAssertEqual(ja["autonym"] as? String, "日本語")
         XCTAssertEqual(ja["title"] as? String, "アルベルト・アインシュタイン")
         XCTAssertTrue((ja["url"] as? String ?? "").hasPrefix("https://ja.wikipedia.org/wiki/"))
-        let (_, plain, _) = try await get("/article/Albert_Einstein?lang=en")
+        let (_, plain, _) = try get(server, "/article/Albert_Einstein?lang=en").statusJSONAndResponse
         XCTAssertEqual(items(plain, "languages").map { $0["lang"] as? String }, ["de", "es", "fr", "it", "ar", "zh", "ja"], "by autonym alone (Deutsch, español, …)")
     }
 
     func testAnArticleWithNoImagesHasAnEmptyGalleryNotAPlaceholder() async throws {
-        let (code, body, _) = try await get("/article/Dam_Square")
+        let (code, body, _) = try get(server, "/article/Dam_Square").statusJSONAndResponse
         XCTAssertEqual(code, 200)
         XCTAssertEqual(status(body, "media"), "ok")
         XCTAssertEqual(items(body, "media").count, 0)
@@ -82,30 +83,30 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
 
     func testOnePartFailingIsAPlaceholderAndTheRestArrive() async throws {
         fake.set("languages", .status(503, "{}"))
-        let (code, body, http) = try await get("/article/Amsterdam")
+        let (code, body, http) = try get(server, "/article/Amsterdam").statusJSONAndResponse
         XCTAssertEqual(code, 200)
         XCTAssertEqual(status(body, "languages"), "placeholder")
         XCTAssertEqual((body["languages"] as? [String: Any])?["reason"] as? String, "upstream-error")
         XCTAssertNotNil((body["languages"] as? [String: Any])?["retryAfterSeconds"] as? Int)
         XCTAssertEqual(status(body, "sections"), "ok"); XCTAssertEqual(status(body, "media"), "ok"); XCTAssertEqual(status(body, "readMore"), "ok")
         XCTAssertFalse(items(body, "sections").isEmpty)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=5", "an answer with a placeholder is kept briefly")
+        XCTAssertEqual(http.header("Cache-Control"), "public, max-age=5", "an answer with a placeholder is kept briefly")
         fake.set("files", .hang)
-        let (_, slow, _) = try await get("/article/Mumbai")
+        let (_, slow, _) = try get(server, "/article/Mumbai").statusJSONAndResponse
         XCTAssertEqual(status(slow, "media"), "placeholder")
         XCTAssertEqual((slow["media"] as? [String: Any])?["reason"] as? String, "timeout")
     }
 
     func testTheCardFailingIsTheWholeAnswer() async throws {
-        let (missing, problem, _) = try await get("/article/No_such_article_anywhere")
+        let (missing, problem, _) = try get(server, "/article/No_such_article_anywhere").statusJSONAndResponse
         XCTAssertEqual(missing, 404); XCTAssertEqual(problem["status"] as? Int, 404)
         fake.set("summary", .status(500, "{}"))
-        let (broken, _, _) = try await get("/article/Copenhagen")
+        let (broken, _, _) = try get(server, "/article/Copenhagen").statusJSONAndResponse
         XCTAssertEqual(broken, 502)
     }
 
     func testARedirectAnswersForItsTarget() async throws {
-        let (code, body, _) = try await get("/article/Bombay")
+        let (code, body, _) = try get(server, "/article/Bombay").statusJSONAndResponse
         XCTAssertEqual(code, 200)
         let card = try XCTUnwrap(body["card"] as? [String: Any])
         XCTAssertEqual(card["title"] as? String, "Mumbai"); XCTAssertEqual(card["redirectedFrom"] as? String, "Bombay")
@@ -115,7 +116,7 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
 
     func testInvalidInputIsA400WithoutAnUpstreamCall() async throws {
         for path in ["/article/A%7CB", "/article/%20", "/article/X?lang=zz", "/article/" + String(repeating: "x", count: 256)] {
-            let (code, problem, _) = try await get(path)
+            let (code, problem, _) = try get(server, path).statusJSONAndResponse
             XCTAssertEqual(code, 400, path); XCTAssertEqual(problem["status"] as? Int, 400, path)
         }
         XCTAssertEqual(fake.requests.count, 0)
@@ -217,7 +218,7 @@ final class MainPageTests: FakeUpstreamTestCase {
     static let contents = #"{"parse":{"title":"T","displaytitle":"T","sections":[{"toclevel":1,"level":"2","line":"A","number":"1","index":"1","anchor":"A"}]}}"#
 
     func article(_ path: String) async throws -> [String: Any] {
-        let (status, body, _) = try await get(path)
+        let (status, body, _) = try get(server, path).statusJSONAndResponse
         XCTAssertEqual(status, 200, path)
         return body
     }

@@ -1,6 +1,7 @@
 import Synchronization
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -295,15 +296,10 @@ final class BackPressureRouteTests: XCTestCase {
 
     override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
 
-    func get(_ path: String, _ headers: String = "") throws -> (TestHTTPResponse, [String: Any]) {
-        let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\(headers)\r\n")
-        return (r, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
-    }
-
     func testUserBoundRoutesAnswer503WithWikimediasRetryAfter() throws {
         fake.set("notifications", .answer(429, ["Retry-After": "120"], "{}"))
         for _ in 0..<2 {
-            let (r, problem) = try get("/notifications/badge", "Authorization: Bearer demo-bob\r\n")
+            let r = try get(server, "/notifications/badge", ["Authorization": "Bearer demo-bob"]); let problem = r.json
             XCTAssertEqual(r.status, 503)
             XCTAssertEqual(r.headers["retry-after"].flatMap(Int.init).map { (115...120).contains($0) }, true, "\(r.headers)")
             XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:upstream-rate-limited")
@@ -314,7 +310,7 @@ final class BackPressureRouteTests: XCTestCase {
 
     func testFeedSectionsBecomePlaceholdersWithWikimediasRetryAfter() throws {
         fake.set("related", .answer(429, ["Retry-After": "90"], "{}"))
-        let (r, feed) = try get("/feed?because=Albert_Einstein&sections=featured,becauseYouRead")
+        let r = try get(server, "/feed?because=Albert_Einstein&sections=featured,becauseYouRead"); let feed = r.json
         XCTAssertEqual(r.status, 200)
         let sections = feed["sections"] as? [[String: Any]] ?? []
         let because = try XCTUnwrap(sections.first { $0["kind"] as? String == "becauseYouRead" })
@@ -323,7 +319,7 @@ final class BackPressureRouteTests: XCTestCase {
         XCTAssertEqual(because["retryAfterSeconds"] as? Int, 90)
         XCTAssertEqual(sections.first { $0["kind"] as? String == "featured" }?["status"] as? String, "ok", "the rest still arrives")
         fake.set("feed", .answer(503, ["Retry-After": "45"], "{}"))
-        let (all, problem) = try get("/feed?date=2026-11-01&because=Albert_Einstein&sections=featured,becauseYouRead")
+        let all = try get(server, "/feed?date=2026-11-01&because=Albert_Einstein&sections=featured,becauseYouRead"); let problem = all.json
         XCTAssertEqual(all.status, 503, "every section backing off: the feed says how long")
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:upstream-rate-limited")
         XCTAssertEqual(all.headers["retry-after"], "90")
@@ -331,7 +327,7 @@ final class BackPressureRouteTests: XCTestCase {
 
     func testRandomWithNoSuitableArticleIsItsOwnPlaceholder() throws {
         fake.set("random", .body(#"{"batchcomplete":true,"query":{"pages":[{"ns":0,"title":"Mercury","pageprops":{"disambiguation":""}},{"ns":1,"title":"Talk:Mercury"}]}}"#))
-        let (r, feed) = try get("/feed?sections=featured,random")
+        let r = try get(server, "/feed?sections=featured,random"); let feed = r.json
         XCTAssertEqual(r.status, 200)
         let random = try XCTUnwrap((feed["sections"] as? [[String: Any]])?.first { $0["kind"] as? String == "random" })
         XCTAssertEqual(random["reason"] as? String, "no-suitable-article")
@@ -339,7 +335,7 @@ final class BackPressureRouteTests: XCTestCase {
 
     func testDisambiguationResultWithAnEmptyDescriptionGetsTheLabel() throws {
         fake.set("search", .body(#"{"query":{"pages":[{"ns":0,"title":"Mercury","index":1,"description":"","pageprops":{"disambiguation":""}},{"ns":0,"title":"Mercury (planet)","index":2,"description":"Planet"}]}}"#))
-        let (r, body) = try get("/search?q=Mercury")
+        let r = try get(server, "/search?q=Mercury"); let body = r.json
         XCTAssertEqual(r.status, 200)
         let items = body["items"] as? [[String: Any]] ?? []
         XCTAssertEqual(items.first?["description"] as? String, "Wikipedia disambiguation page")
@@ -347,11 +343,11 @@ final class BackPressureRouteTests: XCTestCase {
     }
 
     func testRedirectedSummaryCarriesRedirectedFromAndMetricsShowTheBreaker() throws {
-        let (r, card) = try get("/summary/Bombay")
+        let r = try get(server, "/summary/Bombay"); let card = r.json
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(card["title"] as? String, "Mumbai")
         XCTAssertEqual(card["redirectedFrom"] as? String, "Bombay")
-        let (m, _) = try get("/metrics")
+        let m = try get(server, "/metrics")
         let text = String(decoding: m.body, as: UTF8.self)
         XCTAssertTrue(text.contains("lede_upstream_circuit_state{origin=\"http://127.0.0.1:\(fake.server.port)\"} 0"), text)
         XCTAssertTrue(text.contains("lede_upstream_rejected_total"), text)

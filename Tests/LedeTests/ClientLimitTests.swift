@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 
@@ -107,11 +108,6 @@ final class ClientLimitTests: XCTestCase {
             $0.server.clients.burst = 10
             configure(&$0)
         }
-    }
-
-    func get(_ server: HTTPServer, _ path: String, _ headers: [String: String] = [:]) throws -> TestHTTPResponse {
-        let lines = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
-        return try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(lines)Connection: close\r\n\r\n")
     }
 
     func testAFloodingUserIsRefusedWithTheDraftsFieldsWhileAnotherUserIsServed() throws {

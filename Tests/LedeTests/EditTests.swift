@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
+import TestSupport
 import XCTest
 import HTTPServer
 @testable import Lede
@@ -125,20 +126,14 @@ final class EditTests: XCTestCase {
 
     override func tearDown() { server?.shutdown(); server?.waitUntilStopped(); fake?.stop() }
 
-    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, [String: Any], HTTPURLResponse) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        r.httpMethod = method
-        r.httpBody = body
-        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        let http = response as! HTTPURLResponse
-        return (http.statusCode, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:], http)
+    func call(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) throws -> (Int, [String: Any], TestResponse) {
+        try get(server, path, headers, method: method, body: body.map { [UInt8]($0) } ?? []).statusJSONAndResponse
     }
 
-    func save(_ fields: [String: Any], headers: [String: String]? = nil, path: String = "/article/Albert_Einstein/edit?lang=en") async throws -> (Int, [String: Any], HTTPURLResponse) {
+    func save(_ fields: [String: Any], headers: [String: String]? = nil, path: String = "/article/Albert_Einstein/edit?lang=en") throws -> (Int, [String: Any], TestResponse) {
         var h = headers ?? alice
         h["Content-Type"] = "application/json"
-        return try await call("POST", path, headers: h, body: try JSONSerialization.data(withJSONObject: fields))
+        return try call("POST", path, headers: h, body: try JSONSerialization.data(withJSONObject: fields))
     }
 
     let edit: [String: Any] = ["section": 2, "wikitext": "=== Early life ===\nBorn in Ulm – Württemberg 日本 & 100% \"sure\"+\n", "summary": "Fix: birth place",
@@ -149,9 +144,9 @@ final class EditTests: XCTestCase {
     /// Seed 000: "Given that the current article can be edited, When I tap the pencil icon, Then I should see the Editing view."
     func testOpeningTheEditorIsOneQueryWithTheSectionsWikitextItsRevisionAndWhetherTheUserMayEdit() async throws {
         try start()
-        let (status, body, http) = try await call("GET", "/article/Albert_Einstein/edit?lang=en&section=2", headers: alice)
+        let (status, body, http) = try call("GET", "/article/Albert_Einstein/edit?lang=en&section=2", headers: alice)
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "private, no-store")
+        XCTAssertEqual(http.header("Cache-Control"), "private, no-store")
         XCTAssertEqual(body["title"] as? String, "Albert Einstein")
         XCTAssertEqual(body["section"] as? Int, 2)
         XCTAssertEqual(body["revision"] as? Int, 1250000000)
@@ -174,7 +169,7 @@ final class EditTests: XCTestCase {
         let refusals = "{\"code\":\"blockedtext-partial\",\"html\":\"<b>You have been blocked</b> from editing this page by <a href=\\\"/wiki/User:Admin\\\">Admin</a>.\",\"data\":\(FakeActionAPI.blockinfo)},"
             + "{\"code\":\"protectedpage\",\"html\":\"This page has been protected &amp; locked.\"}"
         fake.script(editor: FakeActionAPI.editorAnswer(refusals: refusals, protection: "{\"type\":\"edit\",\"level\":\"sysop\",\"expiry\":\"2027-01-01T00:00:00Z\"},{\"type\":\"move\",\"level\":\"sysop\",\"expiry\":\"infinity\"}"))
-        let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en&section=2", headers: alice)
+        let (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en&section=2", headers: alice)
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["canEdit"] as? Bool, false)
         let reasons = try XCTUnwrap(body["reasons"] as? [[String: Any]])
@@ -194,7 +189,7 @@ final class EditTests: XCTestCase {
     func testWithoutCredentialsTheEditorIsAnAnonymousOneAndSaysTheEditWillBePublic() async throws {
         try start()
         fake.script(editor: FakeActionAPI.editorAnswer(anon: true, protection: "{\"type\":\"edit\",\"level\":\"autoconfirmed\",\"expiry\":\"infinity\"}"))
-        let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en")
+        let (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en")
         XCTAssertEqual(status, 200)
         XCTAssertTrue(body["section"] is NSNull, "no section: the whole page")
         let notices = try XCTUnwrap(body["notices"] as? [String])
@@ -208,13 +203,13 @@ final class EditTests: XCTestCase {
     func testAMissingSectionOrPageIsA404AndABadSectionA400() async throws {
         try start()
         fake.script(editor: "{\"errors\":[{\"code\":\"nosuchsection\",\"html\":\"There is no section 9 in r1250000000.\",\"module\":\"query+revisions\"}]}")
-        var (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en&section=9", headers: alice)
+        var (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en&section=9", headers: alice)
         XCTAssertEqual(status, 404); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:not-found")
         fake.script(editor: "{\"batchcomplete\":true,\"query\":{\"pages\":[{\"ns\":0,\"title\":\"Nope\",\"missing\":true,\"actions\":{\"edit\":[]}}],\"userinfo\":{\"id\":0,\"name\":\"x\",\"anon\":true}}}")
-        (status, body, _) = try await call("GET", "/article/Nope/edit?lang=en", headers: alice)
+        (status, body, _) = try call("GET", "/article/Nope/edit?lang=en", headers: alice)
         XCTAssertEqual(status, 404)
         let before = fake.calls.count
-        (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en&section=-1", headers: alice)
+        (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en&section=-1", headers: alice)
         XCTAssertEqual(status, 400); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:invalid-parameter")
         XCTAssertEqual(fake.calls.count, before, "nothing asked for a bad request")
     }
@@ -223,18 +218,18 @@ final class EditTests: XCTestCase {
 
     func testASaveIsOneTokenAndOneEditWhoseFormIsWhatTheAppsSend() async throws {
         try start()
-        let (status, body, http) = try await save(edit)
+        let (status, body, http) = try save(edit, headers: alice.merging(["Accept-Language": "en"]) { a, _ in a })
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["result"] as? String, "saved")
         XCTAssertEqual(body["revision"] as? Int, 1250000001)
         XCTAssertEqual(body["previousRevision"] as? Int, 1250000000)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "private, no-store")
+        XCTAssertEqual(http.header("Cache-Control"), "private, no-store")
         XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit"])
         let sent = try XCTUnwrap(fake.calls("edit").first)
         XCTAssertEqual(sent.method, "POST")
         XCTAssertEqual(sent.authorization, "Bearer alice-token")
         // Percent-encoded UTF-8, fields in the apps' order, assert=user for a signed-in user, the reader's language
-        // (URLSession sends Accept-Language: en), the token last.
+        // (Accept-Language: en, as the phones send it), the token last.
         XCTAssertEqual(sent.body, "action=edit&format=json&formatversion=2&errorformat=html&title=Albert_Einstein&section=2"
             + "&text=%3D%3D%3D%20Early%20life%20%3D%3D%3D%0ABorn%20in%20Ulm%20%E2%80%93%20W%C3%BCrttemberg%20%E6%97%A5%E6%9C%AC%20%26%20100%25%20%22sure%22%2B%0A"
             + "&summary=Fix%3A%20birth%20place&baserevid=1250000000&minor=1&assert=user&uselang=en&token=tok-1%2B%5C")
@@ -245,13 +240,13 @@ final class EditTests: XCTestCase {
         try start(anonymousEdits: false)
         var anonymous = edit
         anonymous["section"] = nil
-        let (status, problem, http) = try await save(anonymous, headers: [:])
+        let (status, problem, http) = try save(anonymous, headers: [:])
         XCTAssertEqual(status, 401)
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:edit-needs-account")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), BearerAuthorization.challenge)
+        XCTAssertEqual(http.header("WWW-Authenticate"), BearerAuthorization.challenge)
         XCTAssertTrue(fake.calls.isEmpty, "no token, no edit: nothing went to Wikimedia")
         // With an account, the same deployment saves.
-        let (saved, _, _) = try await save(edit)
+        let (saved, _, _) = try save(edit)
         XCTAssertEqual(saved, 200)
         XCTAssertEqual(fake.calls("edit").count, 1)
     }
@@ -259,7 +254,7 @@ final class EditTests: XCTestCase {
     func testByDefaultTheEditorWithoutAnAccountSaysItNeedsOne() async throws {
         try start(anonymousEdits: false)
         fake.script(editor: FakeActionAPI.editorAnswer(anon: true, protection: "{\"type\":\"edit\",\"level\":\"autoconfirmed\",\"expiry\":\"infinity\"}"))
-        let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en")
+        let (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en")
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["canEdit"] as? Bool, false)
         let reasons = try XCTUnwrap(body["reasons"] as? [[String: Any]])
@@ -275,7 +270,7 @@ final class EditTests: XCTestCase {
         var anonymous = edit
         anonymous["minor"] = nil
         anonymous["section"] = nil
-        let (status, _, _) = try await save(anonymous, headers: [:])
+        let (status, _, _) = try save(anonymous, headers: [:])
         XCTAssertEqual(status, 200)
         let sent = try XCTUnwrap(fake.calls("edit").first)
         XCTAssertNil(sent.authorization)
@@ -292,7 +287,7 @@ final class EditTests: XCTestCase {
         try start()
         func notices(_ answer: String, _ headers: [String: String]) async throws -> [String] {
             fake.script(editor: answer)
-            let (status, body, _) = try await call("GET", "/article/Albert_Einstein/edit?lang=en", headers: headers)
+            let (status, body, _) = try call("GET", "/article/Albert_Einstein/edit?lang=en", headers: headers)
             XCTAssertEqual(status, 200)
             return body["notices"] as? [String] ?? []
         }
@@ -313,7 +308,7 @@ final class EditTests: XCTestCase {
         fake.script(edits: [FakeActionAPI.success.replacingOccurrences(of: "\"watched\":true", with: "\"watched\":true,\"tempusercreated\":\"~2026-31337-5\",\"tempusercreatedredirect\":\"https://en.wikipedia.org/wiki/Special:CentralAutoLogin\"")])
         var anonymous = edit
         anonymous["section"] = nil
-        let (status, body, _) = try await save(anonymous, headers: [:])
+        let (status, body, _) = try save(anonymous, headers: [:])
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["temporaryAccount"] as? String, "~2026-31337-5")
     }
@@ -322,14 +317,14 @@ final class EditTests: XCTestCase {
         try start()
         var h = alice
         h["Accept-Language"] = "ja"
-        let (status, _, _) = try await save(edit, headers: h)
+        let (status, _, _) = try save(edit, headers: h)
         XCTAssertEqual(status, 200)
         XCTAssertEqual(fake.calls("edit").first?.fields["uselang"], "ja", "the wiki's refusals, warnings and captcha in the reader's language")
     }
 
     func testASignedInSaveNamesNoAddress() async throws {
         try start()
-        let (status, _, _) = try await save(edit)
+        let (status, _, _) = try save(edit)
         XCTAssertEqual(status, 200)
         XCTAssertEqual(fake.calls.map { $0.forwardedFor ?? "-" }, ["-", "-"], "the account is who edits; no address goes along")
     }
@@ -337,7 +332,7 @@ final class EditTests: XCTestCase {
     func testABadTokenIsFetchedOnceMoreAndTheEditSentOnceMore() async throws {
         try start()
         fake.script(edits: [FakeActionAPI.error("badtoken", "Invalid CSRF token."), FakeActionAPI.success])
-        let (status, body, _) = try await save(edit)
+        let (status, body, _) = try save(edit)
         XCTAssertEqual(status, 200); XCTAssertEqual(body["result"] as? String, "saved")
         XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit", "token", "edit"])
         XCTAssertEqual(fake.calls("edit").map { $0.fields["token"] ?? "" }, ["tok-1+\\", "tok-2+\\"], "the second edit carries the fresh token")
@@ -346,16 +341,16 @@ final class EditTests: XCTestCase {
     func testATokenRefusedTwiceIsA401AndNothingMoreIsSent() async throws {
         try start()
         fake.script(edits: [FakeActionAPI.error("badtoken", "Invalid CSRF token.")])
-        let (status, body, http) = try await save(edit)
+        let (status, body, http) = try save(edit)
         XCTAssertEqual(status, 401); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:not-authorised")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "WWW-Authenticate"), BearerAuthorization.challenge)
+        XCTAssertEqual(http.header("WWW-Authenticate"), BearerAuthorization.challenge)
         XCTAssertEqual(fake.calls.map(\.kind), ["token", "edit", "token", "edit"])
     }
 
     func testASaveThatTimesOutIsNeverSentAgainAndSaysItMayHaveBeenSaved() async throws {
         try start(editTimeout: 0.4)
         fake.script(edits: [FakeActionAPI.success], delay: 1.2)
-        let (status, body, _) = try await save(edit)
+        let (status, body, _) = try save(edit)
         XCTAssertEqual(status, 504)
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:edit-outcome-unknown")
         XCTAssertTrue((body["detail"] as? String ?? "").contains("may have been saved"))
@@ -368,7 +363,7 @@ final class EditTests: XCTestCase {
     func testTheSavesDeadlineIsItsOwnNotTheUpstreamTimeout() async throws {
         try start(editTimeout: 5)
         fake.script(edits: [FakeActionAPI.success], delay: 2.5)   // longer than --upstream-timeout 2
-        let (status, body, _) = try await save(edit)
+        let (status, body, _) = try save(edit)
         XCTAssertEqual(status, 200); XCTAssertEqual(body["result"] as? String, "saved")
     }
 
@@ -376,7 +371,7 @@ final class EditTests: XCTestCase {
         try start()
         fake.script(edits: [FakeActionAPI.error("editconflict", "Edit conflict.")])
         fake.script(editor: FakeActionAPI.editorAnswer().replacingOccurrences(of: "\"lastrevid\":1250000000", with: "\"lastrevid\":1250000777"))
-        let (status, body, _) = try await save(edit)
+        let (status, body, _) = try save(edit)
         XCTAssertEqual(status, 409)
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:edit-conflict")
         XCTAssertEqual(body["currentRevision"] as? Int, 1250000777)
@@ -424,11 +419,11 @@ final class EditTests: XCTestCase {
         for c in cases {
             fake.script(edits: [c.answer])
             let editsBefore = fake.calls("edit").count
-            let (status, body, http) = try await save(edit)
+            let (status, body, http) = try save(edit)
             XCTAssertEqual(status, c.status, c.answer)
             if let slug = c.slug {
                 XCTAssertEqual(body["type"] as? String, "urn:lede:problem:\(slug)", c.answer)
-                XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "application/problem+json")
+                XCTAssertEqual(http.header("Content-Type"), "application/problem+json")
             }
             c.check(body)
             XCTAssertEqual(fake.calls("edit").count, editsBefore + 1, "one edit for \(c.answer)")
@@ -438,9 +433,9 @@ final class EditTests: XCTestCase {
     func testAWarnedEditSentAgainIsTheConfirmationAndIsSaved() async throws {
         try start()
         fake.script(edits: [FakeActionAPI.error("abusefilter-warning-shouting", "<b>Warning:</b> all caps."), FakeActionAPI.success])
-        let (first, _, _) = try await save(edit)
+        let (first, _, _) = try save(edit)
         XCTAssertEqual(first, 422)
-        let (second, body, _) = try await save(edit)
+        let (second, body, _) = try save(edit)
         XCTAssertEqual(second, 200); XCTAssertEqual(body["result"] as? String, "saved")
         let sent = fake.calls("edit")
         XCTAssertEqual(sent.count, 2)
@@ -451,7 +446,7 @@ final class EditTests: XCTestCase {
         try start()
         var solved = edit
         solved["captcha"] = ["id": "1234567", "answer": "wiki pedia"]
-        let (status, _, _) = try await save(solved)
+        let (status, _, _) = try save(solved)
         XCTAssertEqual(status, 200)
         let sent = try XCTUnwrap(fake.calls("edit").first)
         XCTAssertEqual(sent.fields["captchaid"], "1234567"); XCTAssertEqual(sent.fields["captchaword"], "wiki pedia")
@@ -464,12 +459,12 @@ final class EditTests: XCTestCase {
         var badSection = edit; badSection["section"] = "new"
         var badCaptcha = edit; badCaptcha["captcha"] = ["id": "1"]
         for bad in [missing, unknown, badSection, badCaptcha] {
-            let (status, body, _) = try await save(bad)
+            let (status, body, _) = try save(bad)
             XCTAssertEqual(status, 400); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:invalid-edit")
         }
-        let (status, _, http) = try await call("POST", "/article/Albert_Einstein/edit?lang=en", headers: ["Content-Type": "text/plain"], body: Data("x".utf8))
-        XCTAssertEqual(status, 415); XCTAssertEqual(http.value(forHTTPHeaderField: "Accept-Post"), "application/json")
-        let (auth, _, _) = try await save(edit, headers: ["Authorization": "Basic abc"])
+        let (status, _, http) = try call("POST", "/article/Albert_Einstein/edit?lang=en", headers: ["Content-Type": "text/plain"], body: Data("x".utf8))
+        XCTAssertEqual(status, 415); XCTAssertEqual(http.header("Accept-Post"), "application/json")
+        let (auth, _, _) = try save(edit, headers: ["Authorization": "Basic abc"])
         XCTAssertEqual(auth, 401)
         XCTAssertEqual(fake.calls.count, 0)
     }
@@ -483,15 +478,15 @@ final class EditTests: XCTestCase {
         big["wikitext"] = String(repeating: "Einstein's ''Annus mirabilis'' papers. ", count: 1_572_864 / 39)
         let body = try JSONSerialization.data(withJSONObject: big)
         XCTAssertGreaterThan(body.count, 1_500_000)
-        let (status, _, _) = try await call("POST", "/article/Albert_Einstein/edit?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
+        let (status, _, _) = try call("POST", "/article/Albert_Einstein/edit?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
         XCTAssertEqual(status, 200)
         XCTAssertEqual(fake.calls("edit").first?.fields["text"], big["wikitext"] as? String)
-        let (elsewhere, problem, _) = try await call("POST", "/notifications/read?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
+        let (elsewhere, problem, _) = try call("POST", "/notifications/read?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a }, body: body)
         XCTAssertEqual(elsewhere, 413); XCTAssertEqual(problem["status"] as? Int, 413)
         // Past the route's own limit: refused from its declared length.
         var huge = big
         huge["wikitext"] = String(repeating: "x", count: EditRules.maxBodyBytes)
-        let (tooBig, _, _) = try await call("POST", "/article/Albert_Einstein/edit?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a },
+        let (tooBig, _, _) = try call("POST", "/article/Albert_Einstein/edit?lang=en", headers: alice.merging(["Content-Type": "application/json"]) { a, _ in a },
                                             body: try JSONSerialization.data(withJSONObject: huge))
         XCTAssertEqual(tooBig, 413)
         XCTAssertEqual(fake.calls("edit").count, 1)
@@ -508,86 +503,84 @@ final class EmbeddedEditorTests: XCTestCase {
     }
     override func tearDown() { server?.shutdown(); server?.waitUntilStopped() }
 
-    func call(_ method: String, _ path: String, user: String? = "demo-alice", json: [String: Any]? = nil, accept: String? = nil) async throws -> (Int, [String: Any], HTTPURLResponse) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        r.httpMethod = method
-        if let user { r.setValue("Bearer \(user)", forHTTPHeaderField: "Authorization") }
-        if let json { r.httpBody = try JSONSerialization.data(withJSONObject: json); r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        if let accept { r.setValue(accept, forHTTPHeaderField: "Accept") }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        let http = response as! HTTPURLResponse
-        return (http.statusCode, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:], http)
+    func call(_ method: String, _ path: String, user: String? = "demo-alice", json: [String: Any]? = nil, accept: String? = nil) throws -> (Int, [String: Any], TestResponse) {
+        var headers: [String: String] = [:]
+        if let user { headers["Authorization"] = "Bearer \(user)" }
+        if json != nil { headers["Content-Type"] = "application/json" }
+        if let accept { headers["Accept"] = accept }
+        let body = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) } ?? []
+        return try get(server, path, headers, method: method, body: body).statusJSONAndResponse
     }
 
     func testOpenSaveConflictWarningCaptchaAndTheRefusalsOfTheDemoWiki() async throws {
         // Open section 2 and save it.
-        let (s0, opened, _) = try await call("GET", "/article/Albert_Einstein/edit?section=2")
+        let (s0, opened, _) = try call("GET", "/article/Albert_Einstein/edit?section=2")
         XCTAssertEqual(s0, 200)
         let revision = try XCTUnwrap(opened["revision"] as? Int)
         XCTAssertEqual(opened["wikitext"] as? String, "=== Early life ===\nThis section of ''Albert Einstein'' is about early life.\n\n")
-        let (s1, saved, _) = try await call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Ulm.\n", "summary": "Birth place", "baseRevision": revision])
+        let (s1, saved, _) = try call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Ulm.\n", "summary": "Birth place", "baseRevision": revision])
         XCTAssertEqual(s1, 200); XCTAssertEqual(saved["previousRevision"] as? Int, revision)
         let newRevision = try XCTUnwrap(saved["revision"] as? Int)
         // The page now holds it; the same text again is no change.
-        let (_, reopened, _) = try await call("GET", "/article/Albert_Einstein/edit?section=2")
+        let (_, reopened, _) = try call("GET", "/article/Albert_Einstein/edit?section=2")
         XCTAssertEqual(reopened["wikitext"] as? String, "=== Early life ===\nBorn in Ulm.\n")
         XCTAssertEqual(reopened["revision"] as? Int, newRevision)
-        let (s2, same, _) = try await call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Ulm.\n", "summary": "", "baseRevision": newRevision])
+        let (s2, same, _) = try call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Ulm.\n", "summary": "", "baseRevision": newRevision])
         XCTAssertEqual(s2, 200); XCTAssertEqual(same["result"] as? String, "nochange")
         // A stale base whose section changed since: a conflict naming the revision to reload; another section merges.
-        let (s3, conflict, _) = try await call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Munich.\n", "summary": "", "baseRevision": revision])
+        let (s3, conflict, _) = try call("POST", "/article/Albert_Einstein/edit", json: ["section": 2, "wikitext": "=== Early life ===\nBorn in Munich.\n", "summary": "", "baseRevision": revision])
         XCTAssertEqual(s3, 409); XCTAssertEqual(conflict["currentRevision"] as? Int, newRevision)
-        let (s4, merged, _) = try await call("POST", "/article/Albert_Einstein/edit", json: ["section": 4, "wikitext": "=== Princeton ===\nThe Institute for Advanced Study.\n", "summary": "", "baseRevision": revision])
+        let (s4, merged, _) = try call("POST", "/article/Albert_Einstein/edit", json: ["section": 4, "wikitext": "=== Princeton ===\nThe Institute for Advanced Study.\n", "summary": "", "baseRevision": revision])
         XCTAssertEqual(s4, 200, "\(merged)")
         // The abuse filter's warning, then the same edit again goes through.
         let loud: [String: Any] = ["section": 3, "wikitext": "=== Papers ===\nFour papers!!!\n", "summary": "wow", "baseRevision": try XCTUnwrap(merged["revision"] as? Int)]
-        let (s5, warning, _) = try await call("POST", "/article/Albert_Einstein/edit", json: loud)
+        let (s5, warning, _) = try call("POST", "/article/Albert_Einstein/edit", json: loud)
         XCTAssertEqual(s5, 422); XCTAssertEqual(warning["type"] as? String, "urn:lede:problem:edit-warning")
-        let (s6, confirmed, _) = try await call("POST", "/article/Albert_Einstein/edit", json: loud)
+        let (s6, confirmed, _) = try call("POST", "/article/Albert_Einstein/edit", json: loud)
         XCTAssertEqual(s6, 200); XCTAssertEqual(confirmed["result"] as? String, "saved")
         // A new external link asks for a captcha; answered, it saves.
         var linked: [String: Any] = ["section": 5, "wikitext": "== Scientific career ==\nSee https://example.org/relativity\n", "summary": "", "baseRevision": try XCTUnwrap(confirmed["revision"] as? Int)]
-        let (s7, captcha, _) = try await call("POST", "/article/Albert_Einstein/edit", json: linked)
+        let (s7, captcha, _) = try call("POST", "/article/Albert_Einstein/edit", json: linked)
         XCTAssertEqual(s7, 428)
         let asked = try XCTUnwrap(captcha["captcha"] as? [String: String])
         XCTAssertTrue(asked["url"]?.hasPrefix("https://en.wikipedia.org/w/index.php?title=Special:Captcha/image") == true)
         linked["captcha"] = ["id": asked["id"]!, "answer": "lede"]
-        let (s8, _, _) = try await call("POST", "/article/Albert_Einstein/edit", json: linked)
+        let (s8, _, _) = try call("POST", "/article/Albert_Einstein/edit", json: linked)
         XCTAssertEqual(s8, 200)
         // The spam list, the protected pages, the partial block, a refused token.
-        let (_, amsterdam, _) = try await call("GET", "/article/Amsterdam/edit?section=0")
-        let (s9, spam, _) = try await call("POST", "/article/Amsterdam/edit", json: ["section": 0, "wikitext": "Visit https://spam.example/now\n", "summary": "",
+        let (_, amsterdam, _) = try call("GET", "/article/Amsterdam/edit?section=0")
+        let (s9, spam, _) = try call("POST", "/article/Amsterdam/edit", json: ["section": 0, "wikitext": "Visit https://spam.example/now\n", "summary": "",
                                                                                      "baseRevision": try XCTUnwrap(amsterdam["revision"] as? Int)])
         XCTAssertEqual(s9, 403); XCTAssertEqual(spam["type"] as? String, "urn:lede:problem:edit-disallowed")
-        let (s10, protected, _) = try await call("POST", "/article/Dam_Square/edit", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
+        let (s10, protected, _) = try call("POST", "/article/Dam_Square/edit", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s10, 403); XCTAssertEqual(protected["type"] as? String, "urn:lede:problem:protected")
-        let (s11, blocked, _) = try await call("POST", "/article/Rijksmuseum/edit", user: "demo-bob", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
+        let (s11, blocked, _) = try call("POST", "/article/Rijksmuseum/edit", user: "demo-bob", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s11, 403); XCTAssertEqual((blocked["block"] as? [String: Any])?["partial"] as? Bool, true)
-        let (s12, _, _) = try await call("POST", "/article/Mumbai/edit", user: nil, json: ["wikitext": "x", "summary": "", "baseRevision": 1])
+        let (s12, _, _) = try call("POST", "/article/Mumbai/edit", user: nil, json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s12, 401, "no anonymous edits by default (--anonymous-edits off): refused before the wiki is asked")
-        let (s13, _, _) = try await call("POST", "/article/Mumbai/edit", user: "stranger", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
+        let (s13, _, _) = try call("POST", "/article/Mumbai/edit", user: "stranger", json: ["wikitext": "x", "summary": "", "baseRevision": 1])
         XCTAssertEqual(s13, 401)
     }
 
     /// The pencil shows only when the caller may edit: anonymous readers share one answer, a user's is private.
     func testTheArticleSaysWhetherTheCallerMayEditIt() async throws {
-        let (_, anonymous, http) = try await call("GET", "/article/Rijksmuseum", user: nil)
+        let (_, anonymous, http) = try call("GET", "/article/Rijksmuseum", user: nil)
         XCTAssertEqual(anonymous["editable"] as? Bool, false, "no anonymous edits by default: the pencil needs an account")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=300")
-        XCTAssertTrue(http.value(forHTTPHeaderField: "Vary")?.contains("Authorization") == true)
-        let (_, bob, bobHTTP) = try await call("GET", "/article/Rijksmuseum", user: "demo-bob")
+        XCTAssertEqual(http.header("Cache-Control"), "public, max-age=300")
+        XCTAssertTrue(http.header("Vary")?.contains("Authorization") == true)
+        let (_, bob, bobHTTP) = try call("GET", "/article/Rijksmuseum", user: "demo-bob")
         XCTAssertEqual(bob["editable"] as? Bool, false, "bob is blocked from this page")
-        XCTAssertEqual(bobHTTP.value(forHTTPHeaderField: "Cache-Control"), "private, no-cache")
+        XCTAssertEqual(bobHTTP.header("Cache-Control"), "private, no-cache")
         var rest = bob; rest["editable"] = nil
         var shared = anonymous; shared["editable"] = nil
         XCTAssertEqual(rest as NSDictionary, shared as NSDictionary, "the rest is the shared answer")
-        let (_, alice, _) = try await call("GET", "/article/Rijksmuseum", user: "demo-alice")
+        let (_, alice, _) = try call("GET", "/article/Rijksmuseum", user: "demo-alice")
         XCTAssertEqual(alice["editable"] as? Bool, true)
-        let (_, damSquare, _) = try await call("GET", "/article/Dam_Square", user: nil)
+        let (_, damSquare, _) = try call("GET", "/article/Dam_Square", user: nil)
         XCTAssertEqual(damSquare["editable"] as? Bool, false, "fully protected")
-        let (_, mumbai, _) = try await call("GET", "/article/Mumbai", user: "demo-alice")
+        let (_, mumbai, _) = try call("GET", "/article/Mumbai", user: "demo-alice")
         XCTAssertEqual(mumbai["editable"] as? Bool, true, "semi-protected: a signed-in user may edit")
-        let (status, _, _) = try await call("GET", "/article/Mumbai", user: "demo alice")
+        let (status, _, _) = try call("GET", "/article/Mumbai", user: "demo alice")
         XCTAssertEqual(status, 401, "malformed credentials are refused, not ignored")
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -172,10 +173,9 @@ final class AppRoutesTests: XCTestCase {
         let (app, server) = try startLedeApp()
         defer { server.shutdown(); server.waitUntilStopped() }
         _ = try await app.api.summary(lang: .english, title: "Amsterdam")
-        let base = "http://127.0.0.1:\(server.port)"
-        let (langData, langResponse) = try await URLSession.shared.data(from: URL(string: base + "/languages")!)
-        XCTAssertEqual((langResponse as? HTTPURLResponse)?.statusCode, 200)
-        let obj = try JSONSerialization.jsonObject(with: langData) as! [String: Any]
+        let languages = try get(server, "/languages")
+        XCTAssertEqual(languages.status, 200)
+        let obj = languages.json
         XCTAssertEqual(obj["embedded"] as? [String], ["en", "de", "it", "zh"])
         let variants = try XCTUnwrap(obj["variants"] as? [String: [String]])
         XCTAssertEqual(variants["zh"]?.contains("zh-tw"), true)
@@ -184,8 +184,7 @@ final class AppRoutesTests: XCTestCase {
             for v in list { XCTAssertEqual(LanguageCode(v)?.code, edition, "\(v) is accepted as lang, naming \(edition)") }
         }
         XCTAssertTrue((obj["languages"] as? [String])?.contains("simple") == true)
-        let (metrics, _) = try await URLSession.shared.data(from: URL(string: base + "/metrics")!)
-        let text = String(decoding: metrics, as: UTF8.self)
+        let text = try get(server, "/metrics").text
         XCTAssertTrue(text.contains("lede_upstream_calls_total{kind=\"summary\",outcome=\"ok\"} 1"), text)
         XCTAssertTrue(text.contains("lede_cache_misses_total 1"))
     }

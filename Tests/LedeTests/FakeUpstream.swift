@@ -191,12 +191,4 @@ class FakeUpstreamTestCase: XCTestCase {
 
     override func tearDown() { server.shutdown(); server.waitUntilStopped(); fake.stop() }
 
-    func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: Any], HTTPURLResponse) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        let http = response as! HTTPURLResponse
-        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return (http.statusCode, json, http)
-    }
 }

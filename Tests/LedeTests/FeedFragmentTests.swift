@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPClient
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -170,26 +171,23 @@ final class FeedFragmentLiveTests: XCTestCase {
         let server = try startLede(loops: 1)
         defer { server.shutdown(); server.waitUntilStopped() }
         let q = "/feed?because=Albert_Einstein&lat=52.3547498&lon=4.8339215&continue=Rijksmuseum&backgroundedAt=2026-01-01T00:00:00Z"
-        func get(_ extra: String = "", method: String = "GET") throws -> TestHTTPResponse {
-            try TestHTTPResponse(port: server.port, request: "\(method) \(q) HTTP/1.1\r\nHost: t\r\n\(extra)\r\n")
-        }
-        let plain = try get(), again = try get()
+        let plain = try get(server, q), again = try get(server, q)
         XCTAssertEqual(plain.status, 200)
         XCTAssertEqual(plain.body, again.body)
         XCTAssertEqual(plain.headers["cache-control"], "private, max-age=60")
         let generatedAt = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(plain.body)) as? [String: Any])?["generatedAt"] as? String)
         XCTAssertNotNil(generatedAt.range(of: #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"#, options: .regularExpression),
                         "whole seconds, as default date decoders read it: \(generatedAt)")
-        let zipped = try get("Accept-Encoding: gzip\r\n")
+        let zipped = try get(server, q, ["Accept-Encoding": "gzip"])
         XCTAssertEqual(zipped.headers["content-encoding"], "gzip")
         XCTAssertEqual(Inflater.decompress(zipped.body), plain.body)
-        let head = try get("Accept-Encoding: gzip\r\n", method: "HEAD")
+        let head = try get(server, q, ["Accept-Encoding": "gzip"], method: "HEAD")
         XCTAssertEqual(head.headers["content-length"], "\(zipped.body.count)")
         XCTAssertEqual(head.headers["etag"], zipped.headers["etag"])
         let tag = try XCTUnwrap(plain.headers["etag"])
         XCTAssertEqual(tag, again.headers["etag"])
-        XCTAssertEqual(try get("If-None-Match: \(tag)\r\n").status, 304)
-        XCTAssertEqual(try get("Accept-Encoding: gzip\r\nIf-None-Match: \(zipped.headers["etag"]!)\r\n").status, 304)
+        XCTAssertEqual(try get(server, q, ["If-None-Match": tag]).status, 304)
+        XCTAssertEqual(try get(server, q, ["Accept-Encoding": "gzip", "If-None-Match": zipped.headers["etag"]!]).status, 304)
         let elsewhere = try TestHTTPResponse(port: server.port, request: "GET \(q.replacingOccurrences(of: "4.8339215", with: "4.8349215")) HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(tag)\r\n\r\n")
         XCTAssertEqual(elsewhere.status, 200, "another point in the same cell: other numbers, another tag")
         XCTAssertNotEqual(elsewhere.headers["etag"], tag)

@@ -216,7 +216,7 @@ final class ArticleStreamTests: FakeUpstreamTestCase {
         XCTAssertGreaterThan(all.last!.at, 0.7)
         XCTAssertEqual(all.last?.line["status"] as? String, "ok", "slower than the section deadline, within the upstream one")
         // Each part is the classic answer's, named.
-        let (_, classic, _) = try await get("/article/Albert_Einstein?lang=en")
+        let (_, classic, _) = try get(server, "/article/Albert_Einstein?lang=en").statusJSONAndResponse
         for entry in all.dropFirst() {
             var part = entry.line
             let name = try XCTUnwrap(part.removeValue(forKey: "part") as? String)

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -329,44 +330,5 @@ final class Locked<T>: @unchecked Sendable {
     func mutate(_ f: (inout T) -> Void) { lock.withLock { f(&v) } }
 }
 
-/// One request on a fresh connection; reads one Content-Length-framed response.
-struct TestHTTPResponse {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
-
-    init(port: Int, request: String) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET); addr.sin_port = UInt16(port).bigEndian; addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { throw NSError(domain: "connect", code: 1) }
-        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var data = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        var headEnd: Int?
-        var length = 0
-        while true {
-            if headEnd == nil, let r = (0..<max(0, data.count - 3)).first(where: { data[$0] == 13 && data[$0 + 1] == 10 && data[$0 + 2] == 13 && data[$0 + 3] == 10 }) {
-                headEnd = r
-                let head = String(decoding: data[0..<r], as: UTF8.self)
-                length = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }.flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
-                if head.hasPrefix("HTTP/1.1 304") || request.hasPrefix("HEAD ") { length = 0 }
-            }
-            if let h = headEnd, data.count >= h + 4 + length { break }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { throw NSError(domain: "recv", code: 2) }
-            data += chunk[0..<n]
-        }
-        let h = headEnd!
-        let lines = String(decoding: data[0..<h], as: UTF8.self).components(separatedBy: "\r\n")
-        status = Int(lines[0].split(separator: " ")[1]) ?? 0
-        var hs: [String: String] = [:]
-        for l in lines.dropFirst() { if let c = l.firstIndex(of: ":") { hs[l[..<c].lowercased()] = l[l.index(after: c)...].trimmingCharacters(in: .whitespaces) } }
-        headers = hs
-        body = Array(data[(h + 4)..<(h + 4 + length)])
-    }
-}
+/// The one raw client's response (TestSupport), by the name these tests knew it.
+typealias TestHTTPResponse = TestResponse

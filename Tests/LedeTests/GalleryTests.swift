@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -136,112 +137,109 @@ final class RGalleryLiveTests: XCTestCase {
     }
     override func tearDown() { server.shutdown(); server.waitUntilStopped(); reddit.stop() }
 
-    func get(_ path: String, _ extra: String = "") throws -> TestHTTPResponse {
-        try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(extra)\r\n")
-    }
     func json(_ r: TestHTTPResponse) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:] }
 
     /// Seed 003, "Verify the CACHING SYSTEM": the second search is answered from the cache.
     func testCachingSystemMissThenHitWithOneUpstreamCall() throws {
-        let first = try get("/images?q=cats")
+        let first = try get(server, "/images?q=cats")
         XCTAssertEqual(first.headers["x-cache"], "MISS"); XCTAssertEqual(json(first)["source"] as? String, "api")
-        let second = try get("/images?q=cats")
+        let second = try get(server, "/images?q=cats")
         XCTAssertEqual(second.headers["x-cache"], "HIT"); XCTAssertEqual(json(second)["source"] as? String, "cache")
         XCTAssertEqual(reddit.calls.value, 1)
         XCTAssertEqual((json(second)["items"] as? [Any])?.count, 5)
         // Warm: the prepared grid, the same bytes each time, gzip too, and 304 on its ETag; still one upstream call.
-        let third = try get("/images?q=CATS")
+        let third = try get(server, "/images?q=CATS")
         XCTAssertEqual(third.body, second.body)
         XCTAssertEqual(third.headers["x-cache"], "HIT")
         XCTAssertEqual(third.headers["vary"], "Accept-Encoding, Accept-Language")
         let etag = try XCTUnwrap(third.headers["etag"])
-        XCTAssertEqual(try get("/images?q=cats", "If-None-Match: \(etag)\r\n").status, 304)
-        XCTAssertEqual(try get("/images?q=cats", "Accept-Encoding: gzip\r\n").headers["content-encoding"], "gzip")
+        XCTAssertEqual(try get(server, "/images?q=cats", ["If-None-Match": "\(etag)"]).status, 304)
+        XCTAssertEqual(try get(server, "/images?q=cats", ["Accept-Encoding": "gzip"]).headers["content-encoding"], "gzip")
         XCTAssertEqual(reddit.calls.value, 1)
     }
 
     /// Seed 003, "search bar … show the error screen": no image posts, or no such subreddit → NO_RESULT.
     func testNoResultsInTheUsersLanguage() throws {
-        let it = json(try get("/images?q=AskReddit", "Accept-Language: it\r\n"))
+        let it = json(try get(server, "/images?q=AskReddit", ["Accept-Language": "it"]))
         XCTAssertEqual(it["message"] as? String, "Nessun risultato"); XCTAssertEqual((it["items"] as? [Any])?.count, 0)
-        XCTAssertEqual(json(try get("/images?q=AskReddit"))["message"] as? String, "No results", "each message language its own prepared grid")
-        XCTAssertEqual(json(try get("/images?q=AskReddit", "Accept-Language: it\r\n"))["message"] as? String, "Nessun risultato")
-        XCTAssertEqual(json(try get("/images?q=nsfw_pics"))["message"] as? String, "No results")
-        let missing = try get("/images?q=no_such_subreddit_x")
+        XCTAssertEqual(json(try get(server, "/images?q=AskReddit"))["message"] as? String, "No results", "each message language its own prepared grid")
+        XCTAssertEqual(json(try get(server, "/images?q=AskReddit", ["Accept-Language": "it"]))["message"] as? String, "Nessun risultato")
+        XCTAssertEqual(json(try get(server, "/images?q=nsfw_pics"))["message"] as? String, "No results")
+        let missing = try get(server, "/images?q=no_such_subreddit_x")
         XCTAssertEqual(missing.status, 200); XCTAssertEqual(json(missing)["message"] as? String, "No results")
     }
 
     /// Seed 003, "Verify the DETAILS page contents": the selected image in full, related without it.
     func testDetailsPageWithRelatedExcludingSelectedAndExcluded() throws {
-        let d = json(try get("/images/1gq2c04?q=cats&exclude=1gq2c01"))
+        let d = json(try get(server, "/images/1gq2c04?q=cats&exclude=1gq2c01"))
         XCTAssertEqual((d["image"] as? [String: Any])?["id"] as? String, "1gq2c04")
         let related = (d["related"] as! [[String: Any]]).map { $0["id"] as! String }
         XCTAssertFalse(related.contains("1gq2c04")); XCTAssertFalse(related.contains("1gq2c01"))
-        XCTAssertEqual(try get("/images/zzz999?q=cats").status, 404)
-        XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=a,,b").status, 400)
+        XCTAssertEqual(try get(server, "/images/zzz999?q=cats").status, 404)
+        XCTAssertEqual(try get(server, "/images/1gq2c04?q=cats&exclude=a,,b").status, 400)
     }
 
     /// A details answer is prepared once per keyword, image and exclusion set: the same bytes from the loop, 304 on
     /// its ETag, gzip offered, and one listing call behind them all.
     func testDetailsArePreparedPerKeywordImageAndExclusions() throws {
-        let first = try get("/images/1gq2c04?q=cats&exclude=1gq2c02,1gq2c01")
-        let second = try get("/images/1gq2c04?q=Cats&exclude=1gq2c01,1gq2c02")
+        let first = try get(server, "/images/1gq2c04?q=cats&exclude=1gq2c02,1gq2c01")
+        let second = try get(server, "/images/1gq2c04?q=Cats&exclude=1gq2c01,1gq2c02")
         XCTAssertEqual(first.body, second.body, "keyword case and exclusion order do not make another answer")
         XCTAssertEqual(second.headers["x-cache"], "HIT")
         let etag = try XCTUnwrap(second.headers["etag"])
-        XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", "If-None-Match: \(etag)\r\n").status, 304)
-        XCTAssertEqual(try get("/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", "Accept-Encoding: gzip\r\n").headers["content-encoding"], "gzip")
-        XCTAssertNotEqual(try get("/images/1gq2c04?q=cats").body, first.body, "another exclusion set, another answer")
+        XCTAssertEqual(try get(server, "/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", ["If-None-Match": "\(etag)"]).status, 304)
+        XCTAssertEqual(try get(server, "/images/1gq2c04?q=cats&exclude=1gq2c01,1gq2c02", ["Accept-Encoding": "gzip"]).headers["content-encoding"], "gzip")
+        XCTAssertNotEqual(try get(server, "/images/1gq2c04?q=cats").body, first.body, "another exclusion set, another answer")
         XCTAssertEqual(reddit.calls.value, 1)
     }
 
     func testUpstreamFailuresAreClearProblems() throws {
         reddit.behaviour.mutate { $0 = .status(500, "{}") }
-        let r500 = try get("/images?q=EarthPorn")
+        let r500 = try get(server, "/images?q=EarthPorn")
         XCTAssertEqual(r500.status, 502); XCTAssertEqual(r500.headers["content-type"], "application/problem+json")
         reddit.behaviour.mutate { $0 = .delay(2) }
-        let slow = try get("/images?q=pics")
+        let slow = try get(server, "/images?q=pics")
         XCTAssertEqual(slow.status, 504)
     }
 
     func testInvalidKeywordsAreRejectedWithoutAnUpstreamCall() throws {
         for q in ["a", "cats%20dogs", "..%2Fetc", String(repeating: "x", count: 22), "c-a-t"] {
-            XCTAssertEqual(try get("/images?q=\(q)").status, 400, q)
+            XCTAssertEqual(try get(server, "/images?q=\(q)").status, 400, q)
         }
-        XCTAssertEqual(try get("/images").status, 400)
+        XCTAssertEqual(try get(server, "/images").status, 400)
         XCTAssertEqual(reddit.calls.value, 0)
     }
 
     func testAnimalsOverHTTP() throws {
-        let list = json(try get("/animals?tags=bird,pet&favorites=6"))
+        let list = json(try get(server, "/animals?tags=bird,pet&favorites=6"))
         XCTAssertEqual(list["count"] as? Int, 5)
         XCTAssertEqual((list["items"] as! [[String: Any]]).first { $0["id"] as? Int == 6 }?["isFavorite"] as? Bool, true)
-        XCTAssertEqual(json(try get("/animals?favoritesOnly=true"))["message"] as? String, "No animals found")
-        XCTAssertEqual(try get("/animals/13").status, 404)
-        XCTAssertEqual(try get("/animals/x").status, 400)
-        XCTAssertEqual(try get("/animals?tags=a,,b").status, 400)
-        let svg = try get("/animals/1/image.svg?size=160")
+        XCTAssertEqual(json(try get(server, "/animals?favoritesOnly=true"))["message"] as? String, "No animals found")
+        XCTAssertEqual(try get(server, "/animals/13").status, 404)
+        XCTAssertEqual(try get(server, "/animals/x").status, 400)
+        XCTAssertEqual(try get(server, "/animals?tags=a,,b").status, 400)
+        let svg = try get(server, "/animals/1/image.svg?size=160")
         XCTAssertEqual(svg.headers["content-type"], "image/svg+xml; charset=utf-8")
         XCTAssertTrue(String(decoding: svg.body, as: UTF8.self).hasPrefix("<svg"))
-        XCTAssertEqual((json(try get("/animals/tags"))["tags"] as? [String])?.first, "africa")
+        XCTAssertEqual((json(try get(server, "/animals/tags"))["tags"] as? [String])?.first, "africa")
     }
 
     /// Each distinct query is encoded (and compressed) once: the same query in another order is the same
     /// prepared answer, gzip and identity alike, and a conditional request is a 304.
     func testAnimalsAnswersArePreparedPerDistinctQuery() throws {
-        let a = try get("/animals?tags=pet,bird&favorites=6,2")
-        let b = try get("/animals?favorites=2,6&tags=bird,pet")
+        let a = try get(server, "/animals?tags=pet,bird&favorites=6,2")
+        let b = try get(server, "/animals?favorites=2,6&tags=bird,pet")
         XCTAssertEqual(a.status, 200)
         XCTAssertEqual(a.body, b.body)
         let etag = try XCTUnwrap(a.headers["etag"])
         XCTAssertEqual(b.headers["etag"], etag)
         XCTAssertEqual(a.headers["cache-control"], "public, max-age=300")
-        let all = try get("/animals"), gz = try get("/animals", "Accept-Encoding: gzip\r\n")
+        let all = try get(server, "/animals"), gz = try get(server, "/animals", ["Accept-Encoding": "gzip"])
         XCTAssertEqual(gz.headers["content-encoding"], "gzip", "the whole list is large enough to compress")
         XCTAssertNotEqual(gz.headers["etag"], all.headers["etag"], "each representation has its own strong ETag")
-        XCTAssertEqual(try get("/animals", "Accept-Encoding: gzip\r\n").body, gz.body)
-        XCTAssertEqual(try get("/animals?tags=bird,pet&favorites=2,6", "If-None-Match: \(etag)\r\n").status, 304)
-        XCTAssertNotEqual(try get("/animals?tags=bird&favorites=6,2").body, a.body, "another query, another answer")
+        XCTAssertEqual(try get(server, "/animals", ["Accept-Encoding": "gzip"]).body, gz.body)
+        XCTAssertEqual(try get(server, "/animals?tags=bird,pet&favorites=2,6", ["If-None-Match": "\(etag)"]).status, 304)
+        XCTAssertNotEqual(try get(server, "/animals?tags=bird&favorites=6,2").body, a.body, "another query, another answer")
     }
 }
 

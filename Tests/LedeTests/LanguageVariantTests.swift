@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import LedeBasics
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import Wikimedia
@@ -46,35 +47,35 @@ final class LanguageVariantTests: FakeUpstreamTestCase {
 
     func testASummaryInAVariantAsksWikimediaInItAndSaysSo() async throws {
         fake.set("summary", .answer(200, ["Content-Language": "zh-tw"], Self.summary))
-        let (status, body, http) = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
+        let (status, body, http) = try get(server, "/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw").statusJSONAndResponse
         XCTAssertEqual(status, 200, "\(body)")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Language"), "zh-tw")
+        XCTAssertEqual(http.header("Content-Language"), "zh-tw")
         let sent = try XCTUnwrap(fake.requests(kind: "summary").last)
         XCTAssertTrue(sent.path.hasPrefix("/zh/"), "the edition's host: \(sent.path)")
         XCTAssertEqual(sent.headers["Accept-Language"], "zh-tw", "REST converts by Accept-Language")
         // Another variant of the same page is another answer: asked again, kept apart.
-        _ = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-cn")
+        _ = try get(server, "/summary/%E5%8F%B0%E6%B9%BE?lang=zh-cn")
         XCTAssertEqual(fake.requests(kind: "summary").map { $0.headers["Accept-Language"] ?? "-" }, ["zh-tw", "zh-cn"])
-        _ = try await get("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
+        _ = try get(server, "/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
         XCTAssertEqual(fake.requests(kind: "summary").count, 2, "each variant cached on its own")
         // Chosen by the header: the same, and Vary says so.
-        let (_, _, byHeader) = try await get("/summary/%E5%8F%B0%E6%B9%BE", headers: ["Accept-Language": "zh-TW"])
-        XCTAssertEqual(byHeader.value(forHTTPHeaderField: "Content-Language"), "zh-tw")
-        XCTAssertTrue(byHeader.value(forHTTPHeaderField: "Vary")?.contains("Accept-Language") ?? false)
+        let (_, _, byHeader) = try get(server, "/summary/%E5%8F%B0%E6%B9%BE", ["Accept-Language": "zh-TW"]).statusJSONAndResponse
+        XCTAssertEqual(byHeader.header("Content-Language"), "zh-tw")
+        XCTAssertTrue(byHeader.header("Vary")?.contains("Accept-Language") ?? false)
         XCTAssertEqual(fake.requests(kind: "summary").count, 2, "the header's zh-tw is the parameter's zh-tw")
     }
 
     func testAnActionAPIQueryInAVariantSaysVariant() async throws {
-        _ = try await get("/related/%E5%8F%B0%E6%B9%BE?lang=sr-el")
+        _ = try get(server, "/related/%E5%8F%B0%E6%B9%BE?lang=sr-el")
         let sent = try XCTUnwrap(fake.requests(kind: "related").last)
         XCTAssertTrue(sent.path.hasPrefix("/sr/"))
         XCTAssertTrue((sent.query ?? "").contains("variant=sr-el"), sent.query ?? "")
-        _ = try await get("/related/%E5%8F%B0%E6%B9%BE?lang=sr")
+        _ = try get(server, "/related/%E5%8F%B0%E6%B9%BE?lang=sr")
         XCTAssertFalse((fake.requests(kind: "related").last?.query ?? "").contains("variant="), "the edition's default: no variant")
     }
 
     func testANameThatIsNeitherIsStillRefused() async throws {
-        let (status, body, _) = try await get("/summary/Dog?lang=zh-xx")
+        let (status, body, _) = try get(server, "/summary/Dog?lang=zh-xx").statusJSONAndResponse
         XCTAssertEqual(status, 400)
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:unsupported-language")
     }
@@ -96,19 +97,19 @@ final class InterfaceLanguageTests: FakeUpstreamTestCase {
 
     func testEchoIsAskedInTheReadersLanguage() async throws {
         let alice = ["Authorization": "Bearer demo-alice"]
-        _ = try await get("/notifications", headers: alice.merging(["Accept-Language": "de-DE, en;q=0.5"]) { a, _ in a })
+        _ = try get(server, "/notifications", alice.merging(["Accept-Language": "de-DE, en;q=0.5"]) { a, _ in a })
         XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=de-de"))
-        _ = try await get("/notifications?uselang=pt-BR", headers: alice.merging(["Accept-Language": "de"]) { a, _ in a })
+        _ = try get(server, "/notifications?uselang=pt-BR", alice.merging(["Accept-Language": "de"]) { a, _ in a })
         XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=pt-br"), "the parameter wins")
         // Without Accept-Language (URLSession always sends one; a raw request does not).
         _ = try TestHTTPResponse(port: server.port, request: "GET /notifications HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer demo-alice\r\nConnection: close\r\n\r\n")
         XCTAssertFalse((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang"), "no language asked: nothing sent")
-        let (status, body, _) = try await get("/notifications?uselang=en_US", headers: alice)
+        let (status, body, _) = try get(server, "/notifications?uselang=en_US", alice).statusJSONAndResponse
         XCTAssertEqual(status, 400); XCTAssertEqual(body["type"] as? String, "urn:lede:problem:invalid-parameter")
     }
 
     func testTheEditorIsAskedInTheReadersLanguage() async throws {
-        _ = try await get("/article/Amsterdam/edit?uselang=fr", headers: ["Authorization": "Bearer demo-alice"])
+        _ = try get(server, "/article/Amsterdam/edit?uselang=fr", ["Authorization": "Bearer demo-alice"])
         XCTAssertTrue((fake.requests(kind: "editor").last?.query ?? "").contains("uselang=fr"))
     }
 }

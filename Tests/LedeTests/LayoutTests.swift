@@ -98,6 +98,21 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// The tests share one request helper (docs/TESTING.md): no `func get` but TestSupport's, and no URLSession.
+    func testTheTestsAskServersThroughTheOneHelper() throws {
+        var files: [(path: String, text: String)] = []
+        for folder in ["Tests/LedeTests", "Tests/HTTPServerTests", "Tests/HTTPClientTests", "Tests/TestSupport"] { files += try Self.swiftFiles(folder) }
+        XCTAssertGreaterThan(files.count, 40)
+        for (path, text) in files {
+            if path != "Tests/TestSupport/Requests.swift" {
+                XCTAssertNil(text.range(of: "func get\\s*\\(", options: .regularExpression), "\(path) defines its own get helper")
+            }
+            if path != "Tests/LedeTests/LayoutTests.swift" {
+                XCTAssertFalse(text.contains("URLSession."), "\(path) asks through URLSession")
+            }
+        }
+    }
+
     func testNoTwoPathsDifferOnlyByCase() throws {
         var seen: [String: String] = [:]
         let skipped: Set<String> = [".build", ".git", ".swiftpm", "out", "corpus-work"]

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 import LedeBasics
@@ -82,7 +83,7 @@ final class MessagesTests: XCTestCase {
 /// The words Lede writes for a reader, over HTTP, in the reader's language.
 final class TranslatedWordsTests: FakeUpstreamTestCase {
     func testTheEditorsOwnWordsAreInTheInterfaceLanguage() async throws {
-        let (status, body, _) = try await get("/article/Amsterdam/edit?uselang=de")
+        let (status, body, _) = try get(server, "/article/Amsterdam/edit?uselang=de").statusJSONAndResponse
         XCTAssertEqual(status, 200)
         let reasons = try XCTUnwrap(body["reasons"] as? [[String: Any]])
         XCTAssertEqual(reasons.first?["code"] as? String, "needs-account")
@@ -107,33 +108,28 @@ final class TranslatedWordsTests: FakeUpstreamTestCase {
 
 /// Every problem's title in the reader's language, whatever part of the server wrote it.
 final class ProblemLanguageTests: XCTestCase {
-    func request(_ server: HTTPServer, _ path: String, _ headers: String = "") throws -> (TestHTTPResponse, [String: Any]) {
-        let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)Connection: close\r\n\r\n")
-        return (r, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
-    }
-
     func testAProblemsTitleIsInTheReadersLanguage() throws {
         let server = try startLede()
         defer { server.shutdown(); server.waitUntilStopped() }
         // A route's own problem, chosen by the header: the title translated, Content-Language, Vary.
-        var (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: de-CH, en;q=0.5\r\n")
+        var r = try get(server, "/summary/Dog?lang=zz", ["Accept-Language": "de-CH, en;q=0.5"]); var body = r.json
         XCTAssertEqual(r.status, 400)
         XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:unsupported-language", "the type never changes")
         XCTAssertEqual(r.headers["content-language"], "de")
         XCTAssertTrue(r.headers["vary"]?.contains("Accept-Language") ?? false)
         // The server's own (no route), chosen by uselang: no Vary needed for the header.
-        (r, body) = try request(server, "/no/such/route?uselang=zh-TW")
+        r = try get(server, "/no/such/route?uselang=zh-TW"); body = r.json
         XCTAssertEqual(r.status, 404)
         XCTAssertEqual(body["title"] as? String, "找不到")
         XCTAssertEqual(r.headers["content-language"], "zh-hant")
         // Nobody asked, or asked for a language with no catalogue: English, as written, no Content-Language.
-        (r, body) = try request(server, "/no/such/route")
+        r = try get(server, "/no/such/route"); body = r.json
         XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
-        (r, body) = try request(server, "/no/such/route", "Accept-Language: tlh\r\n")
+        r = try get(server, "/no/such/route", ["Accept-Language": "tlh"]); body = r.json
         XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
         // The body is still one JSON object with every member (the trace id after the title's change).
-        (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: ar\r\n")
+        r = try get(server, "/summary/Dog?lang=zz", ["Accept-Language": "ar"]); body = r.json
         XCTAssertEqual(body["title"] as? String, "طلب غير صالح")
         XCTAssertNotNil(body["detail"] as? String); XCTAssertEqual(body["status"] as? Int, 400); XCTAssertNotNil(body["traceId"])
     }
@@ -142,29 +138,29 @@ final class ProblemLanguageTests: XCTestCase {
         let server = try startLede()
         defer { server.shutdown(); server.waitUntilStopped() }
         // The server's own problem: its detail from the catalogue, the path kept.
-        var (r, body) = try request(server, "/no/such/route", "Accept-Language: de\r\n")
+        var r = try get(server, "/no/such/route", ["Accept-Language": "de"]); var body = r.json
         XCTAssertEqual(body["detail"] as? String, "Keine Route für /no/such/route.")
         XCTAssertEqual(r.headers["content-language"], "de")
         // A route's, with two values, in French by uselang; in Japanese by the header.
-        (r, body) = try request(server, "/summary/Dog?lang=zz&uselang=fr")
+        r = try get(server, "/summary/Dog?lang=zz&uselang=fr"); body = r.json
         XCTAssertEqual(body["title"] as? String, Messages.shared.text(.problemTitle400, in: "fr"))
         let detail = try XCTUnwrap(body["detail"] as? String)
         XCTAssertTrue(detail.hasPrefix("« zz » n’est pas une édition linguistique de Wikipédia."), detail)
         XCTAssertTrue(detail.contains("\(LanguageCode.all.count)"), "the count kept: \(detail)")
-        (r, body) = try request(server, "/summary/Dog?lang=zz", "Accept-Language: ja\r\n")
+        r = try get(server, "/summary/Dog?lang=zz", ["Accept-Language": "ja"]); body = r.json
         XCTAssertTrue((body["detail"] as? String ?? "").hasPrefix("「zz」はウィキペディアの言語版ではありません。"), "\(body)")
         XCTAssertEqual(r.headers["content-language"], "ja")
         // English stays as written: the catalogue's English.
-        (r, body) = try request(server, "/summary/Dog?lang=zz")
+        r = try get(server, "/summary/Dog?lang=zz"); body = r.json
         XCTAssertEqual(body["detail"] as? String, Messages.shared.text(.problemUnsupportedLanguage, in: "en", "zz", "\(LanguageCode.all.count)"))
         XCTAssertNil(r.headers["content-language"])
         // A detail written for the developer (a malformed feed date) stays English under a translated title.
-        (r, body) = try request(server, "/feed?date=yesterday", "Accept-Language: de\r\n")
+        r = try get(server, "/feed?date=yesterday", ["Accept-Language": "de"]); body = r.json
         XCTAssertEqual(r.status, 400)
         XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
         XCTAssertEqual(body["detail"] as? String, "date must be YYYY-MM-DD.")
         // A well-formed date with no feed: a reader may meet it, so it is translated, the date kept.
-        (r, body) = try request(server, "/feed?date=2014-12-31", "Accept-Language: de\r\n")
+        r = try get(server, "/feed?date=2014-12-31", ["Accept-Language": "de"]); body = r.json
         XCTAssertEqual(r.status, 404)
         XCTAssertEqual(body["detail"] as? String, "Für 2014-12-31 gibt es keinen Feed: Der Feed beginnt am 2015-01-01.")
     }
@@ -173,7 +169,7 @@ final class ProblemLanguageTests: XCTestCase {
     func testTheServersOwnEnglishIsTheCataloguesEnglish() throws {
         let server = try startLede()
         defer { server.shutdown(); server.waitUntilStopped() }
-        let (_, body) = try request(server, "/no/such/route")
+        let body = try get(server, "/no/such/route").json
         XCTAssertEqual(body["detail"] as? String, Messages.shared.text(.problemNoRoute, in: "en", "/no/such/route"))
         struct Unknown: Error {}
         let unknown = Problem.answering(Unknown())

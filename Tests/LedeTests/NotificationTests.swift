@@ -271,23 +271,22 @@ final class BadgeAnswersTests: XCTestCase {
         let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
         try server.start()
         defer { server.shutdown(); server.waitUntilStopped() }
-        let c = try RawClient(port: server.port)
-        func get(_ path: String, _ extra: String = "") throws -> TestResponse {
-            c.send("GET \(path) HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\(extra)\r\n")
-            var r = try XCTUnwrap(c.readResponse(), path)
+        // The fields that differ per answer (its date, its id) left out of the comparison.
+        func badge(_ path: String, _ headers: [String: String] = [:]) throws -> TestResponse {
+            var r = try get(server, path, headers.merging(["Accept-Encoding": "gzip"]) { a, _ in a })
             r.headers["date"] = nil; r.headers["x-request-id"] = nil
             return r
         }
         for n in Array(0..<NotificationRoutes.BadgeAnswers.prepared) + [256, 1_000, 123_456] {
             for feed in ["on", "off"] {
-                let prepared = try get("/prepared/\(n)/\(feed)"), built = try get("/built/\(n)/\(feed)")
+                let prepared = try badge("/prepared/\(n)/\(feed)"), built = try badge("/built/\(n)/\(feed)")
                 XCTAssertEqual(prepared.status, 200)
                 XCTAssertEqual(prepared.headers, built.headers, "\(n) \(feed)")
                 XCTAssertEqual(prepared.body, built.body, "\(n) \(feed)")
                 XCTAssertEqual(prepared.header("Cache-Control"), "private, no-store")
                 if n % 97 == 0, let tag = built.header("ETag") {
-                    XCTAssertEqual(try get("/prepared/\(n)/\(feed)", "If-None-Match: \(tag)\r\n").status, 304)
-                    XCTAssertEqual(try get("/built/\(n)/\(feed)", "If-None-Match: \(tag)\r\n").status, 304)
+                    XCTAssertEqual(try badge("/prepared/\(n)/\(feed)", ["If-None-Match": tag]).status, 304)
+                    XCTAssertEqual(try badge("/built/\(n)/\(feed)", ["If-None-Match": tag]).status, 304)
                 }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -90,13 +91,9 @@ final class PlacesLiveTests: XCTestCase {
     }
     override func tearDown() { server.shutdown(); server.waitUntilStopped() }
 
-    func get(_ path: String) throws -> (Int, [String: Any]) {
-        let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
-        return (r.status, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
-    }
 
     func testLocationsListWithLabelsAndLinks() throws {
-        let (status, body) = try get("/places/locations")
+        let (status, body) = try get(server, "/places/locations").statusAndJSON
         XCTAssertEqual(status, 200)
         let list = body["locations"] as! [[String: Any]]
         XCTAssertEqual(list.count, 4)
@@ -106,14 +103,14 @@ final class PlacesLiveTests: XCTestCase {
     }
 
     func testDeepLinkForCoordinatesAndForArticles() throws {
-        let (s1, b1) = try get("/places/deeplink?lat=55.6713442&lon=12.5237848&name=K%C3%B8benhavn")
+        let (s1, b1) = try get(server, "/places/deeplink?lat=55.6713442&lon=12.5237848&name=K%C3%B8benhavn").statusAndJSON
         XCTAssertEqual(s1, 200)
         XCTAssertEqual(b1["url"] as? String, "wikipedia://places?WMFLocationLat=55.6713442&WMFLocationLon=12.5237848")
         XCTAssertEqual(b1["name"] as? String, "København")
-        let (s2, b2) = try get("/places/deeplink/Leiderdorp")
+        let (s2, b2) = try get(server, "/places/deeplink/Leiderdorp").statusAndJSON
         XCTAssertEqual(s2, 200)
         XCTAssertEqual(b2["url"] as? String, "wikipedia://places?WMFArticleURL=https%3A%2F%2Fen.wikipedia.org%2Fwiki%2FLeiderdorp")
-        let (s3, b3) = try get("/places/deeplink/Rijksmuseum?lang=nl")
+        let (s3, b3) = try get(server, "/places/deeplink/Rijksmuseum?lang=nl").statusAndJSON
         XCTAssertEqual(s3, 200)
         XCTAssertEqual(b3["article"] as? String, "https://nl.wikipedia.org/wiki/Rijksmuseum")
         let raw = try TestHTTPResponse(port: server.port, request: "GET /places/deeplink?lat=0.0000001&lon=-0.00000001 HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -127,7 +124,7 @@ final class PlacesLiveTests: XCTestCase {
                    "/%20", "/A%7CB", "/X%0ASet-Cookie:%20a", "/X?lang=xx", "/X?lang=en&lang=de",
                    "?lat=1&lat=2&lon=3", "?lat=1&lon=2&name=\(String(repeating: "n", count: 201))", "?lat=1&lon=2&name=a%0Ab"]
         for q in bad {
-            let (status, problem) = try get("/places/deeplink" + q)
+            let (status, problem) = try get(server, "/places/deeplink" + q).statusAndJSON
             XCTAssertEqual(status, 400, q)
             XCTAssertEqual(problem["status"] as? Int, 400, q)
         }

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
+import TestSupport
 import XCTest
 import HTTPServer
 @testable import Lede
@@ -134,27 +135,19 @@ final class SavedTests: XCTestCase {
         server?.shutdown(); server?.waitUntilStopped(); fake?.stop()
     }
 
-    func call(_ method: String, _ path: String, headers: [String: String]) async throws -> (Int, Data, HTTPURLResponse) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        r.httpMethod = method
-        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        let http = response as! HTTPURLResponse
-        return (http.statusCode, data, http)
-    }
 
-    func json(_ method: String, _ path: String, headers: [String: String]? = nil) async throws -> (Int, [String: Any], HTTPURLResponse) {
-        let (status, data, http) = try await call(method, path, headers: headers ?? alice)
-        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:], http)
+    /// `method path` as Alice unless told otherwise: the status, the body as JSON, the response.
+    func json(_ method: String, _ path: String, headers: [String: String]? = nil) throws -> (Int, [String: Any], TestResponse) {
+        try get(server, path, headers ?? alice, method: method).statusJSONAndResponse
     }
 
     // MARK: - The tab
 
     func testTheTabOf120EntriesAcrossThreeEditionsArrivesInOneCallInOrderWithCards() async throws {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(120, editions: ["en", "de", "it"], from: 1000))])
-        let (status, body, http) = try await json("GET", "/saved?limit=200")
+        let (status, body, http) = try json("GET", "/saved?limit=200")
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "private, no-cache")
+        XCTAssertEqual(http.header("Cache-Control"), "private, no-cache")
         XCTAssertEqual(body["count"] as? Int, 120)
         XCTAssertEqual(body["syncEnabled"] as? Bool, true)
         XCTAssertNil(body["continue"])
@@ -171,9 +164,9 @@ final class SavedTests: XCTestCase {
         XCTAssertEqual(fake.seen("POST", "/setup").count, 0)
 
         // Warm: the cards come from the summary cache (the same entries /summary answers from).
-        _ = try await json("GET", "/saved?limit=200")
+        _ = try json("GET", "/saved?limit=200")
         XCTAssertEqual(fake.seen("GET", "/page/summary/").count, 120)
-        let (_, summary, _) = try await json("GET", "/summary/Article_5?lang=it", headers: [:])
+        let (_, summary, _) = try json("GET", "/summary/Article_5?lang=it", headers: [:])
         XCTAssertEqual(summary["title"] as? String, "Article 5")
         XCTAssertEqual(fake.seen("GET", "/page/summary/").count, 120, "/summary answered from the card /saved fetched")
     }
@@ -183,7 +176,7 @@ final class SavedTests: XCTestCase {
         var titles: [String] = []
         var path = "/saved?limit=3"
         for _ in 0..<5 {
-            let (status, body, _) = try await json("GET", path)
+            let (status, body, _) = try json("GET", path)
             XCTAssertEqual(status, 200)
             XCTAssertEqual(body["count"] as? Int, 7)
             titles += (body["items"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
@@ -192,26 +185,26 @@ final class SavedTests: XCTestCase {
         }
         XCTAssertEqual(titles, (0..<7).map { "Article \($0)" })
         for bad in ["x", "o-1", "o12345678", ""] {
-            let (status, body, _) = try await json("GET", "/saved?continue=" + bad)
+            let (status, body, _) = try json("GET", "/saved?continue=" + bad)
             XCTAssertEqual(status, 400, bad)
             XCTAssertEqual(body["type"] as? String, "urn:lede:problem:invalid-saved-request", bad)
         }
-        let (status, _, _) = try await json("GET", "/saved?limit=201")
+        let (status, _, _) = try json("GET", "/saved?limit=201")
         XCTAssertEqual(status, 400)
     }
 
     func testAnUnchangedListAnswers304AndAChangedOneDoesNot() async throws {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(3, editions: ["en"]))])
-        let (_, _, first) = try await json("GET", "/saved")
-        let tag = try XCTUnwrap(first.value(forHTTPHeaderField: "ETag"))
+        let (_, _, first) = try json("GET", "/saved")
+        let tag = try XCTUnwrap(first.header("ETag"))
         XCTAssertTrue(tag.hasPrefix("\""), "a strong validator of the representation")
         let summaries = fake.seen("GET", "/page/summary/").count
-        let (status, _, _) = try await call("GET", "/saved", headers: alice.merging(["If-None-Match": tag]) { a, _ in a })
+        let status = try get(server, "/saved", alice.merging(["If-None-Match": tag]) { a, _ in a }).status
         XCTAssertEqual(status, 304)
         XCTAssertEqual(fake.seen("GET", "/page/summary/").count, summaries)
-        let (put, _, _) = try await json("PUT", "/saved/New_one?lang=en")
+        let (put, _, _) = try json("PUT", "/saved/New_one?lang=en")
         XCTAssertEqual(put, 201)
-        let (after, body, _) = try await json("GET", "/saved", headers: alice.merging(["If-None-Match": tag]) { a, _ in a })
+        let (after, body, _) = try json("GET", "/saved", headers: alice.merging(["If-None-Match": tag]) { a, _ in a })
         XCTAssertEqual(after, 200)
         XCTAssertEqual((body["items"] as? [[String: Any]])?.first?["title"] as? String, "New one")
     }
@@ -221,28 +214,28 @@ final class SavedTests: XCTestCase {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(2, editions: ["en"])),
                           "bob-token": .init(setUp: true, listID: 10, entries: [.init(id: 500, project: "https://de.wikipedia.org", title: "Bobs", created: at, updated: at)])])
         let bob = ["Authorization": "Bearer bob-token"]
-        let (_, first, _) = try await json("GET", "/saved")
+        let (_, first, _) = try json("GET", "/saved")
         let reads = fake.seen("GET", "/entries").count
         // Another app of Alice's saves a page: this server shows it once its copy is older than --saved-cache-ttl.
         _ = fake.store.answer(UpstreamRequest(method: .post, lang: "en", path: "/w/rest.php/readinglists/v0/lists/9/entries",
                                               json: Array(#"{"project":"https://en.wikipedia.org","title":"Elsewhere"}"#.utf8),
                                               authorization: "Bearer alice-token", kind: .readinglistsAdd))
-        let (_, again, _) = try await json("GET", "/saved")
+        let (_, again, _) = try json("GET", "/saved")
         XCTAssertEqual(again["count"] as? Int, first["count"] as? Int, "the copy of a moment ago")
         XCTAssertEqual(fake.seen("GET", "/entries").count, reads, "answered without asking Wikimedia")
-        let (_, bobs, _) = try await json("GET", "/saved", headers: bob)
+        let (_, bobs, _) = try json("GET", "/saved", headers: bob)
         XCTAssertEqual((bobs["items"] as? [[String: Any]])?.map { $0["title"] as? String }, ["Bobs"], "each user's own tab, never another's")
         // A save through this server drops the copy: the next read has both saves.
-        let (put, _, _) = try await json("PUT", "/saved/Here?lang=en")
+        let (put, _, _) = try json("PUT", "/saved/Here?lang=en")
         XCTAssertEqual(put, 201)
-        let (_, after, _) = try await json("GET", "/saved")
+        let (_, after, _) = try json("GET", "/saved")
         XCTAssertEqual(Set((after["items"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }), ["Here", "Elsewhere", "Article 0", "Article 1"])
     }
 
     func testACardThatFailsLeavesItsItemWithANullCardAndTheRestArrive() async throws {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(5, editions: ["en"]))])
         fake.failSummary(of: "Article 2")
-        let (status, body, _) = try await json("GET", "/saved")
+        let (status, body, _) = try json("GET", "/saved")
         XCTAssertEqual(status, 200)
         let items = body["items"] as? [[String: Any]] ?? []
         XCTAssertEqual(items.count, 5)
@@ -253,10 +246,10 @@ final class SavedTests: XCTestCase {
     func testTheStreamedTabSendsItsHeadThenEachCardAsItLands() async throws {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(4, editions: ["en", "de"]))])
         fake.delays(summary: 0.2)
-        let (status, data, http) = try await call("GET", "/saved", headers: alice.merging(["Accept": "application/jsonl"]) { a, _ in a })
+        let http = try get(server, "/saved", alice.merging(["Accept": "application/jsonl"]) { a, _ in a }); let (status, data) = (http.status, http.data)
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "application/jsonl")
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "private, no-store")
+        XCTAssertEqual(http.header("Content-Type"), "application/jsonl")
+        XCTAssertEqual(http.header("Cache-Control"), "private, no-store")
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
         XCTAssertEqual(lines.count, 5)
         XCTAssertEqual(lines[0]["count"] as? Int, 4)
@@ -280,25 +273,25 @@ final class SavedTests: XCTestCase {
             .init(id: 4, project: "https://de.wikipedia.org", title: "Albert Einstein", created: at, updated: at),
         ]
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: entries)])
-        let (_, body, _) = try await json("GET", "/saved")
+        let (_, body, _) = try json("GET", "/saved")
         XCTAssertEqual(body["count"] as? Int, 2, "three spellings on en are one article; de is another")
         for spelling in ["Albert_Einstein", "albert%20Einstein", "Albert%20Einstein"] {
-            let (status, state, _) = try await json("GET", "/saved/\(spelling)?lang=en")
+            let (status, state, _) = try json("GET", "/saved/\(spelling)?lang=en")
             XCTAssertEqual(status, 200)
             XCTAssertEqual(state["saved"] as? Bool, true, spelling)
         }
         // Saving another spelling creates nothing.
-        let (put, _, _) = try await json("PUT", "/saved/albert_Einstein?lang=en")
+        let (put, _, _) = try json("PUT", "/saved/albert_Einstein?lang=en")
         XCTAssertEqual(put, 200)
         XCTAssertEqual(fake.seen("POST", "/entries").count, 0)
-        let (deleted, _, _) = try await json("DELETE", "/saved/ALBERT_Einstein?lang=en")
+        let (deleted, _, _) = try json("DELETE", "/saved/ALBERT_Einstein?lang=en")
         XCTAssertEqual(deleted, 204, "a title that is not saved is removed as a no-op")
         XCTAssertEqual(fake.seen("DELETE", "/entries/").count, 0)
-        let (removed, _, _) = try await json("DELETE", "/saved/Albert_Einstein?lang=en")
+        let (removed, _, _) = try json("DELETE", "/saved/Albert_Einstein?lang=en")
         XCTAssertEqual(removed, 204)
         XCTAssertEqual(Set(fake.seen("DELETE", "/entries/").map { $0.path.split(separator: "/").last.map(String.init) ?? "" }), ["1", "2", "3"])
         XCTAssertEqual(fake.store.entries(of: "alice-token").map(\.id), [4])
-        let (_, state, _) = try await json("GET", "/saved/Albert_Einstein?lang=en")
+        let (_, state, _) = try json("GET", "/saved/Albert_Einstein?lang=en")
         XCTAssertEqual(state["saved"] as? Bool, false)
     }
 
@@ -306,28 +299,28 @@ final class SavedTests: XCTestCase {
 
     func testAUserWhoNeverSetUpSyncReadsAnEmptyTabAndASaveSetsItUpOnce() async throws {
         try start(users: ["alice-token": .init(setUp: false, listID: 0)])
-        let (status, body, _) = try await json("GET", "/saved")
+        let (status, body, _) = try json("GET", "/saved")
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["count"] as? Int, 0)
         XCTAssertEqual(body["syncEnabled"] as? Bool, false)
         XCTAssertEqual((body["items"] as? [Any])?.count, 0)
-        let (bookmark, state, _) = try await json("GET", "/saved/Madrid?lang=es")
+        let (bookmark, state, _) = try json("GET", "/saved/Madrid?lang=es")
         XCTAssertEqual(bookmark, 200)
         XCTAssertEqual(state["saved"] as? Bool, false)
-        let (removed, _, _) = try await json("DELETE", "/saved/Madrid?lang=es")
+        let (removed, _, _) = try json("DELETE", "/saved/Madrid?lang=es")
         XCTAssertEqual(removed, 204)
         XCTAssertEqual(fake.seen.filter { $0.method != "GET" }.count, 0, "a read creates nothing upstream")
         XCTAssertFalse(fake.store.isSetUp("alice-token"))
 
-        let (created, saved, _) = try await json("PUT", "/saved/Madrid?lang=es")
+        let (created, saved, _) = try json("PUT", "/saved/Madrid?lang=es")
         XCTAssertEqual(created, 201)
         XCTAssertEqual(saved["saved"] as? Bool, true)
-        let (again, _, _) = try await json("PUT", "/saved/Madrid?lang=es")
+        let (again, _, _) = try json("PUT", "/saved/Madrid?lang=es")
         XCTAssertEqual(again, 200, "saving twice is idempotent")
         XCTAssertEqual(fake.store.setUpCalls, 1)
         XCTAssertEqual(fake.store.entries(of: "alice-token").map(\.project), ["https://es.wikipedia.org"])
         XCTAssertEqual(fake.store.entries(of: "alice-token").map(\.title), ["Madrid"])
-        let (_, tab, _) = try await json("GET", "/saved")
+        let (_, tab, _) = try json("GET", "/saved")
         XCTAssertEqual(tab["syncEnabled"] as? Bool, true)
         XCTAssertEqual(tab["count"] as? Int, 1)
     }
@@ -336,17 +329,17 @@ final class SavedTests: XCTestCase {
 
     func testDeleteAllRemovesEveryEntryWithBoundedConcurrencyAndNeverTearsDown() async throws {
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(40, editions: ["en", "de"]))])
-        let (refused, problem, _) = try await json("DELETE", "/saved")
+        let (refused, problem, _) = try json("DELETE", "/saved")
         XCTAssertEqual(refused, 400)
         XCTAssertEqual(problem["parameter"] as? String, "confirm")
         XCTAssertEqual(fake.store.entries(of: "alice-token").count, 40)
 
         fake.delays(delete: 0.03)
         fake.failFirstDelete(of: 7)
-        let (status, body, http) = try await json("DELETE", "/saved?confirm=all")
+        let (status, body, http) = try json("DELETE", "/saved?confirm=all")
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["removed"] as? Int, 40)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "private, no-store")
+        XCTAssertEqual(http.header("Cache-Control"), "private, no-store")
         XCTAssertEqual(fake.store.entries(of: "alice-token").count, 0)
         XCTAssertEqual(fake.store.teardownCalls, 0)
         XCTAssertLessThanOrEqual(fake.maxDeletesInFlight, 4)
@@ -361,9 +354,9 @@ final class SavedTests: XCTestCase {
         var settings = EmbeddedReadingLists.Settings()
         settings.maxEntries = 3
         try start(users: ["alice-token": .init(setUp: true, listID: 9, entries: FakeReadingLists.entries(3, editions: ["en"]))], settings: settings)
-        let (status, body, http) = try await json("PUT", "/saved/One_more?lang=en")
+        let (status, body, http) = try json("PUT", "/saved/One_more?lang=en")
         XCTAssertEqual(status, 409)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "application/problem+json")
+        XCTAssertEqual(http.header("Content-Type"), "application/problem+json")
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:saved-limit")
         XCTAssertEqual(body["limit"] as? Int, 3)
         XCTAssertEqual(fake.seen("POST", "/entries").count, 1, "the save was sent once")
@@ -371,13 +364,13 @@ final class SavedTests: XCTestCase {
 
     func testRefusedTokensAndTemporaryAccountsAre401s() async throws {
         try start(users: [:])
-        let (missing, _, _) = try await json("GET", "/saved", headers: [:])
+        let (missing, _, _) = try json("GET", "/saved", headers: [:])
         XCTAssertEqual(missing, 401)
-        let (temp, body, http) = try await json("GET", "/saved", headers: ["Authorization": "Bearer demo-temp"])
+        let (temp, body, http) = try json("GET", "/saved", headers: ["Authorization": "Bearer demo-temp"])
         XCTAssertEqual(temp, 401)
         XCTAssertEqual(body["type"] as? String, "urn:lede:problem:saved-needs-account")
-        XCTAssertNotNil(http.value(forHTTPHeaderField: "WWW-Authenticate"))
-        let (put, _, _) = try await json("PUT", "/saved/Madrid?lang=en", headers: ["Authorization": "Bearer demo-temp"])
+        XCTAssertNotNil(http.header("WWW-Authenticate"))
+        let (put, _, _) = try json("PUT", "/saved/Madrid?lang=en", headers: ["Authorization": "Bearer demo-temp"])
         XCTAssertEqual(put, 401)
         XCTAssertEqual(fake.seen("POST", "/").count, 0)
     }
@@ -438,14 +431,14 @@ final class SavedTests: XCTestCase {
     func testTheEmbeddedDemoListsServeTheTab() async throws {
         server = try startLede()
         base = "http://127.0.0.1:\(server.port)"
-        let (status, body, _) = try await json("GET", "/saved", headers: ["Authorization": "Bearer demo-alice"])
+        let (status, body, _) = try json("GET", "/saved", headers: ["Authorization": "Bearer demo-alice"])
         XCTAssertEqual(status, 200)
         XCTAssertEqual(body["count"] as? Int, 12, "13 entries, one saved under two spellings")
         let items = body["items"] as? [[String: Any]] ?? []
         XCTAssertEqual(Set(items.map { $0["lang"] as? String }), ["en", "de"])
         let bombay = items.first { $0["title"] as? String == "Bombay" }
         XCTAssertEqual((bombay?["card"] as? [String: Any])?["title"] as? String, "Mumbai", "a title that is now a redirect shows its target's card")
-        let (bob, tab, _) = try await json("GET", "/saved", headers: ["Authorization": "Bearer demo-bob"])
+        let (bob, tab, _) = try json("GET", "/saved", headers: ["Authorization": "Bearer demo-bob"])
         XCTAssertEqual(bob, 200)
         XCTAssertEqual(tab["syncEnabled"] as? Bool, false)
     }

@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestSupport
 import XCTest
 import HTTPServer
 import Imaging
@@ -69,11 +70,6 @@ final class ShareTests: XCTestCase {
 
     override func tearDown() { server?.shutdown(); server?.waitUntilStopped() }
 
-    func get(_ path: String) async throws -> (Int, Data, HTTPURLResponse) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: base + path)!)
-        let http = response as! HTTPURLResponse
-        return (http.statusCode, data, http)
-    }
 
     override func setUpWithError() throws {
         try XCTSkipIf(FontCatalog.discover() == nil, "Noto Sans is not installed (fonts-noto-core): .ci/run installs it")
@@ -84,25 +80,25 @@ final class ShareTests: XCTestCase {
     func testTheCardIsAValidPNGOf1024By582AtScale2And1536By873AtScale3() async throws {
         try start()
         for (scale, w, h) in [(2, 1024, 582), (3, 1536, 873)] {
-            let (status, data, http) = try await get("/share/Albert_Einstein.png?scale=\(scale)")
+            let r1 = try get(server, "/share/Albert_Einstein.png?scale=\(scale)"); let (status, data, http) = (r1.status, r1.data, r1)
             XCTAssertEqual(status, 200)
-            XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "image/png")
-            XCTAssertEqual(http.value(forHTTPHeaderField: "Cache-Control"), "public, max-age=86400")
-            XCTAssertNotNil(http.value(forHTTPHeaderField: "ETag"))
+            XCTAssertEqual(http.header("Content-Type"), "image/png")
+            XCTAssertEqual(http.header("Cache-Control"), "public, max-age=86400")
+            XCTAssertNotNil(http.header("ETag"))
             let chunks = try XCTUnwrap(pngChunks(Array(data)), "signature and every chunk's CRC")
             XCTAssertEqual(chunks.map(\.type), ["IHDR", "IDAT", "IEND"])
             XCTAssertEqual(ImageHeader.read(Array(data)), ImageHeader(format: .png, width: w, height: h))
             XCTAssertEqual(Array(chunks[0].data[8...12]), [8, 2, 0, 0, 0], "8-bit RGB, deflate, no interlace")
         }
-        let (s, _, _) = try await get("/share/Albert_Einstein.png?scale=4")
+        let r2 = try get(server, "/share/Albert_Einstein.png?scale=4"); let s = r2.status
         XCTAssertEqual(s, 400)
     }
 
     func testTheJPEGForLinkPreviewsIsUnder300KB() async throws {
         try start()
-        let (status, data, http) = try await get("/share/Rijksmuseum.png?format=jpeg")
+        let r3 = try get(server, "/share/Rijksmuseum.png?format=jpeg"); let (status, data, http) = (r3.status, r3.data, r3)
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "image/jpeg")
+        XCTAssertEqual(http.header("Content-Type"), "image/jpeg")
         XCTAssertLessThan(data.count, 300_000)
         XCTAssertEqual(ImageHeader.read(Array(data)), ImageHeader(format: .jpeg, width: 1024, height: 582))
         XCTAssertNoThrow(try JPEG.decode(Array(data), maxPixels: 1 << 22))
@@ -110,11 +106,11 @@ final class ShareTests: XCTestCase {
 
     func testACardIsKeptAndTheSameOneIsAnsweredAgain() async throws {
         try start()
-        let (_, first, a) = try await get("/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge.")
-        let (_, second, b) = try await get("/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge.")
+        let r4 = try get(server, "/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge."); let (first, a) = (r4.data, r4)
+        let r5 = try get(server, "/share/Albert_Einstein.png?text=Imagination%20is%20more%20important%20than%20knowledge."); let (second, b) = (r5.data, r5)
         XCTAssertEqual(first, second)
-        XCTAssertEqual(a.value(forHTTPHeaderField: "ETag"), b.value(forHTTPHeaderField: "ETag"))
-        let (_, other, _) = try await get("/share/Albert_Einstein.png")
+        XCTAssertEqual(a.header("ETag"), b.header("ETag"))
+        let r6 = try get(server, "/share/Albert_Einstein.png"); let other = r6.data
         XCTAssertNotEqual(first, other, "the text is part of what the card depends on")
     }
 
@@ -123,11 +119,11 @@ final class ShareTests: XCTestCase {
     func testManySelectionsOfOnePageFetchItsLeadImageOnceAndLeaveTheSharedAnswersAlone() async throws {
         let counting = CountingMedia()
         try start(media: counting)
-        let (s0, _, _) = try await get("/summary/Rijksmuseum")
+        let r7 = try get(server, "/summary/Rijksmuseum"); let s0 = r7.status
         XCTAssertEqual(s0, 200)
         let shared = app.responses.snapshot
         for i in 0..<24 {
-            let (status, data, _) = try await get("/share/Rijksmuseum.png?format=jpeg&text=Selection%20number%20\(i)")
+            let r8 = try get(server, "/share/Rijksmuseum.png?format=jpeg&text=Selection%20number%20\(i)"); let (status, data) = (r8.status, r8.data)
             XCTAssertEqual(status, 200)
             XCTAssertEqual(ImageHeader.read(Array(data))?.format, .jpeg)
         }
@@ -140,11 +136,11 @@ final class ShareTests: XCTestCase {
 
     func testAMissingPageIs404AndATextOver500CharactersIs400() async throws {
         try start()
-        let (missing, body, _) = try await get("/share/No_such_page_at_all_here.png")
+        let r9 = try get(server, "/share/No_such_page_at_all_here.png"); let (missing, body) = (r9.status, r9.data)
         XCTAssertEqual(missing, 404)
         XCTAssertEqual((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["type"] as? String, "urn:lede:problem:not-found")
         let long = String(repeating: "word ", count: 101).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let (tooLong, _, _) = try await get("/share/Albert_Einstein.png?text=\(long)")
+        let r10 = try get(server, "/share/Albert_Einstein.png?text=\(long)"); let tooLong = r10.status
         XCTAssertEqual(tooLong, 400)
     }
 
@@ -152,7 +148,7 @@ final class ShareTests: XCTestCase {
         // SOI, then a baseline frame header of 8000 × 5000 and nothing more: only the header is ever read.
         media.bytes = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x13, 0x88, 0x1F, 0x40, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01]
         try start(media: media)
-        let (status, body, _) = try await get("/share/Albert_Einstein.png")
+        let r11 = try get(server, "/share/Albert_Einstein.png"); let (status, body) = (r11.status, r11.data)
         XCTAssertEqual(status, 502)
         let problem = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:share-image-refused")
@@ -163,18 +159,18 @@ final class ShareTests: XCTestCase {
         let whole = JPEG.encode(EmbeddedMediaTransport.picture(seed: "x"), quality: 80)
         media.bytes = Array(whole.prefix(whole.count / 2))
         try start(media: media)
-        let (status, body, _) = try await get("/share/Albert_Einstein.png")
+        let r12 = try get(server, "/share/Albert_Einstein.png"); let (status, body) = (r12.status, r12.data)
         XCTAssertEqual(status, 502)
         XCTAssertEqual((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["type"] as? String, "urn:lede:problem:share-image-refused")
-        let (health, _, _) = try await get("/healthz")
+        let r13 = try get(server, "/healthz"); let health = r13.status
         XCTAssertEqual(health, 200, "the server goes on")
     }
 
     func testThePreviewPageNamesTheCardAndEscapesTheSelection() async throws {
         try start()
-        let (status, data, http) = try await get("/share/Albert_Einstein?text=%3Cscript%3Ealert(%22x%22)%3C/script%3E%20%26%20'more'")
+        let r14 = try get(server, "/share/Albert_Einstein?text=%3Cscript%3Ealert(%22x%22)%3C/script%3E%20%26%20'more'"); let (status, data, http) = (r14.status, r14.data, r14)
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(http.value(forHTTPHeaderField: "Content-Type"), "text/html; charset=utf-8")
+        XCTAssertEqual(http.header("Content-Type"), "text/html; charset=utf-8")
         let html = String(decoding: data, as: UTF8.self)
         XCTAssertTrue(html.contains("<meta property=\"og:title\" content=\"Albert Einstein\">"))
         XCTAssertTrue(html.contains("<meta name=\"twitter:card\" content=\"summary_large_image\">"))
@@ -187,7 +183,7 @@ final class ShareTests: XCTestCase {
         XCTAssertTrue(html.contains("href=\"https://en.wikipedia.org/wiki/Albert_Einstein\""))
         // The card it names is there.
         let url = String(image).replacingOccurrences(of: "&amp;", with: "&").dropFirst(base.count)
-        let (card, jpeg, _) = try await get(String(url))
+        let r15 = try get(server, String(url)); let (card, jpeg) = (r15.status, r15.data)
         XCTAssertEqual(card, 200); XCTAssertLessThan(jpeg.count, 300_000)
     }
 
@@ -196,7 +192,7 @@ final class ShareTests: XCTestCase {
     /// 16 KB.
     func testTheSharedLinksPageShowsTheCardAndLinksToTheArticle() async throws {
         try start()
-        let (status, data, _) = try await get("/share/Albert_Einstein")
+        let r16 = try get(server, "/share/Albert_Einstein"); let (status, data) = (r16.status, r16.data)
         XCTAssertEqual(status, 200)
         let html = String(decoding: data, as: UTF8.self)
         XCTAssertLessThan(data.count, 16 * 1024, "under 16 KB")

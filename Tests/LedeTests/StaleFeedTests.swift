@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestSupport
 import XCTest
 import HTTPServer
 @testable import Lede
@@ -34,7 +35,7 @@ final class StaleFeedTests: FakeUpstreamTestCase {
         // Warm: the first build misses the section deadline; its late data lands and the next build has it.
         var warm = false
         for _ in 0..<60 where !warm {
-            let (status, json, _) = try await get("/feed?lang=en")
+            let (status, json, _) = try get(server, "/feed?lang=en").statusJSONAndResponse
             warm = status == 200 && placeholders(json).isEmpty && sections(json).count >= 5
             if !warm { try await Task.sleep(nanoseconds: 200_000_000) }
         }
@@ -43,12 +44,12 @@ final class StaleFeedTests: FakeUpstreamTestCase {
         var asked = 0, holes: [String] = [], shortLived = 0
         let end = Date().addingTimeInterval(20)
         while Date() < end {
-            let (status, json, response) = try await get("/feed?lang=en")
+            let (status, json, response) = try get(server, "/feed?lang=en").statusJSONAndResponse
             asked += 1
             XCTAssertEqual(status, 200)
             let missing = placeholders(json)
             if !missing.isEmpty { holes.append("answer \(asked): \(missing)") }
-            if let cc = response.value(forHTTPHeaderField: "Cache-Control"), cc != "public, max-age=60" { shortLived += 1 }
+            if let cc = response.header("Cache-Control"), cc != "public, max-age=60" { shortLived += 1 }
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         XCTAssertEqual(holes, [], "placeholders over data Lede had")
@@ -61,20 +62,20 @@ final class StaleFeedTests: FakeUpstreamTestCase {
     /// A refresh that fails keeps the last good data instead of replacing it with placeholders; a language that never had
     /// data still gets its placeholder.
     func testAFailedRefreshKeepsTheLastGoodData() async throws {
-        let (status, json, _) = try await get("/feed?lang=en")
+        let (status, json, _) = try get(server, "/feed?lang=en").statusJSONAndResponse
         XCTAssertEqual(status, 200)
         XCTAssertEqual(placeholders(json), [])
         fake.set("feed", .status(503, "{}"))
         try await Task.sleep(nanoseconds: 2_300_000_000)   // past the 2 s lifetime
         for _ in 0..<10 {
-            let (status, json, response) = try await get("/feed?lang=en")
+            let (status, json, response) = try get(server, "/feed?lang=en").statusJSONAndResponse
             XCTAssertEqual(status, 200)
             XCTAssertEqual(placeholders(json), [], "a failed refresh replaced the last good data")
-            let cc = response.value(forHTTPHeaderField: "Cache-Control") ?? ""
+            let cc = response.header("Cache-Control") ?? ""
             XCTAssertNotEqual(cc, "public, max-age=60", "stale data is kept only briefly by caches")
             try await Task.sleep(nanoseconds: 100_000_000)
         }
-        let (_, german, _) = try await get("/feed?lang=de")
+        let (_, german, _) = try get(server, "/feed?lang=de").statusJSONAndResponse
         XCTAssertTrue(placeholders(german).contains("featured"), "a language that never had data shows placeholders")
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -47,16 +48,9 @@ final class TraceContextTests: FakeUpstreamTestCase {
 
     private func upstreamTraceparents() -> [String] { fake.requests.compactMap { $0.headers["traceparent"] } }
 
-    private func get(_ path: String, traceparent: String?, tracestate: String? = nil) async throws -> (Int, [String: Any]) {
-        var r = URLRequest(url: URL(string: base + path)!)
-        if let traceparent { r.setValue(traceparent, forHTTPHeaderField: "traceparent") }
-        if let tracestate { r.setValue(tracestate, forHTTPHeaderField: "tracestate") }
-        let (data, response) = try await URLSession.shared.data(for: r)
-        return ((response as! HTTPURLResponse).statusCode, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
-    }
 
     func testUpstreamCallsCarryChildrenOfTheIncomingTrace() async throws {
-        let (status, _) = try await get("/article/Albert_Einstein", traceparent: Self.incoming, tracestate: "lede=t61rcWkgMzE")
+        let (status, _) = try get(server, "/article/Albert_Einstein", ["traceparent": Self.incoming, "tracestate": "lede=t61rcWkgMzE"]).statusAndJSON
         XCTAssertEqual(status, 200)
         let sent = upstreamTraceparents()
         XCTAssertGreaterThanOrEqual(sent.count, 4, "every upstream call of the screen carries a traceparent")
@@ -69,10 +63,10 @@ final class TraceContextTests: FakeUpstreamTestCase {
     }
 
     func testWithoutATraceOrWithAMalformedOneAFreshTraceIsMadeAndTheBadOneNeverPassedOn() async throws {
-        _ = try await get("/summary/Amsterdam", traceparent: nil)
+        _ = try get(server, "/summary/Amsterdam")
         let first = try XCTUnwrap(upstreamTraceparents().first.flatMap { TraceContext.parse($0) })
         let malformed = "00-00000000000000000000000000000000-00f067aa0ba902b7-01"
-        _ = try await get("/summary/Mumbai", traceparent: malformed, tracestate: "leak=1")
+        _ = try get(server, "/summary/Mumbai", ["traceparent": malformed, "tracestate": "leak=1"])
         let all = upstreamTraceparents()
         XCTAssertEqual(all.count, 2)
         let second = try XCTUnwrap(TraceContext.parse(all[1]))
@@ -82,10 +76,10 @@ final class TraceContextTests: FakeUpstreamTestCase {
     }
 
     func testAProblemAndTheAccessLogNameTheTrace() async throws {
-        let (status, problem) = try await get("/no/such/route", traceparent: Self.incoming)
+        let (status, problem) = try get(server, "/no/such/route", ["traceparent": Self.incoming]).statusAndJSON
         XCTAssertEqual(status, 404)
         XCTAssertEqual(problem["traceId"] as? String, "4bf92f3577b34da6a3ce929d0e0e4736")
-        let (badStatus, bad) = try await get("/summary/%5Bbad%5D", traceparent: nil)
+        let (badStatus, bad) = try get(server, "/summary/%5Bbad%5D").statusAndJSON
         XCTAssertEqual(badStatus, 400)
         XCTAssertEqual((bad["traceId"] as? String)?.count, 32)
         var line: [UInt8] = []

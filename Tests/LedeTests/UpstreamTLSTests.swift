@@ -12,11 +12,6 @@ import XCTest
 final class UpstreamTLSTests: XCTestCase {
     func fixtures() throws -> TLSFixtures { try XCTUnwrap(TLSFixtures.shared, "openssl could not make the test certificates") }
 
-    func get(_ server: HTTPServer, _ path: String) throws -> (TestHTTPResponse, [String: Any]) {
-        let r = try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        return (r, (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:])
-    }
-
     static let dog = RealAnswersTests.fixtures.appendingPathComponent("summary__ios_dog.json").path
 
     func testARealAnswerArrivesOverTLSWithAPrivateCAAndTheConnectionIsReused() throws {
@@ -26,11 +21,11 @@ final class UpstreamTLSTests: XCTestCase {
         let server = try startLede { $0.upstream = "https://localhost:\(port)/{lang}"; $0.upstreamCA = f.path("ca.pem"); $0.cacheLimits.maxEntries = 1 }
         defer { server.shutdown(); server.waitUntilStopped() }
         for title in ["Dog", "Cat", "Dog"] {
-            let (r, card) = try get(server, "/summary/\(title)")
+            let r = try get(server, "/summary/\(title)"); let card = r.json
             XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
             XCTAssertEqual(card["title"] as? String, "Dog")
         }
-        let (m, _) = try get(server, "/metrics")
+        let m = try get(server, "/metrics")
         let metrics = String(decoding: m.body, as: UTF8.self)
         XCTAssertTrue(metrics.contains("lede_upstream_tls_handshakes_total{origin=\"https://localhost:\(port)\"} 1"), metrics)
         XCTAssertTrue(metrics.contains("lede_upstream_connections_created_total{origin=\"https://localhost:\(port)\"} 1"), metrics)
@@ -47,12 +42,12 @@ final class UpstreamTLSTests: XCTestCase {
             defer { stop() }
             let server = try startLede { $0.upstream = "https://127.0.0.1:\(port)/{lang}"; $0.upstreamCA = ca.map(f.path) }
             defer { server.shutdown(); server.waitUntilStopped() }
-            let (r, problem) = try get(server, "/summary/Dog")
+            let r = try get(server, "/summary/Dog"); let problem = r.json
             XCTAssertEqual(r.status, 502, cert)
             XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:upstream-certificate", cert)
             let detail = problem["detail"] as? String ?? ""
             XCTAssertTrue(detail.contains("certificate could not be verified"), detail)
-            XCTAssertEqual(try get(server, "/healthz").0.status, 200, "and the server keeps serving")
+            XCTAssertEqual(try get(server, "/healthz").status, 200, "and the server keeps serving")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import Lede
 
@@ -27,11 +28,6 @@ class VaryTests: FakeUpstreamTestCase {
         ("X-Forwarded-For", nil, "203.0.113.9"),
     ]
 
-    func fetch(_ path: String, _ field: String, _ value: String?) throws -> TestHTTPResponse {
-        let extra = value.map { "\(field): \($0)\r\n" } ?? ""
-        return try TestHTTPResponse(port: server.port, request: "GET \(path) HTTP/1.1\r\nHost: t\r\n\(extra)Connection: close\r\n\r\n")
-    }
-
     /// Whether a shared cache may store the answer.
     static func sharable(_ r: TestHTTPResponse) -> Bool {
         let cc = (r.headers["cache-control"] ?? "").lowercased()
@@ -44,13 +40,13 @@ class VaryTests: FakeUpstreamTestCase {
             for (name, a, b) in Self.fields {
                 // Warm first (a cold answer may say so: the gallery's `source`), then twice with the first value: a route
                 // whose bytes move on their own (a fresh random card) is not what this checks; it must not be shared.
-                _ = try fetch(path, name, a); _ = try fetch(path, name, b)
-                let first = try fetch(path, name, a), again = try fetch(path, name, a)
+                _ = try get(server, path, a.map { [name: $0] } ?? [:]); _ = try get(server, path, b.map { [name: $0] } ?? [:])
+                let first = try get(server, path, a.map { [name: $0] } ?? [:]), again = try get(server, path, a.map { [name: $0] } ?? [:])
                 guard first.body == again.body else {
                     XCTAssertFalse(Self.sharable(first), "\(path) changes by itself yet may be shared")
                     continue
                 }
-                let other = try fetch(path, name, b)
+                let other = try get(server, path, b.map { [name: $0] } ?? [:])
                 compared += 1
                 guard other.body != first.body || other.status != first.status else { continue }
                 for r in [first, other] where Self.sharable(r) {
@@ -72,8 +68,8 @@ final class VaryBehindATrustedProxyTests: VaryTests {
     }
 
     func testTheSharePageNamesTheForwardedOrigin() throws {
-        let r = try fetch("/share/Amsterdam", "X-Forwarded-Proto", "https")
-        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("content=\"https://t/share/"), "the og:image names https")
+        let r = try get(server, "/share/Amsterdam", ["X-Forwarded-Proto": "https"])
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("content=\"https://127.0.0.1:\(server.port)/share/"), "the og:image names https")
         let spoofed = try TestHTTPResponse(port: server.port, request: "GET /share/Amsterdam HTTP/1.1\r\nHost: t\r\nX-Forwarded-Host: <script>\r\nConnection: close\r\n\r\n")
         XCTAssertTrue(String(decoding: spoofed.body, as: UTF8.self).contains("http://localhost/share/"), "a host that is not a host is not used")
     }

@@ -67,6 +67,14 @@ public final class RawClient {
         return response
     }
 
+    /// The next `count` bytes (nil on EOF or timeout first).
+    public func readBytes(_ count: Int) -> [UInt8]? {
+        while buffer.count < count { if !fill() { return nil } }
+        let bytes = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return bytes
+    }
+
     /// Reads a response head only (a streamed body follows).
     public func readHead() -> TestResponse? {
         while true {
