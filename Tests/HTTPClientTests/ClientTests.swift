@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPClient
 import HTTPServer
+import TestSupport
 import XCTest
 @testable import HTTPCore
 
@@ -86,11 +87,7 @@ final class ClientTests: XCTestCase {
         router.get("/slow") { _ in .async { try? await Task.sleep(nanoseconds: 150_000_000); return HTTPResponse(status: 200, contentType: "text/plain", bytes: Array("slow".utf8)) } }
         router.get("/big") { _ in .response(HTTPResponse(status: 200, contentType: "application/json", bytes: Array(repeating: 65, count: 200_000))) }
         router.post("/echo") { ctx in .response(HTTPResponse(status: 200, contentType: "text/plain", bytes: ctx.request.body)) }
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        config.timeouts.idle = 0.3
-        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        server = try startServer(router) { $0.timeouts.idle = 0.3 }
         client = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 4, maxResponseBytes: 1 << 20))
     }
 

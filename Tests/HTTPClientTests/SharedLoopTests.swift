@@ -70,20 +70,14 @@ final class SharedLoopTests: XCTestCase {
     func upstream() throws -> HTTPServer {
         let router = Router()
         router.get("/n") { _ in .response(HTTPResponse(status: 200, contentType: "application/json", bytes: Array(#"{"n":1}"#.utf8))) }
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        let server = try startServer(router)
         return server
     }
 
     func front(loops: Int, _ routes: (Router) -> Void) throws -> HTTPServer {
         let router = Router()
         routes(router)
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = loops; config.accessLog = false
-        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        let server = try startServer(router, loops: loops)
         return server
     }
 

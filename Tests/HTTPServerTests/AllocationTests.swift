@@ -18,7 +18,6 @@ import XCTest
 final class AllocationTests: XCTestCase {
     /// Requests on one keep-alive connection, one at a time as wrk sends them; returns allocations per request.
     func allocationsPerRequest(_ path: String, headers: String = "", requests: Int = 1_000) throws -> Double {
-        let config = testConfiguration { $0.loops = 1 }
         let router = Router()
         router.get("/arm") { _ in lede_allocations_arm(); return .response(.text("armed")) }
         let plain = PreparedBody(contentType: "text/plain", bytes: Array("Hello, World!".utf8))
@@ -26,8 +25,7 @@ final class AllocationTests: XCTestCase {
         let json = PreparedBody(contentType: "application/json", bytes: Array(("{\"items\":[" + (0..<400).map { "\"item \($0)\"" }.joined(separator: ",") + "]}").utf8))
         router.get("/json") { _ in .response(.prepared(json)) }
         router.get("/text") { _ in .response(.text("hello")) }
-        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        let server = try startServer(router)
         defer { lede_allocations_disarm(); stop(server) }
         let c = try RawClient(port: server.port)
         let per = TestSupport.allocationsPerRequest(c, "GET \(path) HTTP/1.1\r\nHost: t\r\n\(headers)\r\n", arm: "/arm", requests: requests) {

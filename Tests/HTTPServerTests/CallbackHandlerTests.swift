@@ -47,8 +47,7 @@ final class CallbackHandlerTests: XCTestCase {
         }
         let parked = self.parked
         router.get("/parked") { _ in .callback { parked.park($0) } }
-        server = HTTPServer(configuration: testConfiguration { _ in }, router: router, logger: Logger(level: .off))
-        try server.start()
+        server = try startServer(router, loops: 2)
     }
 
     override func tearDown() {

@@ -283,8 +283,7 @@ final class LiveServerTests: XCTestCase {
             body.append(literal: "<end>")
             return .response(.assembled(body))
         }
-        let local = HTTPServer(configuration: testConfiguration { $0.loops = 1 }, router: router, logger: Logger(level: .off))
-        try local.start()
+        let local = try startServer(router)
         defer { stop(local) }
         var expected: [UInt8] = []
         for (i, f) in fragments.enumerated() { expected += Array("<\(i)>".utf8) + f.bytes }
@@ -313,8 +312,7 @@ final class LiveServerTests: XCTestCase {
         router.add("GET", "/keep/{n}") { ctx in kept.withLock { $0.append(ctx.request) }; return .response(.text("ok")) }
         router.add("POST", "/keep/{n}") { ctx in kept.withLock { $0.append(ctx.request) }; return .response(.text("ok")) }
         router.get("/drop") { _ in .response(.text("ok")) }
-        let local = HTTPServer(configuration: testConfiguration { $0.loops = 1 }, router: router, logger: Logger(level: .off))
-        try local.start()
+        let local = try startServer(router)
         defer { stop(local) }
         let c = try RawClient(port: local.port)
         for i in 0..<6 {

@@ -41,9 +41,7 @@ final class PushStreamTests: XCTestCase {
                 }
             }
         }
-        let server = HTTPServer(configuration: testConfiguration(configure), router: router, logger: Logger(level: .off))
-        try server.start()
-        return server
+        return try startServer(router, loops: 2, configure)
     }
 
     func testAReaderThatStopsReadingEndsThePushStreamPastTheBoundAndItsProducerIsTold() throws {

@@ -147,14 +147,12 @@ final class RequestBytesTests: XCTestCase {
     /// handler kept the request; a handler that kept only its fields, or its path, keeps what it was given.
     func testWhatAHandlerKeepsOutlivesTheConnectionsNextRequest() throws {
         let kept = Mutex<[(headers: HTTPHeaders, path: String)]>([])
-        let config = testConfiguration { $0.loops = 1 }
         let router = Router()
         router.get("/keep/{n}") { ctx in
             kept.withLock { $0.append((headers: ctx.request.headers, path: ctx.request.path)) }
             return .response(.text("kept"))
         }
-        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        let server = try startServer(router)
         defer { stop(server) }
         let c = try RawClient(port: server.port)
         for i in 0..<20 {

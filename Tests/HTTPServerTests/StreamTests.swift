@@ -39,7 +39,6 @@ private func ending(_ error: any Error) -> String {
 }
 
 func startStreamServer(_ probe: StreamProbe, _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
-    let config = testConfiguration(configure)
     let router = Router()
     router.get("/hello") { _ in .response(.text("hello")) }
     // n pieces "piece i\n", `delay` ms apart.
@@ -101,9 +100,7 @@ func startStreamServer(_ probe: StreamProbe, _ configure: (inout ServerConfigura
             }
         }
     }
-    let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-    try server.start()
-    return server
+    return try startServer(router, loops: 2, configure)
 }
 
 final class StreamTests: XCTestCase {

@@ -1,21 +1,8 @@
+import TestSupport
 import Foundation
 import Glibc
 @testable import HTTPServer
 @testable import HTTPCore
-
-/// A server configuration for tests: loopback, an ephemeral port, two loops, short ticks, drain and linger.
-func testConfiguration(_ configure: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
-    var config = ServerConfiguration()
-    config.host = "127.0.0.1"
-    config.port = 0
-    config.loops = 2
-    config.accessLog = false
-    config.tickInterval = 0.05
-    config.timeouts.drain = 5
-    config.timeouts.linger = 0.5
-    configure(&config)
-    return config
-}
 
 func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
     let config = testConfiguration(configure)
@@ -50,9 +37,7 @@ func startTestServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }
     router.get("/large") { ctx in
         ctx.request.queryParameter("shared") == "1" ? .response(.prepared(largePrepared)) : .response(HTTPResponse(status: 200, contentType: "application/octet-stream", bytes: largeBytes))
     }
-    let server = HTTPServer(configuration: config, router: router, logger: Logger(level: ProcessInfo.processInfo.environment["LEDE_TEST_LOG"] == nil ? .off : .debug))
-    try server.start()
-    return server
+    return try startServer(router, loops: config.loops, logger: Logger(level: ProcessInfo.processInfo.environment["LEDE_TEST_LOG"] == nil ? .off : .debug)) { $0 = config }
 }
 
 func stop(_ server: HTTPServer) {

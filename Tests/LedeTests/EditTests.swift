@@ -39,12 +39,8 @@ final class FakeActionAPI: Sendable {
     var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
 
     init() throws {
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        config.timeouts.drain = 1
-        config.limits.maxBody = 8 << 20
         let router = Router()
-        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxBody = 8 << 20 }
         let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx.request) } }
         router.get("/{lang}/w/api.php", handler)
         router.post("/{lang}/w/api.php", handler)

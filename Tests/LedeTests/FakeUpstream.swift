@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestSupport
 import XCTest
 import HTTPServer
 @testable import Lede
@@ -48,12 +49,8 @@ final class FakeUpstream: @unchecked Sendable {
     var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
 
     init() throws {
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        config.timeouts.drain = 1
-        config.limits.maxConnections = 1000
         let router = Router()
-        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxConnections = 1000 }
         let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx) } }
         router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
         router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)

@@ -102,10 +102,8 @@ final class FakeReddit: @unchecked Sendable {
     var base: String { "http://127.0.0.1:\(server.port)" }
 
     init() throws {
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false; config.timeouts.drain = 1
         let router = Router()
-        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        server = makeServer(router) { $0.timeouts.drain = 1 }
         let embedded = EmbeddedRedditTransport()
         router.get("/r/{sub}/top.json") { [calls, behaviour] ctx in
             .async {

@@ -98,8 +98,9 @@ final class LayoutTests: XCTestCase {
         }
     }
 
-    /// The tests share one request helper (docs/TESTING.md): no `func get` but TestSupport's, and no URLSession.
-    func testTheTestsAskServersThroughTheOneHelper() throws {
+    /// The tests share one request helper and one way to start a server (docs/TESTING.md): no `func get` but
+    /// TestSupport's, no URLSession, no server configured by hand.
+    func testTheTestsAskAndStartServersThroughTheOneHelper() throws {
         var files: [(path: String, text: String)] = []
         for folder in ["Tests/LedeTests", "Tests/HTTPServerTests", "Tests/HTTPClientTests", "Tests/TestSupport"] { files += try Self.swiftFiles(folder) }
         XCTAssertGreaterThan(files.count, 40)
@@ -109,6 +110,9 @@ final class LayoutTests: XCTestCase {
             }
             if path != "Tests/LedeTests/LayoutTests.swift" {
                 XCTAssertFalse(text.contains("URLSession."), "\(path) asks through URLSession")
+            }
+            if path != "Tests/TestSupport/Servers.swift" && path != "Tests/LedeTests/LayoutTests.swift" {
+                XCTAssertFalse(text.contains("HTTPServer(configuration:"), "\(path) builds a server by hand")
             }
         }
     }

@@ -266,10 +266,7 @@ final class BadgeAnswersTests: XCTestCase {
             .response(Responses.json(bytes: Badge(unread: Int(ctx.parameter("n")!)!, exploreFeedOn: ctx.parameter("feed") == "on").jsonBytes,
                                      cacheControl: NotificationRoutes.noStore))
         }
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        let server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
-        try server.start()
+        let server = try startServer(router)
         defer { server.shutdown(); server.waitUntilStopped() }
         // The fields that differ per answer (its date, its id) left out of the comparison.
         func badge(_ path: String, _ headers: [String: String] = [:]) throws -> TestResponse {

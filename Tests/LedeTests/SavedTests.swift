@@ -34,11 +34,8 @@ final class FakeReadingLists: Sendable {
 
     init(users: [String: EmbeddedReadingLists.User], settings: EmbeddedReadingLists.Settings = .init()) throws {
         store = EmbeddedReadingLists(users: users, settings: settings)
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"; config.port = 0; config.loops = 1; config.accessLog = false
-        config.timeouts.drain = 1
         let router = Router()
-        server = HTTPServer(configuration: config, router: router, logger: Logger(level: .off))
+        server = makeServer(router) { $0.timeouts.drain = 1 }
         let lists: Handler = { [unowned self] ctx in .async { await self.lists(ctx) } }
         let base = "/{lang}/w/rest.php/readinglists/v0/lists"
         router.get(base, lists)
