@@ -506,30 +506,13 @@ public struct ResponseParser {
     }
 
     static func chunkSize(_ line: ArraySlice<UInt8>) throws(ResponseError) -> Int {
-        var size = 0
-        var digits = 0
-        var i = line.startIndex
-        while i < line.endIndex {
-            let c = line[i]
-            let v: Int
-            switch c {
-            case 48...57: v = Int(c - 48)
-            case 65...70: v = Int(c - 55)
-            case 97...102: v = Int(c - 87)
-            default: v = -1
-            }
-            if v < 0 { break }
-            digits += 1
-            guard digits <= 15 else { throw .malformed("a chunk size is too large") }
-            size = size * 16 + v
-            i += 1
+        // Lenient where it costs nothing: whitespace after the size with no extension is read as nothing.
+        switch line.withUnsafeBufferPointer({ ChunkedFraming.size($0, lenient: true) }) {
+        case .size(let size): return size
+        case .notHexadecimal: throw .malformed("a chunk size is not hexadecimal")
+        case .tooLarge: throw .malformed("a chunk size is too large")
+        case .invalidAfterSize, .whitespaceWithoutExtension: throw .malformed("a chunk size is followed by something else")
+        case .controlInExtension: throw .malformed("a chunk extension holds control characters")
         }
-        guard digits > 0 else { throw .malformed("a chunk size is not hexadecimal") }
-        // What may follow: whitespace, then chunk extensions (`;name=value`), nothing else.
-        var rest = line[i...]
-        while let f = rest.first, f == 32 || f == 9 { rest = rest.dropFirst() }
-        guard rest.isEmpty || rest.first == 59 else { throw .malformed("a chunk size is followed by something else") }
-        guard rest.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("a chunk extension holds control characters") }
-        return size
     }
 }

@@ -568,26 +568,15 @@ public struct RequestParser {
     // MARK: - Chunks
 
     private func parseChunkSize(_ ls: Int, _ le: Int) throws -> Int {
-        var i = ls
-        var size = 0
-        var digits = 0
-        while i < le, let h = PercentDecoding.hexValue(buffer[i]) {
-            digits += 1
-            if digits > 15 { throw ParseError(400, "The chunk size overflows.") }
-            size = size << 4 | Int(h)
-            i += 1
+        let line = buffer.withUnsafeBufferPointer { ChunkedFraming.size(UnsafeBufferPointer(rebasing: $0[ls..<le])) }
+        switch line {
+        case .size(let size): return size
+        case .notHexadecimal: throw ParseError(400, "The chunk size is not hexadecimal.")
+        case .tooLarge: throw ParseError(400, "The chunk size overflows.")
+        case .invalidAfterSize: throw ParseError(400, "The chunk size is followed by invalid characters.")
+        case .whitespaceWithoutExtension: throw ParseError(400, "The chunk size is followed by whitespace without an extension.")
+        case .controlInExtension: throw ParseError(400, "A chunk extension contains a control character.")
         }
-        guard digits > 0 else { throw ParseError(400, "The chunk size is not hexadecimal.") }
-        // Optional chunk extensions: BWS ';' ... — accepted and ignored.
-        var j = i
-        while j < le, buffer[j] == 32 || buffer[j] == 9 { j += 1 }
-        if j < le {
-            guard buffer[j] == 59 else { throw ParseError(400, "The chunk size is followed by invalid characters.") }
-            for k in (j + 1)..<le where buffer[k] == 0 { throw ParseError(400, "A chunk extension contains NUL.") }
-        } else if j != i {
-            throw ParseError(400, "The chunk size is followed by whitespace without an extension.")
-        }
-        return size
     }
 
     // MARK: - Completion

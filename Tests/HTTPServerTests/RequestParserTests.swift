@@ -1,4 +1,5 @@
 import XCTest
+import HTTPCore
 @testable import HTTPServer
 
 /// Parses `text` fed in one piece and fed one byte at a time; both must agree.
@@ -115,6 +116,31 @@ final class RequestParserTests: XCTestCase {
         for (name, text, expected) in cases {
             XCTAssertEqual(outcome(text), expected, name)
         }
+    }
+
+    /// One chunk-size grammar for both directions (HTTPCore's `ChunkedFraming`): the server strict, the client lenient
+    /// only about whitespace with no extension after it.
+    func testChunkSizeLinesReadAlikeInBothDirections() {
+        func read(_ text: String, lenient: Bool = false) -> ChunkedFraming.SizeLine {
+            Array(text.utf8).withUnsafeBufferPointer { ChunkedFraming.size($0, lenient: lenient) }
+        }
+        XCTAssertEqual(read("1a"), .size(26))
+        XCTAssertEqual(read("A;name=value"), .size(10))
+        XCTAssertEqual(read("5 ;ext\t=\"x\""), .size(5))
+        XCTAssertEqual(read("0"), .size(0))
+        XCTAssertEqual(read(""), .notHexadecimal)
+        XCTAssertEqual(read("zz"), .notHexadecimal)
+        XCTAssertEqual(read("fffffffffffffff"), .size(0xfffffffffffffff))
+        XCTAssertEqual(read("ffffffffffffffff"), .tooLarge)
+        XCTAssertEqual(read("5x"), .invalidAfterSize)
+        XCTAssertEqual(read("5 "), .whitespaceWithoutExtension)
+        XCTAssertEqual(read("5 ", lenient: true), .size(5))
+        XCTAssertEqual(read("5;a\u{1}b"), .controlInExtension)
+        XCTAssertEqual(read("5;a\u{7f}"), .controlInExtension)
+        var p = RequestParser(limits: ParserLimits())
+        p.append(Array("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x\u{1}\r\nhello\r\n0\r\n\r\n".utf8))
+        guard case .error(let e) = p.next() else { return XCTFail("a control character in a chunk extension is refused") }
+        XCTAssertEqual(e.status, 400)
     }
 
     func testLimits() {
