@@ -10,7 +10,8 @@ extension Connection {
     func route(_ request: HTTPRequest) {
 
         if request.method != "GET" && !Router.knownMethods.contains(request.method) {
-            // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405.
+            // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405; charged like any request.
+            if refusedByBudget() { return }
             respond(Problem(status: 501, slug: "method-not-implemented",
                             detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
             return
@@ -21,12 +22,8 @@ extension Connection {
             // Each client's budget: admitted while its bucket holds a unit; work off the loop pays its route's cost.
             var clientKey: UInt64 = 0
             if route.limited, let limiter = self.limiter {
-                let refusal: HTTPResponse? = limiter._withUnsafeGuaranteedRef { limiter in
-                    clientKey = limiter.key(current.credentials, address: current.client)
-                    let decision = limiter.admit(clientKey, now: loop.now)
-                    return decision.admitted ? nil : limiter.refusal(decision)
-                }
-                if let refusal { respond(refusal); return }
+                clientKey = limiter._withUnsafeGuaranteedRef { $0.key(current.credentials, address: current.client) }
+                if refused(clientKey, limiter) { return }
             }
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
                                          client: current.client, viaTrustedProxy: current.viaProxy, credentials: current.credentials)
@@ -64,13 +61,33 @@ extension Connection {
                 }
             }
         case .methodNotAllowed(let allow):
+            if refusedByBudget() { return }
             var p = Problem(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow.joined(separator: ", ")).")
             p.headers.set("Allow", allow.joined(separator: ", "))
             respond(p.response)
         case .notFound:
+            // A path no route takes costs a unit too: a flood of 404s is a flood (only the probes are free).
+            if refusedByBudget() { return }
             let path = String(request.path.prefix(200))
             respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage(server: .noRoute, [path])).response)
         }
+    }
+
+    /// The rate-limit stage for a request no route takes (404, 405, 501): its client's unit, or the 429 answered.
+    func refusedByBudget() -> Bool {
+        guard let limiter else { return false }
+        return refused(limiter._withUnsafeGuaranteedRef { $0.key(current.credentials, address: current.client) }, limiter)
+    }
+
+    /// Admits `key` if its bucket holds a unit; else answers the 429 and says so.
+    @inline(__always)
+    func refused(_ key: UInt64, _ limiter: Unmanaged<ClientRateLimiter>) -> Bool {
+        let refusal: HTTPResponse? = limiter._withUnsafeGuaranteedRef { limiter in
+            let decision = limiter.admit(key, now: loop.now)
+            return decision.admitted ? nil : limiter.refusal(decision)
+        }
+        if let refusal { respond(refusal); return true }
+        return false
     }
 
     /// Work that goes off the loop costs its client its route's price (the unit of its admission already paid).

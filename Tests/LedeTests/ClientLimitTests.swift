@@ -165,6 +165,19 @@ final class ClientLimitTests: XCTestCase {
         XCTAssertEqual(Credentials.read([:]), Credentials.none)
     }
 
+    /// Every request is charged, those no route takes included (404, 405, 501); only the probes are free.
+    func testRequestsNoRouteTakesAreChargedToo() throws {
+        let server = try start { _ in }
+        defer { server.shutdown(); server.waitUntilStopped() }
+        var statuses: [Int] = []
+        for i in 0..<12 { statuses.append(try get(server, "/no/such/route/\(i)").status) }
+        XCTAssertEqual(statuses.prefix(10).filter { $0 == 404 }.count, 10, "the burst: \(statuses)")
+        XCTAssertEqual(Array(statuses.suffix(2)), [429, 429], "past the burst, a 404 flood is refused: \(statuses)")
+        XCTAssertEqual(try get(server, "/languages", method: "PUT").status, 429, "a 405 is charged")
+        XCTAssertEqual(try get(server, "/languages", method: "PROPFIND").status, 429, "a 501 is charged")
+        XCTAssertEqual(try get(server, "/healthz").status, 200, "the probes are free")
+    }
+
     func testBehindATrustedProxyEachForwardedClientHasItsOwnBudget() throws {
         let server = try start { $0.server.clients.trustedProxies = [AddressBlock("127.0.0.0/8")!] }
         defer { server.shutdown(); server.waitUntilStopped() }
