@@ -367,8 +367,10 @@ enum ResponseEncoder {
     }
 
     static let http11: StaticString = "HTTP/1.1 "
-    static let ok200: StaticString = "HTTP/1.1 200 OK\r\nServer: lede\r\nDate: "
-    static let serverAndDate: StaticString = "\r\nServer: lede\r\nDate: "
+    // Every answer says `X-Content-Type-Options: nosniff`: a browser reads each as the type it is sent as (a JSON
+    // answer, a problem, an image), never as something it guessed (HTML, script). Part of the status line's constant.
+    static let ok200: StaticString = "HTTP/1.1 200 OK\r\nServer: lede\r\nX-Content-Type-Options: nosniff\r\nDate: "
+    static let serverAndDate: StaticString = "\r\nServer: lede\r\nX-Content-Type-Options: nosniff\r\nDate: "
     static let crlf: StaticString = "\r\n"
     static let contentLength: StaticString = "Content-Length: "
     static let contentEncodingGzip: StaticString = "Content-Encoding: gzip\r\n"

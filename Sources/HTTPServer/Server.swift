@@ -62,7 +62,7 @@ final class ServerCore: Sendable {
     let overloadedBody: [UInt8]
 
     func overloadedResponse(date: [UInt8]) -> [UInt8] {
-        var out = Array("HTTP/1.1 503 Service Unavailable\r\nServer: lede\r\nDate: ".utf8)
+        var out = Array("HTTP/1.1 503 Service Unavailable\r\nServer: lede\r\nX-Content-Type-Options: nosniff\r\nDate: ".utf8)
         out += date
         out += Array("\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(overloadedBody.count)\r\n\r\n".utf8)
         out += overloadedBody

@@ -17,7 +17,10 @@ import XCTest
 /// two busy processes (the hundredths: the client's ticks); it moved from 61 to 70 with the machine's load before the
 /// loops walked their tables by index (see `AllocationTests`). W3C trace context added four (57.04 here): the upstream
 /// call's child `traceparent` (one string) and the per-call field list it goes in, and what the debug build boxes
-/// around them. The ceiling is the measure plus one and a half.
+/// around them. The fake is our own server: since every answer carries `X-Content-Type-Options: nosniff` (issue 68), the
+/// client reads one more field of each of its answers, three more here (60.05); the release build's badge through nginx,
+/// which sends no such field, made 13.02 mallocs before and after (BENCHMARKS.md). The ceiling is the measure plus one
+/// and a half.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
@@ -31,6 +34,6 @@ final class BadgeAllocationTests: XCTestCase {
         XCTAssertEqual(fake.requests(kind: "notifications").last?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
         print("allocations per request, /notifications/badge through a live upstream: \(per)")
         XCTAssertGreaterThan(per, 1, "the loop's thread was armed")
-        XCTAssertLessThanOrEqual(per, 58.6)
+        XCTAssertLessThanOrEqual(per, 61.6)
     }
 }

@@ -166,6 +166,44 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(health, 200, "the server goes on")
     }
 
+    /// The page as a hostile page would be (issue 68): its links only to the article's own Wikipedia over https
+    /// whatever upstream names, no bidirectional control from the selection or upstream in any text or tag, and
+    /// headers that allow no script, no framing, no sniffing.
+    func testThePageTrustsNoLinkUpstreamNamesNoBidiControlAndAllowsNoScript() async throws {
+        let json = #"{"title":"Albert Einstein","extract":"A physicist.","lang":"en","content_urls":{"desktop":{"page":"javascript:alert(document.domain)"}}}"#
+        let summary = try UpstreamJSONDecoder().decode(PageSummary.self, from: Array(json.utf8))
+        let card = Card(summary: summary, lang: .english)
+        XCTAssertEqual(card.url, "javascript:alert(document.domain)", "what upstream named")
+        let html = ShareRoutes.page(card: card, text: "evil \u{202E}txet \u{2066}x\u{2069}", selection: nil, lang: .english, base: "http://t")
+        XCTAssertFalse(html.contains("javascript:"), html)
+        XCTAssertTrue(html.contains("href=\"https://en.wikipedia.org/wiki/Albert_Einstein\""))
+        XCTAssertTrue(html.contains("<meta property=\"og:url\" content=\"https://en.wikipedia.org/wiki/Albert_Einstein\">"))
+        XCTAssertFalse(html.unicodeScalars.contains { ShareCard.isHidden($0) }, "no bidi control or invisible format character")
+        func link(_ url: String) -> String {
+            var c = card
+            c.url = url
+            return ShareRoutes.articleLink(c, lang: .english)
+        }
+        let built = "https://en.wikipedia.org/wiki/Albert_Einstein"
+        for bad in ["http://en.wikipedia.org/wiki/A", "https://evil.example/wiki/A", "https://en.wikipedia.org@evil.example/wiki/A",
+                    "https://en.wikipedia.org:8443/wiki/A", "https://de.wikipedia.org/wiki/A", "//en.wikipedia.org/wiki/A", "data:text/html,x"] {
+            XCTAssertEqual(link(bad), built, bad)
+        }
+        XCTAssertEqual(link("https://en.m.wikipedia.org/wiki/Albert_Einstein"), "https://en.m.wikipedia.org/wiki/Albert_Einstein")
+        XCTAssertEqual(ShareCard.selection("a\u{202E}b\u{200D}c"), "ab\u{200D}c", "the joiner stays, the override goes")
+
+        try start()
+        let r = try get(server, "/share/Albert_Einstein?text=Rock%20%E2%80%AEkcor")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertFalse(r.text.unicodeScalars.contains { $0.value == 0x202E }, "the selection's override is gone from the quote and the tags")
+        XCTAssertEqual(r.header("Content-Security-Policy"),
+                       "default-src 'none'; img-src 'self' http://127.0.0.1:\(server.port); style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        XCTAssertEqual(r.header("X-Content-Type-Options"), "nosniff")
+        XCTAssertEqual(r.header("Referrer-Policy"), "strict-origin-when-cross-origin")
+        XCTAssertEqual(r.header("X-Frame-Options"), "DENY")
+        XCTAssertEqual(try get(server, "/summary/Albert_Einstein").header("X-Content-Type-Options"), "nosniff", "JSON answers too")
+    }
+
     func testThePreviewPageNamesTheCardAndEscapesTheSelection() async throws {
         try start()
         let r14 = try get(server, "/share/Albert_Einstein?text=%3Cscript%3Ealert(%22x%22)%3C/script%3E%20%26%20'more'"); let (status, data, http) = (r14.status, r14.data, r14)

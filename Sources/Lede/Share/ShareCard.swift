@@ -118,6 +118,24 @@ enum ShareCard {
     /// scalars, as JSON Schema's `maxLength` counts them, before anything is collapsed).
     static func selection(_ raw: String) -> String? {
         guard raw.unicodeScalars.count <= maxTextCharacters else { return nil }
-        return raw.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        return visible(raw).split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
+    /// Text as the card and the page show it, in the text and in every tag: without the bidirectional controls
+    /// (embeddings, overrides and isolates U+202A–U+202E, U+2066–U+2069; the marks U+200E, U+200F, U+061C), which let a
+    /// selection or an upstream title reorder what is around it, and without invisible format characters (U+200B,
+    /// U+2060–U+2064, U+FEFF, U+180E). The joiners U+200C and U+200D stay: Persian, Indic scripts and emoji need them.
+    static func visible(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: isHidden) else { return s }
+        var out = String.UnicodeScalarView()
+        out.append(contentsOf: s.unicodeScalars.lazy.filter { !isHidden($0) })
+        return String(out)
+    }
+
+    static func isHidden(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x200B, 0x2060...0x2064, 0xFEFF, 0x180E: return true
+        default: return false
+        }
     }
 }

@@ -43,10 +43,32 @@ enum ShareRoutes {
                 let card = Card(summary: summary, lang: lang)
                 let text = ShareService.text(selection: selection, summary: summary, lang: lang)
                 let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
-                return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8),
-                                              headers: ["Cache-Control": "public, max-age=3600", "Content-Language": lang.tag, "Vary": vary]))
+                var headers: HTTPHeaders = ["Cache-Control": "public, max-age=3600", "Content-Language": lang.tag, "Vary": vary]
+                for (name, value) in pageSecurity(base: base) { headers.add(name, value) }
+                return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8), headers: headers))
             }
         }
+    }
+
+    /// The page as a hostile page would be: no script at all, nothing loaded but the card (from `base`, the origin the
+    /// page names it at) and the page's own inline style, no form, no base URL, never framed, no referrer sent across
+    /// origins. (`X-Content-Type-Options: nosniff` is on every answer.)
+    static func pageSecurity(base: String) -> [(String, String)] {
+        [("Content-Security-Policy", "default-src 'none'; img-src 'self' \(base); style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+         ("Referrer-Policy", "strict-origin-when-cross-origin"),
+         ("X-Frame-Options", "DENY")]
+    }
+
+    /// The article's link as the page shows it: an `https` URL of the article's own Wikipedia (its edition's host,
+    /// desktop or mobile, no user or port) as upstream named it; else the one Lede builds from the edition and title.
+    static func articleLink(_ card: Card, lang: LanguageCode) -> String {
+        let u = URIReference(card.url)
+        guard u.scheme?.lowercased() == "https", let host = u.authority?.lowercased(),
+              host == "\(lang.code).wikipedia.org" || host == "\(lang.code).m.wikipedia.org",
+              !card.url.utf8.contains(where: { $0 < 33 || $0 == 127 }) else {
+            return Card.articleURL(lang: lang.code, title: card.title)
+        }
+        return card.url
     }
 
     /// `http(s)://host` this request came to. `X-Forwarded-Proto: https` and `X-Forwarded-Host` count only from a
@@ -94,7 +116,9 @@ enum ShareRoutes {
         if let selection { query += "&text=" + UpstreamRequest.percentEncode(selection, keep: "") }
         let image = "\(base)/share/\(path).png?\(query)"
         let dir = Card.rtl.contains(lang.code) ? "rtl" : "ltr"
-        func e(_ s: String) -> String { HTMLText.escape(s) }
+        // Every text shown or put in a tag without bidirectional controls and invisible format characters.
+        func e(_ s: String) -> String { HTMLText.escape(ShareCard.visible(s)) }
+        let link = articleLink(card, lang: lang)
         return """
         <!DOCTYPE html>
         <html lang="\(e(lang.tag))" dir="\(dir)">
@@ -106,7 +130,7 @@ enum ShareRoutes {
         <meta property="og:site_name" content="Wikipedia">
         <meta property="og:title" content="\(e(card.title))">
         <meta property="og:description" content="\(e(text))">
-        <meta property="og:url" content="\(e(card.url))">
+        <meta property="og:url" content="\(e(link))">
         <meta property="og:image" content="\(e(image))">
         <meta property="og:image:type" content="image/jpeg">
         <meta property="og:image:width" content="\(ShareCard.widthPoints * 2)">
@@ -116,7 +140,7 @@ enum ShareRoutes {
         <meta name="twitter:title" content="\(e(card.title))">
         <meta name="twitter:description" content="\(e(text))">
         <meta name="twitter:image" content="\(e(image))">
-        <link rel="canonical" href="\(e(card.url))">
+        <link rel="canonical" href="\(e(link))">
         <style>\(pageStyle)</style>
         </head>
         <body>
@@ -126,7 +150,7 @@ enum ShareRoutes {
         <h1>\(e(card.title))</h1>
         \(card.description.map { "<p class=\"description\">\(e($0))</p>" } ?? "")
         <blockquote>\(e(text))</blockquote>
-        <p><a class="read" href="\(e(card.url))">\(e(Messages.shared.text(.shareReadOn, in: lang.tag)))</a></p>
+        <p><a class="read" href="\(e(link))">\(e(Messages.shared.text(.shareReadOn, in: lang.tag)))</a></p>
         <footer>\(e(Messages.shared.text(.shareTextLicence, in: lang.tag, "CC BY-SA 4.0")))</footer>
         </main>
         </body>

@@ -81,7 +81,7 @@ final class ShareService: Sendable {
                 let image = try await leadImage(summary, lang: lang)
                 return (image, 256 + (image?.image.pixels.count ?? 0))
             }
-            let content = ShareCard.Content(text: text, title: Card(summary: summary, lang: lang).title, language: lang.code, image: lead?.image,
+            let content = ShareCard.Content(text: ShareCard.visible(text), title: ShareCard.visible(Card(summary: summary, lang: lang).title), language: lang.code, image: lead?.image,
                                             imageLicense: lead?.license, imageAuthor: lead?.author, wordsLanguage: lang.tag)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
             let body = PreparedBody(contentType: format == .png ? "image/png" : "image/jpeg", bytes: bytes,
