@@ -107,6 +107,7 @@ worker_processes $nworkers;
 ${common//PIDFILE/$dir/proxy.pid}
 http {
   access_log off; keepalive_requests 10000000; keepalive_timeout 60s; tcp_nodelay on;
+  add_header X-Content-Type-Options nosniff;   # as Lede's every answer
   upstream echo { server 127.0.0.1:$up_port; keepalive 64; keepalive_requests 10000000; }
   server {
     listen 127.0.0.1:$proxy_port reuseport;

@@ -63,6 +63,7 @@ http {
   tcp_nodelay on;
   sendfile on;
   open_file_cache max=100;
+  add_header X-Content-Type-Options nosniff;   # Lede sends it on every answer: the same header bytes
   server {
     listen 127.0.0.1:$nginx_port reuseport;
     root $nginx_dir/www;
