@@ -87,6 +87,10 @@ final class Connection: LoopDescriptorHandler {
         var acceptsGzip: Bool { request.mayAcceptGzip && Compression.acceptsGzip(request.headers) }
     }
 
+    /// Whether parsing stopped because the answers not yet sent passed `limits.maxUnsentBytes`: reading stops too, until
+    /// the client has taken them (a client that pipelines and never reads holds that much of the server, no more).
+    var pausedForOutput = false
+
     /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
     var pauseThreshold: Int { parser.limits.maxBody + parser.limits.maxHeaderBytes + 64 * 1024 }
 
@@ -163,6 +167,8 @@ final class Connection: LoopDescriptorHandler {
     /// Parses and answers buffered requests, in order, until one goes off-loop or bytes run out.
     func process() {
         while !inFlight && stream == nil && !closeAfterFlush && !isClosed {
+            // Answers the client has not taken past the bound: no more parsing (nor reading) until it takes them.
+            if pendingBytes >= core.configuration.limits.maxUnsentBytes { pausedForOutput = true; break }
             // The request answered last is dropped (an idle keep-alive connection keeps nothing of it); its box goes
             // back to the parser when the handler kept no copy.
             parser.recycle(&current.request)
@@ -330,6 +336,16 @@ final class Connection: LoopDescriptorHandler {
         streamDrained(progressed: sent)
         if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
         outStart = 0
+        if pausedForOutput {
+            // The client took every answer: the requests it sent meanwhile are parsed and answered now (`process`
+            // flushes again, and stops again at the bound).
+            pausedForOutput = false
+            if !inFlight && stream == nil && !closeAfterFlush {
+                process()
+                if !isClosed && peerClosed && !inFlight && !hasPendingOutput && stream == nil { close() }
+                return
+            }
+        }
         if closeAfterFlush && stream == nil { beginLinger() } else { updateInterest() }
     }
 
@@ -374,7 +390,7 @@ final class Connection: LoopDescriptorHandler {
     func updateInterest() {
         if isClosed { return }
         let wantWrite = hasPendingOutput
-        let wantRead = !peerClosed && (lingerDeadline != nil || ((!closeAfterFlush || stream != nil) && parser.bufferedByteCount < pauseThreshold))
+        let wantRead = !peerClosed && (lingerDeadline != nil || ((!closeAfterFlush || stream != nil) && !pausedForOutput && parser.bufferedByteCount < pauseThreshold))
         if wantRead != interestRead || wantWrite != interestWrite {
             interestRead = wantRead; interestWrite = wantWrite
             server.setInterest(fd, read: wantRead, write: wantWrite)

@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
         public var maxRequestLine: Int = 8 * 1024
         /// Header section bytes (431 past it). Default 32 KiB.
         public var maxHeaderBytes: Int = 32 * 1024
+        /// Answer bytes a connection holds unsent before it stops reading and parsing until the client takes them
+        /// (a pipelining client that never reads holds no more than this, besides the kernel's buffers). Default
+        /// 256 KiB.
+        public var maxUnsentBytes: Int = 256 * 1024
         public init() {}
     }
 
