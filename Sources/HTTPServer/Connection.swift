@@ -90,6 +90,8 @@ final class Connection: LoopDescriptorHandler {
     /// Whether parsing stopped because the answers not yet sent passed `limits.maxUnsentBytes`: reading stops too, until
     /// the client has taken them (a client that pipelines and never reads holds that much of the server, no more).
     var pausedForOutput = false
+    /// `limits.maxUnsentBytes`, read once.
+    let maxUnsent: Int
 
     /// Past this many buffered (unparsed) bytes, stop reading until the handler answers.
     var pauseThreshold: Int { parser.limits.maxBody + parser.limits.maxHeaderBytes + 64 * 1024 }
@@ -114,6 +116,7 @@ final class Connection: LoopDescriptorHandler {
         self.readBuffer = server.readBuffer
         self.loop = server.loop
         let config = core.configuration
+        maxUnsent = config.limits.maxUnsentBytes
         parser = RequestParser(limits: core.parserLimits)
         machine = ConnectionStateMachine(now: now, timeouts: .init(header: UInt64(config.timeouts.header * 1e9),
                                                                   idle: UInt64(config.timeouts.idle * 1e9),
@@ -166,9 +169,7 @@ final class Connection: LoopDescriptorHandler {
 
     /// Parses and answers buffered requests, in order, until one goes off-loop or bytes run out.
     func process() {
-        while !inFlight && stream == nil && !closeAfterFlush && !isClosed {
-            // Answers the client has not taken past the bound: no more parsing (nor reading) until it takes them.
-            if pendingBytes >= core.configuration.limits.maxUnsentBytes { pausedForOutput = true; break }
+        parsing: while !inFlight && stream == nil && !closeAfterFlush && !isClosed {
             // The request answered last is dropped (an idle keep-alive connection keeps nothing of it); its box goes
             // back to the parser when the handler kept no copy.
             parser.recycle(&current.request)
@@ -183,6 +184,11 @@ final class Connection: LoopDescriptorHandler {
                 out.append(contentsOf: Connection.continueBytes)
             case .request(let request):
                 dispatch(request)
+                // Answers the client has not taken past the bound: no more parsing (nor reading) until it takes them.
+                if out.count - outStart >= maxUnsent || (!bodies.isEmpty && out.count - outStart + bodies.pendingBytes >= maxUnsent) {
+                    pausedForOutput = true
+                    break parsing
+                }
             case .error(let e):
                 current = Pending()
                 current.started = loop.now   // as `dispatch` stamps a request
