@@ -61,9 +61,8 @@ public final class RawClient {
         guard var response = readHead() else { return nil }
         let status = response.status
         let length = (head || status == 304 || status == 204 || status < 200) ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
-        while buffer.count < length { if !fill() { return nil } }
-        response.body = Array(buffer[0..<length])
-        buffer.removeFirst(length)
+        guard let body = readBytes(length) else { return nil }
+        response.body = body
         return response
     }
 

@@ -24,15 +24,20 @@ extension TestResponse {
     public var statusJSONAndResponse: (Int, [String: Any], TestResponse) { (status, json, self) }
 }
 
+/// A request's head as the helpers write it: the request line, `Host`, `headers` in name order, then `extra` lines.
+func requestHead(_ method: String, _ target: String, version: String = "1.1", host: String, _ headers: [String: String], extra: String = "") -> String {
+    var text = "\(method) \(target) HTTP/\(version)\r\nHost: \(host)\r\n"
+    for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+    return text + extra + "\r\n"
+}
+
 /// `method target` with `headers` (besides `Host: 127.0.0.1:port`, and `Connection: close`) and `body`, to the server on
 /// `port`.
 public func get(_ port: Int, _ target: String, _ headers: [String: String] = [:], method: String = "GET", body: [UInt8] = [],
                 version: String = "1.1") throws -> TestResponse {
-    var text = "\(method) \(target) HTTP/\(version)\r\nHost: 127.0.0.1:\(port)\r\n"
-    for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
-    if !body.isEmpty || method == "POST" || method == "PUT" { text += "Content-Length: \(body.count)\r\n" }
-    text += "Connection: close\r\n\r\n"
-    return try TestResponse(port: port, request: text + String(decoding: body, as: UTF8.self))
+    let length = !body.isEmpty || method == "POST" || method == "PUT" ? "Content-Length: \(body.count)\r\n" : ""
+    let head = requestHead(method, target, version: version, host: "127.0.0.1:\(port)", headers, extra: length + "Connection: close\r\n")
+    return try TestResponse(port: port, request: head + String(decoding: body, as: UTF8.self))
 }
 
 /// The same, to `server`.
@@ -44,9 +49,7 @@ public func get(_ server: HTTPServer, _ target: String, _ headers: [String: Stri
 extension RawClient {
     /// `GET target` on this kept-alive connection and its response: for a test that asks many times on one connection.
     public func get(_ target: String, _ headers: [String: String] = [:]) throws -> TestResponse {
-        var text = "GET \(target) HTTP/1.1\r\nHost: t\r\n"
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
-        send(text + "\r\n")
+        send(requestHead("GET", target, host: "t", headers))
         guard let response = readWhole() else { throw NSError(domain: "no complete response", code: 2) }
         return response
     }
@@ -56,9 +59,10 @@ extension RawClient {
     /// One response read whole: a chunked body's chunks joined (a streamed answer, to its last chunk), else
     /// Content-Length's bytes.
     public func readWhole(head: Bool = false) -> TestResponse? {
+        guard !head else { return readResponse(head: true) }
         guard var response = readHead() else { return nil }
         let status = response.status
-        if head || status == 304 || status == 204 || status < 200 { return response }
+        if status == 304 || status == 204 || status < 200 { return response }
         if response.header("Transfer-Encoding")?.lowercased() == "chunked" {
             var body: [UInt8] = []
             while let chunk = readChunk() {
@@ -67,9 +71,8 @@ extension RawClient {
             }
             return nil
         }
-        let length = Int(response.header("Content-Length") ?? "0") ?? 0
-        guard let rest = readBytes(length) else { return nil }
-        response.body = rest
+        guard let body = readBytes(Int(response.header("Content-Length") ?? "0") ?? 0) else { return nil }
+        response.body = body
         return response
     }
 }
