@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# What the per-client rate limiter costs (issue 58).
+# What the per-client rate limiter costs (issues 58 and 68).
 #   Benchmarks/ratelimit.sh [seconds-per-round]   (default 5)
-# 1. The warm shared /feed, anonymous (the limiter keys by address) and with Authorization (it keys by a hash of the
-#    credentials), on two servers of the same build run side by side in alternating rounds: one with --client-rate 0
-#    (off), one with a budget no benchmark reaches (--client-rate 1000000 --client-burst 10000000: every request pays
-#    the lookup and the update, none is refused). Medians and the ratio on/off.
+# 1. The warm shared /feed, anonymous (the limiter keys by address) and with a token Wikimedia (the embedded default)
+#    accepted (the token's digest is looked up among the remembered tokens, then its own budget), on two servers of the
+#    same build run side by side in alternating rounds: one with --client-rate 0 (off), one with budgets no benchmark
+#    reaches (every request pays the lookups and the update, none is refused). Medians and the ratio on/off.
 # 2. Memory for a million clients: one server with the limiter on and --trusted-proxies 127.0.0.1, fed a million
 #    requests each forwarded for a different address (a wrk script), its resident and proportional set size before
 #    and after.
+# 3. Memory for a million remembered tokens: the same server fed a million requests each with a new made-up token
+#    (each checked once by the embedded default's meta=userinfo, refused, and remembered as refused).
 # Env: ROUNDS (5), WRK_CONNECTIONS (32), SERVER_THREADS (default: cores), LEDE_BIN (another build). Needs wrk, python3.
 # Not part of CI. Raw output lands in Benchmarks/out/ratelimit-*.txt.
 set -euo pipefail
@@ -35,7 +37,8 @@ start() {  # port, extra flags...
   echo "lede did not start on $port" >&2; exit 1
 }
 start $off_port --client-rate 0
-start $on_port --client-rate 1000000 --client-burst 10000000
+unlimited=(--client-rate 1000000 --client-burst 10000000 --address-rate 1000000 --address-burst 10000000)
+start $on_port "${unlimited[@]}"
 
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -59,7 +62,7 @@ for who in anonymous user; do
 done
 
 # Memory for a million clients.
-start $mem_port --client-rate 1000000 --client-burst 10000000 --trusted-proxies 127.0.0.1
+start $mem_port "${unlimited[@]}" --trusted-proxies 127.0.0.1
 mem_pid=${pids[-1]}
 mem() { python3 - "$1" <<'EOF'
 import sys
@@ -79,13 +82,30 @@ request = function()
   return wrk.format("GET", "/languages", { ["X-Forwarded-For"] = "10." .. a .. "." .. b .. "." .. c })
 end
 EOF
-wrk -t1 -c8 -d1s "http://127.0.0.1:$mem_port/languages" >/dev/null
-before=$(mem "$mem_pid")
-# A million requests at ~40-60k/s: 25 s is enough on this machine; the count is read from wrk's output.
-wrk -t1 -c16 -d25s -s "$out/ratelimit-clients.lua" "http://127.0.0.1:$mem_port/languages" > "$out/ratelimit-clients.txt"
-after=$(mem "$mem_pid")
-requests=$(awk '/requests in/ {print $1}' "$out/ratelimit-clients.txt")
-echo "a million clients: $requests requests, each forwarded for another address"
-python3 -c "
+# Feeds the server a wrk script for some seconds and prints what its resident and proportional sizes grew by.
+grow() {  # name, seconds, what
+  local before after requests
+  before=$(mem "$mem_pid")
+  wrk -t1 -c16 -d"$2s" -s "$out/ratelimit-$1.lua" "http://127.0.0.1:$mem_port/languages" > "$out/ratelimit-$1.txt"
+  sleep 2   # the last checks answer
+  after=$(mem "$mem_pid")
+  requests=$(awk '/requests in/ {print $1}' "$out/ratelimit-$1.txt")
+  echo "a million $1: $requests requests, $3"
+  python3 -c "
 b, a = [float(x) for x in '$before'.split()], [float(x) for x in '$after'.split()]
 print(f'  RSS {b[0]:.1f} -> {a[0]:.1f} MiB (+{a[0]-b[0]:.1f}); PSS {b[1]:.1f} -> {a[1]:.1f} MiB (+{a[1]-b[1]:.1f})')"
+}
+wrk -t1 -c8 -d1s "http://127.0.0.1:$mem_port/languages" >/dev/null
+# A million requests at ~40-60k/s: 25 s is enough on this machine; the count is read from wrk's output.
+grow clients 25 "each forwarded for another address"
+
+# Memory for a million remembered tokens.
+cat > "$out/ratelimit-tokens.lua" <<'EOF'
+-- Each request with a new made-up bearer token (one thread, so no two requests share one).
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/languages", { ["Authorization"] = "Bearer made-up-" .. n })
+end
+EOF
+grow tokens 30 "each with a new made-up token (checked once, remembered as refused)"

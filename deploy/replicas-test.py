@@ -336,6 +336,10 @@ def main():
         if checks[-1][1] is False: print("revalidation:", r1[:3], r2[:3])
         alice = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-alice"}) for _ in range(3)]
         bob = [get(lb_port, "/notifications/badge", {"Authorization": "Bearer demo-bob"}) for _ in range(3)]
+        # 2. The operators' metrics never through the public entry (however the path is written).
+        metrics = [get(lb_port, p)[0] for p in ("/metrics", "/metrics?x=1", "/%6detrics", "//metrics")]
+        checks.append(("/metrics is not reachable through nginx", all(s == 404 for s in metrics)))
+        if checks[-1][1] is False: print("metrics through nginx:", metrics)
         checks.append(("badges never stored (BYPASS)", all(h.get("x-cache-status") == "BYPASS" for _, h, _ in alice + bob)))
         checks.append(("badges never crossed between users", all(b'"99+"' in b for _, _, b in alice) and all(b'"99+"' not in b for _, _, b in bob)))
         # Hit ratio over a browse of the public routes (10 URLs, 200 requests, both encodings).

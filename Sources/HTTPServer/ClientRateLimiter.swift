@@ -16,9 +16,11 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
     public let rate: Double
     public let burst: Double
     public let capacity: Int
+    /// The policy's name in `RateLimit-Policy` and `RateLimit` ("client", "address").
+    public let name: String
     /// Every shard's sets, one after another (shard `i`'s at `i * setsPerShard * ways`).
     private let entries: UnsafeMutablePointer<Entry>
-    private let locks: UnsafeMutablePointer<Atomic<UInt32>>
+    private let shards = SpinShards()
     private let setsPerShard: Int
     private let setMask: UInt64
     /// `burst` in thousandths.
@@ -27,7 +29,7 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
     private let refused = Atomic<Int>(0)
     private let seed: (UInt64, UInt64)
 
-    static let shardCount = 64
+    static let shardCount = SpinShards.count
     static let ways = 4
 
     struct Entry {
@@ -40,21 +42,12 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
         var stamp: UInt32
     }
 
-    deinit {
-        free(entries)
-        locks.deinitialize(count: ClientRateLimiter.shardCount)
-        locks.deallocate()
-    }
+    deinit { free(entries) }
 
     @inline(__always)
     private func withShard<R>(_ i: Int, _ body: (UnsafeMutablePointer<Entry>) -> R) -> R {
-        var spins = 0
-        while !locks[i].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
-            spins += 1
-            if spins > 64 { sched_yield(); spins = 0 }   // the holder was preempted: let it run
-        }
-        defer { locks[i].store(0, ordering: .releasing) }
-        return body(entries + i &* setsPerShard &* ClientRateLimiter.ways)
+        let table = entries + i &* setsPerShard &* ClientRateLimiter.ways
+        return shards.locked(i) { body(table) }
     }
 
     /// What one admission decided: whether it was admitted, and the bucket after it (for the refusal's fields).
@@ -74,7 +67,8 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
 
     /// `rate` units a second, `burst` units at most; `capacity` entries (rounded up to a power of two sets in each of
     /// the 64 shards).
-    public init(rate: Double, burst: Double, capacity: Int = 1 << 20, now: UInt64 = Syscall.monotonicNanos()) {
+    public init(rate: Double, burst: Double, capacity: Int = 1 << 20, name: String = "client", now: UInt64 = Syscall.monotonicNanos()) {
+        self.name = name
         self.rate = max(rate, 0.001)
         self.burst = max(burst, 1)
         full = Int64(self.burst * 1000)
@@ -84,8 +78,6 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
         setsPerShard = sets
         self.capacity = sets * ClientRateLimiter.ways * ClientRateLimiter.shardCount
         entries = calloc(self.capacity, MemoryLayout<Entry>.stride)!.bindMemory(to: Entry.self, capacity: self.capacity)
-        locks = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: ClientRateLimiter.shardCount)
-        for i in 0..<ClientRateLimiter.shardCount { (locks + i).initialize(to: Atomic(0)) }
         epoch = now
         var g = SystemRandomNumberGenerator()
         seed = (g.next(), g.next())
@@ -186,11 +178,11 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
     /// `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers): the bucket as a quota of `burst` units over the
     /// seconds it takes to refill.
     public var policyField: String {
-        "\"client\";q=\(Int(burst));w=\(max(1, Int((burst / rate).rounded(.up))))"
+        "\"\(name)\";q=\(Int(burst));w=\(max(1, Int((burst / rate).rounded(.up))))"
     }
 
     /// `RateLimit` for a decision: units remaining and seconds until the bucket is full.
-    public static func field(_ d: Decision) -> String { "\"client\";r=\(d.remaining);t=\(d.reset)" }
+    public func field(_ d: Decision) -> String { "\"\(name)\";r=\(d.remaining);t=\(d.reset)" }
 
     /// The 429 problem for a refused request.
     public func refusal(_ d: Decision) -> HTTPResponse {
@@ -200,7 +192,7 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
                         message: ProblemMessage(server: .rateLimited, [wait, units, refill]))
         p.headers.set("Retry-After", String(d.retryAfter))
         p.headers.set("RateLimit-Policy", policyField)
-        p.headers.set("RateLimit", ClientRateLimiter.field(d))
+        p.headers.set("RateLimit", field(d))
         p.headers.set("Cache-Control", "no-store")
         return p.response
     }

@@ -16,14 +16,22 @@ extension Connection {
                             detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
             return
         }
-        switch core.router.match(request) {
+        var match = core.router.match(request)
+        if case .found(let route, _) = match, route.adminOnly && hidesAdminRoutes { match = .notFound }
+        switch match {
         case .found(let route, let params):
             current.route = route.index
             // Each client's budget: admitted while its bucket holds a unit; work off the loop pays its route's cost.
-            var clientKey: UInt64 = 0
-            if route.limited, let limiter = self.limiter {
-                clientKey = limiter._withUnsafeGuaranteedRef { $0.key(current.credentials, address: current.client) }
-                if refused(clientKey, limiter) { return }
+            var budget: ClientBudgets.Budget?
+            if route.limited, let budgets {
+                let b = budgets._withUnsafeGuaranteedRef { $0.budget(current.credentials, address: current.client, now: loop.now) }
+                if refused(b) { return }
+                if b.token != 0 && b.state != .accepted {
+                    // A token not (yet) accepted: its answer may teach the budgets, or else it is checked once.
+                    current.unprovenToken = b.token
+                    if !route.vouches { budgets._withUnsafeGuaranteedRef { $0.check(b, credentials: current.credentials, now: loop.now) } }
+                }
+                budget = b
             }
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
                                          client: current.client, viaTrustedProxy: current.viaProxy, credentials: current.credentials)
@@ -33,7 +41,7 @@ extension Connection {
             case .response(let response):
                 respond(response)
             case .async(let work):
-                if clientKey != 0 { chargeWork(clientKey, route.cost) }
+                if let budget { chargeWork(budget, route.cost) }
                 inFlight = true
                 let loop = server.loop
                 // The task prefers this loop: it starts here, its awaits resume here, and it answers in place.
@@ -46,7 +54,7 @@ extension Connection {
                     if loop.inLoop { connection.value.asyncCompleted(response) } else { loop.execute { connection.value.asyncCompleted(response) } }
                 }
             case .callback(let start):
-                if clientKey != 0 { chargeWork(clientKey, route.cost) }
+                if let budget { chargeWork(budget, route.cost) }
                 // No task: the work answers through the responder, on this loop as a rule (an upstream call made
                 // here calls back here). An answer given before `start` returns is written as an inline one.
                 inFlight = true
@@ -75,15 +83,21 @@ extension Connection {
 
     /// The rate-limit stage for a request no route takes (404, 405, 501): its client's unit, or the 429 answered.
     func refusedByBudget() -> Bool {
-        guard let limiter else { return false }
-        return refused(limiter._withUnsafeGuaranteedRef { $0.key(current.credentials, address: current.client) }, limiter)
+        guard let budgets else { return false }
+        return refused(budgets._withUnsafeGuaranteedRef { $0.budget(current.credentials, address: current.client, now: loop.now) })
     }
 
-    /// Admits `key` if its bucket holds a unit; else answers the 429 and says so.
+    /// What the answer to a request with a token not yet accepted says of that token.
+    func learn(_ budgets: Unmanaged<ClientBudgets>, status: Int, now: UInt64) {
+        let vouches = current.route >= 0 && core.router.routes[current.route].vouches
+        budgets._withUnsafeGuaranteedRef { $0.learn(token: current.unprovenToken, status: status, vouches: vouches, now: now) }
+    }
+
+    /// Admits the request on its budget if its bucket holds a unit; else answers the 429 and says so.
     @inline(__always)
-    func refused(_ key: UInt64, _ limiter: Unmanaged<ClientRateLimiter>) -> Bool {
-        let refusal: HTTPResponse? = limiter._withUnsafeGuaranteedRef { limiter in
-            let decision = limiter.admit(key, now: loop.now)
+    func refused(_ budget: ClientBudgets.Budget) -> Bool {
+        let refusal: HTTPResponse? = budget.limiter._withUnsafeGuaranteedRef { limiter in
+            let decision = limiter.admit(budget.key, now: loop.now)
             return decision.admitted ? nil : limiter.refusal(decision)
         }
         if let refusal { respond(refusal); return true }
@@ -91,8 +105,8 @@ extension Connection {
     }
 
     /// Work that goes off the loop costs its client its route's price (the unit of its admission already paid).
-    func chargeWork(_ key: UInt64, _ cost: Int) {
-        guard cost > 1, let limiter else { return }
-        limiter._withUnsafeGuaranteedRef { $0.charge(key, cost - 1, now: loop.now) }
+    func chargeWork(_ budget: ClientBudgets.Budget, _ cost: Int) {
+        guard cost > 1 else { return }
+        budget.limiter._withUnsafeGuaranteedRef { $0.charge(budget.key, cost - 1, now: loop.now) }
     }
 }

@@ -79,6 +79,9 @@ final class Connection: LoopDescriptorHandler {
         var viaProxy = false
         /// What its `Authorization` says, read once.
         var credentials = Credentials.none
+        /// Its bearer token's digest when the token is not (yet) an accepted client (0: none, or accepted): what
+        /// its answer may teach the budgets (`ClientBudgets.learn`).
+        var unprovenToken: UInt64 = 0
         var method: String { request.method }
         var path: String { request.path }
         var versionMinor: Int { request.versionMinor }
@@ -98,19 +101,38 @@ final class Connection: LoopDescriptorHandler {
 
     /// The connection's peer address, as `accept` gave it.
     let peer: ClientAddress
-    /// The server's per-client limiter, unretained (the core holds it for as long as any connection lives; a retain
+    /// The server's per-client budgets, unretained (the core holds them for as long as any connection lives; a retain
     /// and a release a request cost the warm feed ~70 instructions).
-    let limiter: Unmanaged<ClientRateLimiter>?
+    let budgets: Unmanaged<ClientBudgets>?
     /// A body arriving over several reads: the bytes reserved for it in the server's budget of bodies in flight, when
     /// it began and how many bytes have come since (its rate is checked after the grace period).
     var bodyReserved = 0
+    /// Whose share of the bodies' budget it is in (the peer, or whom a trusted proxy forwarded for).
+    var bodyAddress = ClientAddress.unknown
     var bodyStarted: UInt64 = 0
     var bodyReceived = 0
 
-    init(fd: Int32, server: ServerLoop, now: UInt64, peer: ClientAddress = .unknown) {
+    /// Whether the connection counts in its address's share of the connections (`AddressShares`): all but a trusted
+    /// proxy's.
+    let countedShare: Bool
+    /// When it last answered (or opened): the longest idle is closed first when the server is full.
+    var lastAnswered: UInt64
+
+    /// Waiting for a request with nothing owed: no request read or being answered, nothing unsent, no stream.
+    var isIdleKeepAlive: Bool {
+        !isClosed && !inFlight && stream == nil && parser.isIdle && !hasPendingOutput && lingerDeadline == nil && bodyReserved == 0
+    }
+
+    /// Whether `adminOnly` routes are hidden from it: a public connection of a server with an operators' listener.
+    let hidesAdminRoutes: Bool
+
+    init(fd: Int32, server: ServerLoop, now: UInt64, peer: ClientAddress = .unknown, countedShare: Bool = false, admin: Bool = false) {
         self.fd = fd
+        self.hidesAdminRoutes = !admin && server.core.configuration.adminPort != nil
         self.peer = peer
-        self.limiter = server.core.limiter.map { Unmanaged.passUnretained($0) }
+        self.countedShare = countedShare
+        self.lastAnswered = now
+        self.budgets = server.core.budgets.map { Unmanaged.passUnretained($0) }
         self.server = server
         self.core = server.core
         self.readBuffer = server.readBuffer
@@ -177,10 +199,11 @@ final class Connection: LoopDescriptorHandler {
             case .needMore:
                 if !parser.isIdle {
                     machine.bytesReceived(now: loop.now, headComplete: parser.isReadingBody)
-                    if bodyReserved == 0 && parser.isReadingBody && !reserveBody() { break }
+                    if parser.isReadingBody && !admitBody() { break }
                 }
                 flush(); return
             case .continueRequested:
+                if let head = parser.headBeingRead, refusedFromHead(head) { break parsing }   // instead of 100 Continue: no body comes
                 out.append(contentsOf: Connection.continueBytes)
             case .request(let request):
                 dispatch(request)
@@ -203,13 +226,38 @@ final class Connection: LoopDescriptorHandler {
         flush()
     }
 
-    /// A body that did not arrive with its head takes its size from the budget of all bodies being received; when it
-    /// does not fit, the request is answered 503 with `Retry-After` and its body is not read. False then.
+    /// What the head of a request whose body has not arrived decides, before any body budget is reserved: a route
+    /// that needs an account refuses credentials it cannot take at once (its own problem, `Connection: close`, none
+    /// of the body read). True when answered so.
+    func refusedFromHead(_ head: HTTPRequest) -> Bool {
+        guard case .found(let route, _) = core.router.match(head),
+              case .required(let refusal) = route.account, let problem = refusal(Credentials.read(head.headers)) else { return false }
+        answerWithoutRequest(problem.response, now: loop.now, head: head)
+        return true
+    }
+
+    /// A body being read that did not arrive with its head: first what its head decides (`refusedFromHead`), then its
+    /// reservation, kept `bodies.window` bytes ahead of what has arrived (`reserveBody`). False when answered.
+    func admitBody() -> Bool {
+        if bodyReserved == 0 {
+            guard let head = parser.headBeingRead else { return true }
+            if refusedFromHead(head) { return false }
+            bodyStarted = loop.now
+            bodyReceived = 0
+            bodyAddress = core.forwarding.trusted.isEmpty ? peer
+                : core.forwarding.client(peer: peer, forwardedFor: head.headers.values("X-Forwarded-For")).address
+        }
+        return reserveBody()
+    }
+
+    /// Keeps the body's reservation in the budget of all bodies being received (and its address's share of it) as
+    /// far ahead of what has arrived as `bodies.window`, or the rest of the body when less: what a head announces
+    /// reserves nothing it has not sent. When it does not fit, the request is answered 503 with `Retry-After` (from
+    /// its start: none of the body read) and the connection closed. False then.
     func reserveBody() -> Bool {
-        let want = max(1, parser.expectedBodyBytes)
-        bodyStarted = loop.now
-        bodyReceived = 0
-        if core.reserveBody(want) { bodyReserved = want; return true }
+        let want = bodyReceived + min(max(1, parser.expectedBodyBytes), core.configuration.bodies.window)
+        if want <= bodyReserved { return true }
+        if core.reserveBody(want - bodyReserved, for: bodyAddress) { bodyReserved = want; return true }
         core.metrics.bodyRefused()
         answerWithoutRequest(Problem(status: 503, slug: "busy", detail: "The server is receiving as many request bodies as it holds at once; retry shortly.",
                                      headers: ["Retry-After": String(Int.random(in: 1...3)), "Cache-Control": "no-store"]).response, now: loop.now)
@@ -217,13 +265,14 @@ final class Connection: LoopDescriptorHandler {
     }
 
     func releaseBody() {
-        if bodyReserved > 0 { core.releaseBody(bodyReserved); bodyReserved = 0 }
+        if bodyReserved > 0 { core.releaseBody(bodyReserved, for: bodyAddress); bodyReserved = 0 }
     }
 
     /// Answers (and then closes) for a request that never completed: a timeout, a refused body.
-    func answerWithoutRequest(_ response: HTTPResponse, now: UInt64) {
+    func answerWithoutRequest(_ response: HTTPResponse, now: UInt64, head: HTTPRequest? = nil) {
         releaseBody()
         current = Pending()
+        if let head { current.request = head }   // its words in the reader's language, its method and path logged
         current.started = now
         current.requestID = server.nextRequestID()
         current.route = -2
@@ -289,6 +338,8 @@ final class Connection: LoopDescriptorHandler {
         if let largeBody { bodies.append(largeBody, at: out.count) }
         let total = out.count - start + bodies.pendingBytes - queuedBefore
         let now = Syscall.monotonicNanos()
+        if current.unprovenToken != 0, let budgets { learn(budgets, status: response.status, now: now) }
+        lastAnswered = now
         RequestLog.record(&current, status: response.status, bytes: total, bodyBytes: bodyBytes, now: now, core: core, server: server)
         if !keepAlive { closeAfterFlush = true }
         if machine.responseCompleted(now: now, keepAlive: keepAlive, moreBuffered: !parser.isIdle) == .close {
@@ -456,6 +507,7 @@ final class Connection: LoopDescriptorHandler {
         releaseBody()
         machine.closed()
         if let s = stream { stream = nil; cancel(s, reason) }
+        if countedShare { core.connectionShares.give(peer) }
         server.connectionClosed(fd)
     }
 

@@ -17,6 +17,7 @@ enum RequestIntake {
         if core.forwarding.trusted.isEmpty { p.client = peer }
         else { (p.client, p.viaProxy) = core.forwarding.client(peer: peer, forwardedFor: request.headers.values("X-Forwarded-For")) }
         p.credentials = Credentials.read(request)
+        p.unprovenToken = 0
     }
 
     /// An `X-Request-ID` worth echoing: 1-128 visible ASCII bytes, no quote or backslash (it goes into JSON and logs).

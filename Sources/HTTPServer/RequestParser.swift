@@ -124,6 +124,16 @@ public struct RequestParser {
         }
     }
 
+    /// The head of the request whose body is being read, as a request without its body (a copy: for decisions made
+    /// before any of the body is taken — the route's account, the body budget); nil when no body is being read.
+    public var headBeingRead: HTTPRequest? {
+        guard isReadingBody else { return nil }
+        let path = parts.path.isEmpty ? "/" : String(decoding: target[parts.path], as: UTF8.self)
+        let query = parts.query.map { String(decoding: target[$0], as: UTF8.self) }
+        return HTTPRequest(method: method, target: String(decoding: target[0..<parts.targetEnd], as: UTF8.self), path: path, query: query,
+                           versionMinor: versionMinor, headers: headers, keepAlive: false)
+    }
+
     /// Body bytes the current request may still bring: what remains of a declared length, or (chunked) the server's
     /// body limit. 0 when no body is being read.
     public var expectedBodyBytes: Int {

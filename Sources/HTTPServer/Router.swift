@@ -95,12 +95,32 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
         public let limited: Bool
         /// Units a request costs its client when its handler works off the loop (answered on it: 1).
         public let cost: Int
+        /// What the route does with the request's credentials.
+        public let account: Account
+        /// Served only on the operators' listener when the server has one (`ServerConfiguration.adminPort`).
+        public let adminOnly: Bool
+        /// Whether a 2xx answer proves its bearer token was accepted by whoever it was sent on to (the route sends it
+        /// upstream and answers 401 when it is refused): the token becomes a client of its own.
+        public let vouches: Bool
         let segments: [Segment]
         let handler: Handler
-        init(method: String, pattern: String, index: Int, maxBody: Int?, limited: Bool, cost: Int, segments: [Segment], handler: @escaping Handler) {
+        init(method: String, pattern: String, index: Int, maxBody: Int?, limited: Bool, cost: Int, account: Account, adminOnly: Bool,
+             segments: [Segment], handler: @escaping Handler) {
+            self.adminOnly = adminOnly
             self.method = method; self.pattern = pattern; self.index = index; self.maxBody = maxBody
-            self.limited = limited; self.cost = cost; self.segments = segments; self.handler = handler
+            self.limited = limited; self.cost = cost; self.account = account; self.segments = segments; self.handler = handler
+            if case .required = account { vouches = true } else { vouches = false }
         }
+    }
+
+    /// What a route does with credentials.
+    public enum Account: Sendable {
+        /// Reads none, or sends them on when given without depending on them for its answer.
+        case optional
+        /// Needs a bearer token, sends it on and answers 401 when it is refused, so a 2xx answer vouches for the
+        /// token. `refusal` is the route's problem for credentials it refuses from the head alone (nil: admitted):
+        /// a request whose body has not arrived with its head is answered with it at once, none of the body read.
+        case required(refusal: @Sendable (Credentials) -> Problem?)
     }
 
     enum Segment: Equatable, Sendable {
@@ -135,15 +155,17 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
 
     /// `maxBody`: a larger request body limit for this route alone (every other route keeps the server's).
     /// `limited`: whether per-client rate limits apply. `cost`: units a request spends when it works off the loop.
+    /// `account`: whether the route needs a bearer token (`Account`). `adminOnly`: served only on the operators'
+    /// listener when there is one.
     public func add(_ method: String, _ pattern: String, maxBody: Int? = nil, limited: Bool = true, cost: Int = Router.workCost,
-                    _ handler: @escaping Handler) {
+                    account: Account = .optional, adminOnly: Bool = false, _ handler: @escaping Handler) {
         assert(!frozen.load(ordering: .acquiring), "routes are added before the server starts")
         let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { s in
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))
         }
         let route = Route(method: method, pattern: pattern, index: routes.count, maxBody: maxBody, limited: limited, cost: max(1, cost),
-                          segments: segments, handler: handler)
+                          account: account, adminOnly: adminOnly, segments: segments, handler: handler)
         routes.append(route)
         if segments.allSatisfy({ if case .literal = $0 { return true } else { return false } }) {
             let path = "/" + segments.map { if case .literal(let l) = $0 { return l } else { return "" } }.joined(separator: "/")

@@ -13,12 +13,16 @@ final class ServerCore: Sendable {
     let logger: Logger
     /// Every connection's parser limits: the configuration's, with the routes' larger body limits.
     let parserLimits: ParserLimits
-    /// Per-client token buckets; nil when `clients.rate` is 0.
-    let limiter: ClientRateLimiter?
+    /// Per-client token buckets (accepted tokens, addresses); nil when `clients.rate` is 0.
+    let budgets: ClientBudgets?
     /// Whose forwarding headers are believed.
     let forwarding: ForwardingPolicy
     /// Bytes of request bodies being received on every loop together (`bodies.maxInFlight`).
     let bodyBytesInFlight = Atomic<Int>(0)
+    /// What each address holds of the connections (`limits.connectionsPerAddress`) and of the bodies' bytes
+    /// (`bodies.perAddress`).
+    let connectionShares: AddressShares
+    let bodyShares: AddressShares
     private let stoppedLoops = DispatchSemaphore(value: 0)
 
     /// Words for problems in the request's language (the app's), if any.
@@ -37,23 +41,30 @@ final class ServerCore: Sendable {
         limits.bodyLimit = { [router] method, path in router.maxBody(method: method, path: path) }
         parserLimits = limits
         let clients = configuration.clients
-        limiter = clients.rate > 0 ? ClientRateLimiter(rate: clients.rate, burst: clients.burst, capacity: clients.capacity) : nil
+        budgets = clients.rate > 0 ? ClientBudgets(clients) : nil
+        connectionShares = AddressShares(limit: configuration.limits.connectionsPerAddress)
+        bodyShares = AddressShares(limit: configuration.bodies.perAddress)
         forwarding = ForwardingPolicy(trusted: clients.trustedProxies)
-        if let limiter {
+        if let budgets {
             metrics.addCollector {
-                PrometheusText.single(configuration.naming.metricPrefix + "rate_limited_total", "counter", "Requests refused with 429 rate-limited (per-client token buckets).", limiter.refusals)
+                PrometheusText.single(configuration.naming.metricPrefix + "rate_limited_total", "counter", "Requests refused with 429 rate-limited (per-client token buckets).", budgets.refusals)
             }
         }
     }
 
-    /// Reserves `n` bytes of the bodies' shared budget; false (nothing reserved) when they would not fit.
-    func reserveBody(_ n: Int) -> Bool {
+    /// Reserves `n` bytes of the bodies' shared budget for `address`; false (nothing reserved) when they would not
+    /// fit in the whole or in the address's share.
+    func reserveBody(_ n: Int, for address: ClientAddress) -> Bool {
         let limit = configuration.bodies.maxInFlight
         let after = bodyBytesInFlight.wrappingAdd(n, ordering: .relaxed).newValue
-        if after > limit { bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed); return false }
+        if after > limit || !bodyShares.take(address, n) { bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed); return false }
         return true
     }
-    func releaseBody(_ n: Int) { if n > 0 { bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed) } }
+    func releaseBody(_ n: Int, for address: ClientAddress) {
+        guard n > 0 else { return }
+        bodyBytesInFlight.wrappingSubtract(n, ordering: .relaxed)
+        bodyShares.give(address, n)
+    }
 
     func loopStopped() { stoppedLoops.signal() }
     func waitForLoop(timeout: DispatchTime) -> Bool { stoppedLoops.wait(timeout: timeout) == .success }
@@ -82,12 +93,15 @@ public final class HTTPServer: Sendable {
     private struct State {
         var loops: [LoopBound<ServerLoop>] = []
         var port = 0
+        var adminPort: Int?
         var draining = false
     }
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
     /// The port actually bound (useful with port 0).
     public var port: Int { state.withLock { $0.port } }
+    /// The operators' port actually bound (`adminPort`), when there is one.
+    public var adminPort: Int? { state.withLock { $0.adminPort } }
 
     /// `localizer`: words for problems in each request's language (titles, `Content-Language`).
     public init(configuration: ServerConfiguration, router: Router, logger: Logger = Logger(), localizer: (any ProblemLocalizer)? = nil) {
@@ -120,10 +134,18 @@ public final class HTTPServer: Sendable {
             loop.addListener(fds[i])
             loops.append(loop)
         }
+        // The operators' listener: one, on the first loop (a scrape every few seconds).
+        var adminBound: Int?
+        if let adminPort = configuration.adminPort {
+            let (fd, p) = try Syscall.listen(host: configuration.host, port: adminPort)
+            loops[0].addListener(fd, admin: true)
+            adminBound = p
+        }
         let bound = loops.map { LoopBound($0, on: $0.loop) }
-        state.withLock { $0.loops = bound; $0.port = boundPort }
+        state.withLock { $0.loops = bound; $0.port = boundPort; $0.adminPort = adminBound }
         for loop in loops { loop.start() }
-        logger.info("listening", [("host", configuration.host), ("port", "\(boundPort)"), ("loops", "\(loopCount)")])
+        logger.info("listening", [("host", configuration.host), ("port", "\(boundPort)"), ("loops", "\(loopCount)")]
+                                 + (adminBound.map { [("admin_port", "\($0)")] } ?? []))
         return boundPort
     }
 
@@ -203,7 +225,7 @@ public final class HTTPServer: Sendable {
             // The slug says draining; the problem's `status` member stays the number (no second `status` key).
             return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.", message: ProblemMessage(server: .draining)).response)
         }
-        router.add("GET", "/metrics", limited: false) { [weak self] _ in
+        router.add("GET", "/metrics", limited: false, adminOnly: true) { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""
             var h = HTTPHeaders()
             h.set("Cache-Control", "no-store")

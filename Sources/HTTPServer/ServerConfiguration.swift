@@ -4,6 +4,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"
     /// Port to bind; 0 picks an ephemeral port. Default 8080.
     public var port: Int = 8080
+    /// A port of its own for the operators (`/metrics`, and the probes), on `host`: with it, `/metrics` is served
+    /// there only (404 on `port`). 0 picks an ephemeral port; nil (the default): none, `/metrics` on `port`.
+    public var adminPort: Int?
     /// Event loops (threads with one epoll instance each). Default: the number of cores.
     public var loops: Int = ServerConfiguration.coreCount
     public var timeouts = Timeouts()
@@ -43,8 +46,14 @@ public struct ServerConfiguration: Sendable {
     }
 
     public struct Limits: Sendable {
-        /// Open connections; past it new connections get 503 and are closed. Default 10000.
+        /// Open connections; at it the longest-idle keep-alive connection on the accepting loop is closed for a new
+        /// one, or (none idle) the new one gets 503 and is closed. Default 10000.
         public var maxConnections: Int = 10_000
+        /// Open connections one address (IPv6: one /64) may hold, trusted proxies exempt; nil: a tenth of
+        /// `maxConnections`, at least 8.
+        public var maxConnectionsPerAddress: Int?
+        /// `maxConnectionsPerAddress` as it applies.
+        public var connectionsPerAddress: Int { maxConnectionsPerAddress ?? max(8, maxConnections / 10) }
         /// Request body bytes. Default 1 MiB.
         public var maxBody: Int = 1 << 20
         /// Request line bytes (414 past it). Default 8 KiB.
@@ -77,13 +86,24 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
-    /// Who a client is and what it may spend.
+    /// Who a client is and what it may spend: a bearer token its verifier accepted is a client of its own
+    /// (`rate`, `burst`); everything else is charged to its address (`addressRate`, `addressBurst`).
     public struct Clients: Sendable {
-        /// Units a client's bucket refills a second; 0 turns per-client limiting off. Default 0 (Lede's own default,
-        /// set by its options, is 20).
+        /// Units an accepted token's bucket refills a second; 0 turns all limiting off. Default 0 (Lede's own
+        /// default, set by its options, is 20).
         public var rate: Double = 0
-        /// Units a client may spend at once. Default 400.
+        /// Units an accepted token may spend at once. Default 400.
         public var burst: Double = 400
+        /// Units an address's bucket (IPv6: a /64's) refills a second; nil: `rate`.
+        public var addressRate: Double?
+        /// Units an address may spend at once; nil: `burst`.
+        public var addressBurst: Double?
+        /// Seconds an accepted token is remembered as a client of its own. Default 3600.
+        public var remember: Double = 3600
+        /// Seconds a refused token is remembered as refused (no check is made for it meanwhile). Default 600.
+        public var forgetRefused: Double = 600
+        /// Who checks a token nothing is known of (nil: tokens become clients only when a route vouches for them).
+        public var verifier: (any CredentialVerifier)?
         /// Buckets kept (16 bytes each). Default 2^20.
         public var capacity: Int = 1 << 20
         /// Peers whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed. Default none.
@@ -94,10 +114,18 @@ public struct ServerConfiguration: Sendable {
     /// Request bodies, all connections together.
     public struct Bodies: Sendable {
         /// Bytes of request bodies being received at once, across connections; past it a request whose body would
-        /// not fit is answered 503 with `Retry-After` before its body is read. Default 64 MiB.
+        /// not fit is answered 503 with `Retry-After` (before any of it is read, when it is refused at its start).
+        /// A body reserves what has arrived of it and `window` bytes more, not what its head announces. Default 64 MiB.
         public var maxInFlight: Int = 64 << 20
-        /// Seconds a body may take before its average rate must reach `minRate`. Default 5.
-        public var grace: Double = 5
+        /// Of `maxInFlight`, what one address (IPv6: one /64) may hold; nil: an eighth of it.
+        public var maxPerAddress: Int?
+        /// `maxPerAddress` as it applies.
+        public var perAddress: Int { maxPerAddress ?? max(1, maxInFlight / 8) }
+        /// Bytes a body reserves ahead of what has arrived of it. Default 64 KiB.
+        public var window: Int = 64 << 10
+        /// Seconds from a body's head after which it must average `minRate` from that head on: a few round trips
+        /// of a slow phone, not a time to hold a reservation in. Default 1.
+        public var grace: Double = 1
         /// Bytes a second a body must average after `grace`, or the request is a 408. Default 1024.
         public var minRate: Int = 1024
         public init() {}

@@ -63,8 +63,9 @@ final class ServerLoop: LoopObserver {
         }
     }
 
-    func addListener(_ fd: Int32) {
-        let l = Listener(fd: fd, server: self)
+    /// `admin`: the operators' listener (`ServerConfiguration.adminPort`).
+    func addListener(_ fd: Int32, admin: Bool = false) {
+        let l = Listener(fd: fd, server: self, admin: admin)
         listeners.append(l)
         loop.register(fd, l, read: true, write: false)
     }
@@ -85,11 +86,12 @@ final class ServerLoop: LoopObserver {
     final class Listener: LoopDescriptorHandler {
         let fd: Int32
         unowned let server: ServerLoop
-        init(fd: Int32, server: ServerLoop) { self.fd = fd; self.server = server }
-        func handle(events: UInt32) { server.acceptConnections(fd) }
+        let admin: Bool
+        init(fd: Int32, server: ServerLoop, admin: Bool) { self.fd = fd; self.server = server; self.admin = admin }
+        func handle(events: UInt32) { server.acceptConnections(fd, admin: admin) }
     }
 
-    fileprivate func acceptConnections(_ listener: Int32) {
+    fileprivate func acceptConnections(_ listener: Int32, admin: Bool) {
         var address: (UInt64, UInt64) = (0, 0)
         for _ in 0..<128 {
             let fd = withUnsafeMutableBytes(of: &address) { lede_accept_peer(listener, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
@@ -115,13 +117,21 @@ final class ServerLoop: LoopObserver {
                 if e == ECONNABORTED || e == EPROTO || e == EPERM { continue }
                 return
             }
-            if core.metrics.openConnections >= core.configuration.limits.maxConnections {
+            let peer = withUnsafeBytes(of: &address) { ClientAddress(bytes: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            // Its address's share first (a trusted proxy holds its clients' connections: exempt), then the whole: at
+            // the limit, the connection idle longest on this loop makes room, so held connections lock no one out.
+            let counted = !admin && !core.forwarding.isTrusted(peer)
+            if counted && !core.connectionShares.take(peer) {
+                refuse(fd)
+                continue
+            }
+            if core.metrics.openConnections >= core.configuration.limits.maxConnections && !closeLongestIdle() {
+                if counted { core.connectionShares.give(peer) }
                 refuse(fd)
                 continue
             }
             Syscall.setNoDelay(fd)
-            let peer = withUnsafeBytes(of: &address) { ClientAddress(bytes: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-            register(fd, peer: peer)
+            register(fd, peer: peer, counted: counted, admin: admin)
         }
     }
 
@@ -132,12 +142,26 @@ final class ServerLoop: LoopObserver {
         close(fd)
     }
 
-    private func register(_ fd: Int32, peer: ClientAddress) {
+    /// Closes the keep-alive connection of this loop that has waited longest for a request (none being answered,
+    /// nothing unsent, no stream); false when there is none.
+    private func closeLongestIdle() -> Bool {
+        var oldest: Connection?
+        var since = UInt64.max
+        eachConnection { c in
+            if c.lastAnswered < since && c.isIdleKeepAlive { oldest = c; since = c.lastAnswered }
+        }
+        guard let oldest else { return false }
+        core.metrics.connectionEvicted()
+        oldest.close()
+        return true
+    }
+
+    private func register(_ fd: Int32, peer: ClientAddress, counted: Bool, admin: Bool) {
         let i = Int(fd)
         if i >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(i + 1 - connections.count, connections.count)))
         }
-        let c = Connection(fd: fd, server: self, now: Syscall.monotonicNanos(), peer: peer)
+        let c = Connection(fd: fd, server: self, now: Syscall.monotonicNanos(), peer: peer, countedShare: counted, admin: admin)
         connections[i] = c
         connectionCount += 1
         core.metrics.connectionOpened()
@@ -161,7 +185,7 @@ final class ServerLoop: LoopObserver {
     func beginDrain() {
         draining = true
         for l in listeners {
-            acceptConnections(l.fd)
+            acceptConnections(l.fd, admin: l.admin)
             loop.deregister(l.fd)
             close(l.fd)
         }

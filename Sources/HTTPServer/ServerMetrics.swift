@@ -22,7 +22,7 @@ public final class ServerMetrics: Sendable {
     }
 
     let shards: [Shard]
-    private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0)
+    private let open = Atomic<Int>(0), accepted = Atomic<Int>(0), rejected = Atomic<Int>(0), evicted = Atomic<Int>(0)
     private let streamsOpen = Atomic<Int>(0), streamsTotal = Atomic<Int>(0), streamBytes = Atomic<Int>(0)
     private let bodiesRefused = Atomic<Int>(0)
     private let streamsStalled = Atomic<Int>(0), streamsRefused = Atomic<Int>(0), bufferedBytes = Atomic<Int>(0)
@@ -46,6 +46,7 @@ public final class ServerMetrics: Sendable {
     func connectionOpened() { open.wrappingAdd(1, ordering: .relaxed); accepted.wrappingAdd(1, ordering: .relaxed) }
     func connectionClosed() { open.wrappingSubtract(1, ordering: .relaxed) }
     func connectionRejected() { rejected.wrappingAdd(1, ordering: .relaxed) }
+    func connectionEvicted() { evicted.wrappingAdd(1, ordering: .relaxed) }
     func bodyRefused() { bodiesRefused.wrappingAdd(1, ordering: .relaxed) }
 
     /// Streams open now.
@@ -110,7 +111,8 @@ public final class ServerMetrics: Sendable {
                                         bounds: ServerMetrics.latencyBuckets, counts: buckets, sum: sum)
         out += PrometheusText.single(p + "open_connections", "gauge", "Connections open now.", open.load(ordering: .relaxed))
         out += PrometheusText.single(p + "connections_total", "counter", "Connections accepted.", accepted.load(ordering: .relaxed))
-        out += PrometheusText.single(p + "connections_rejected_total", "counter", "Connections refused with 503 past the connection limit or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "connections_rejected_total", "counter", "Connections refused with 503 past the connection limit, past their address's share of it, or on descriptor exhaustion.", rejected.load(ordering: .relaxed))
+        out += PrometheusText.single(p + "connections_evicted_total", "counter", "Idle keep-alive connections closed, the longest idle first, to let a new one in at the connection limit.", evicted.load(ordering: .relaxed))
         out += PrometheusText.single(p + "bodies_refused_total", "counter", "Requests answered 503 because their bodies would pass the in-flight body budget.", bodiesRefused.load(ordering: .relaxed))
         out += PrometheusText.single(p + "response_bytes_total", "counter", "Response bytes queued (head and body).", bytes)
         out += PrometheusText.single(p + "streams_open", "gauge", "Streamed responses (including server-sent events) open now.", streamsOpen.load(ordering: .relaxed))

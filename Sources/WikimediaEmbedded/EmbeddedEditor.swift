@@ -88,10 +88,15 @@ final class EmbeddedEditor: Sendable {
 
     // MARK: - Answers
 
+    /// `query.userinfo` as the Action API gives it (formatversion=2) for a demo user, or an anonymous session.
+    static func userinfo(_ user: String?) -> String {
+        user.map { "{\"id\":\(FNV1a.value(Array($0.utf8)) % 100_000 + 1),\"name\":\(JSONText.quote($0))}" } ?? "{\"id\":0,\"name\":\"127.0.0.1\",\"anon\":true}"
+    }
+
     /// The editor's query (`intestactions=edit`, with or without `prop=revisions`).
     func query(_ q: [String: String], user: String?, lang: String, articles: [EmbeddedArticle]) -> String {
         let asked = ArticleTitle.display(q["titles"] ?? "")
-        let userinfo = user.map { "{\"id\":\(FNV1a.value(Array($0.utf8)) % 100_000 + 1),\"name\":\(JSONText.quote($0))}" } ?? "{\"id\":0,\"name\":\"127.0.0.1\",\"anon\":true}"
+        let userinfo = EmbeddedEditor.userinfo(user)
         guard let article = articles.first(where: { $0.title == asked && $0.ns == 0 }) else {
             return "{\"batchcomplete\":true,\"query\":{\"pages\":[{\"ns\":0,\"title\":\(JSONText.quote(asked)),\"missing\":true,\"actions\":{\"edit\":[]}}],\"userinfo\":\(userinfo)}}"
         }

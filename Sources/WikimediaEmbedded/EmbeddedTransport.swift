@@ -181,6 +181,12 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             return t.raw("{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\(JSONText.quote(EmbeddedNotifications.token(for: user)))}}}")
         },
         ActionRoute(name: "notifications", matches: { $0.q["meta"] == "notifications" }) { t, call in t.notifications(call.request, call.q) },
+        // Whom the credentials name: a demo user, an anonymous session, or (any other token) refused.
+        ActionRoute(name: "userinfo", matches: { $0.q["meta"] == "userinfo" }) { t, call in
+            let user = EmbeddedNotifications.user(for: call.request.authorization)
+            if call.request.authorization != nil, user == nil { return t.invalidAuthorization() }
+            return t.raw("{\"batchcomplete\":true,\"query\":{\"userinfo\":\(EmbeddedEditor.userinfo(user))}}")
+        },
         ActionRoute(name: "related", matches: { $0.q["generator"] == "search" && $0.q["gsrsearch"]?.hasPrefix("morelike:") == true }) { t, call in
             let source = String(call.q["gsrsearch"]!.dropFirst("morelike:".count))
             return t.pages(t.related(to: source, in: call.articles), lang: call.lang)

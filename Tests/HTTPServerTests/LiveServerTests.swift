@@ -442,12 +442,16 @@ final class TimeoutTests: XCTestCase {
         XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.2)
     }
 
+    /// Past the limit with no connection idle (each is sending a request), a new one gets 503; with one idle, the
+    /// idle one makes room (SharedLimitsTests).
     func testConnectionsPastTheLimitGet503() throws {
         let server = try startTestServer { $0.limits.maxConnections = 2; $0.loops = 1 }
         defer { stop(server) }
         let a = try RawClient(port: server.port), b = try RawClient(port: server.port)
         a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"); XCTAssertEqual(a.readResponse()?.status, 200)
         b.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"); XCTAssertEqual(b.readResponse()?.status, 200)
+        a.send("GET /hello HTTP/1.1\r\n"); b.send("GET /hello HTTP/1.1\r\n")   // both busy with a request's head
+        Thread.sleep(forTimeInterval: 0.05)
         let c = try RawClient(port: server.port)
         let r = try XCTUnwrap(c.readResponse())
         XCTAssertEqual(r.status, 503)
@@ -532,7 +536,7 @@ final class BodyBudgetTests: XCTestCase {
     }
 
     func testBodiesPastTheSharedBudgetAre503BeforeTheyAreRead() throws {
-        let server = try startTestServer { $0.bodies.maxInFlight = 100_000; $0.limits.maxBody = 1 << 20 }
+        let server = try startTestServer { $0.bodies.maxInFlight = 100_000; $0.bodies.maxPerAddress = 100_000; $0.limits.maxBody = 1 << 20 }
         defer { stop(server) }
         let a = try RawClient(port: server.port)
         a.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 80000\r\n\r\n" + String(repeating: "a", count: 1000))

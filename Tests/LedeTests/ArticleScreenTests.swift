@@ -73,6 +73,31 @@ final class ArticleScreenTests: FakeUpstreamTestCase {
         XCTAssertEqual(items(plain, "languages").map { $0["lang"] as? String }, ["de", "es", "fr", "it", "ar", "zh", "ja"], "by autonym alone (Deutsch, español, …)")
     }
 
+    /// Readers' orders come from one shared answer: random `Accept-Language` orders add no entry to the shared cache
+    /// and make no upstream call, and each reader still gets their editions first, in their order.
+    func testRandomAcceptLanguageOrdersAddNoSharedEntriesAndCallNoUpstream() throws {
+        XCTAssertEqual(try get(server, "/article/Albert_Einstein?lang=en").status, 200)
+        let entries = app.responses.snapshot.entries
+        let calls = fake.requests.count
+        var generator = SeededGenerator(state: 68)
+        var seen: Set<String> = []
+        for _ in 0..<40 {
+            let order = ["ja", "de", "fr", "es", "it", "ar", "zh", "nl"].shuffled(using: &generator).prefix(4)
+            let header = order.enumerated().map { i, l in i == 0 ? l : "\(l);q=0.\(9 - i)" }.joined(separator: ", ")
+            let (status, body, response) = try get(server, "/article/Albert_Einstein?lang=en", ["Accept-Language": header]).statusJSONAndResponse
+            XCTAssertEqual(status, 200)
+            XCTAssertEqual(response.header("Vary"), "Accept, Accept-Encoding, Accept-Language, Authorization")
+            let langs = items(body, "languages").compactMap { $0["lang"] as? String }
+            let wanted = order.filter { $0 != "nl" }   // nl has no edition of this article
+            XCTAssertEqual(Array(langs.prefix(wanted.count)), Array(wanted), header)
+            XCTAssertEqual(Set(langs), ["ja", "de", "es", "fr", "it", "ar", "zh"], "every edition once")
+            seen.insert(header)
+        }
+        XCTAssertGreaterThan(seen.count, 20)
+        XCTAssertEqual(app.responses.snapshot.entries, entries, "no shared entry per order")
+        XCTAssertEqual(fake.requests.count, calls, "no upstream call per order")
+    }
+
     func testAnArticleWithNoImagesHasAnEmptyGalleryNotAPlaceholder() async throws {
         let (code, body, _) = try get(server, "/article/Dam_Square").statusJSONAndResponse
         XCTAssertEqual(code, 200)

@@ -97,6 +97,7 @@ final class ClientLimitTests: XCTestCase {
         XCTAssertEqual(limiter.capacity, 1024)
         XCTAssertFalse(limiter.admit(flooder, now: t0 + 2_000_000).admitted, "the spent client is still held to its budget")
         XCTAssertEqual(limiter.policyField, "\"client\";q=3;w=3")
+        XCTAssertEqual(ClientRateLimiter(rate: 200, burst: 4000, name: "address").policyField, "\"address\";q=4000;w=20")
     }
 
     // MARK: - Over HTTP
@@ -106,13 +107,19 @@ final class ClientLimitTests: XCTestCase {
             // A slow refill (a unit every 5 s): a loaded machine's slow requests do not earn the flood a unit back.
             $0.server.clients.rate = 0.2
             $0.server.clients.burst = 10
+            $0.addressRate = 0.2
+            $0.addressBurst = 10
             configure(&$0)
         }
     }
 
     func testAFloodingUserIsRefusedWithTheDraftsFieldsWhileAnotherUserIsServed() throws {
-        let server = try start { _ in }
+        let server = try start { $0.addressBurst = 40 }
         defer { server.shutdown(); server.waitUntilStopped() }
+        // Alice and Bob open their badges: Wikimedia accepts their tokens, and each becomes a client of their own.
+        for user in ["demo-alice", "demo-bob"] {
+            XCTAssertEqual(try get(server, "/notifications/badge", ["Authorization": "Bearer \(user)"]).status, 200)
+        }
         var statuses: [Int] = []
         var refusal: TestHTTPResponse?
         for _ in 0..<25 {
@@ -195,7 +202,7 @@ final class ClientLimitTests: XCTestCase {
         // /summary goes off the loop (4 units): the burst of 10 holds three of them, not ten.
         var statuses: [Int] = []
         for title in ["Dog", "Cat", "Amsterdam", "Mumbai", "Copenhagen"] {
-            statuses.append(try get(server, "/summary/\(title)", ["Authorization": "Bearer demo-carol"]).status)
+            statuses.append(try get(server, "/summary/\(title)").status)
         }
         XCTAssertEqual(statuses.filter { $0 != 429 }.count, 3, "\(statuses)")
     }
@@ -207,8 +214,16 @@ final class ClientLimitTests: XCTestCase {
     }
 
     func testTheOptionsReadTheFlagsAndRefuseBadProxies() throws {
-        let o = try Options.parse(["--client-rate", "0.5", "--client-burst", "30", "--trusted-proxies", "10.0.0.0/8,::1"], environment: [:])
+        let o = try Options.parse(["--client-rate", "0.5", "--client-burst", "30", "--trusted-proxies", "10.0.0.0/8,::1",
+                                   "--address-rate", "50", "--address-burst", "900", "--max-connections-per-address", "12",
+                                   "--max-bodies-per-address", "1048576"], environment: [:])
         XCTAssertEqual(o.server.clients.rate, 0.5); XCTAssertEqual(o.server.clients.burst, 30)
+        XCTAssertEqual(o.server.clients.addressRate, 50); XCTAssertEqual(o.server.clients.addressBurst, 900)
+        XCTAssertEqual(o.server.limits.connectionsPerAddress, 12); XCTAssertEqual(o.server.bodies.perAddress, 1 << 20)
+        let defaults = try Options.parse([], environment: [:])
+        XCTAssertEqual(defaults.server.clients.addressBurst, 4000, "an address is sized for many readers")
+        XCTAssertEqual(defaults.server.limits.connectionsPerAddress, 1000, "a tenth of the connections")
+        XCTAssertEqual(defaults.server.bodies.perAddress, 8 << 20, "an eighth of the bodies' budget")
         XCTAssertEqual(o.server.clients.trustedProxies.map(\.description), ["10.0.0.0/8", "::1/128"])
         XCTAssertEqual(try Options.parse([], environment: [:]).server.clients.rate, 20, "on by default")
         XCTAssertThrowsError(try Options.parse(["--trusted-proxies", "10.0.0.0/8,proxy.local"], environment: [:])) { e in

@@ -82,6 +82,7 @@ final class FakeUpstream: @unchecked Sendable {
         if q.contains("meta=tokens") { return "token" }
         if q.contains("meta=notifications") { return "notifications" }
         if q.contains("meta=siteinfo") { return "siteinfo" }
+        if q.contains("meta=userinfo") { return "userinfo" }
         if q.contains("morelike") { return "related" }
         if q.contains("generator=random") { return "random" }
         if q.contains("generator=geosearch") { return "nearby" }

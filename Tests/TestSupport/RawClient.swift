@@ -14,10 +14,20 @@ public final class RawClient {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// `receiveBuffer`: SO_RCVBUF set before connecting (a reader whose kernel takes little).
-    public init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil) throws {
+    /// `receiveBuffer`: SO_RCVBUF set before connecting (a reader whose kernel takes little). `from`: the loopback
+    /// address the connection comes from (127.0.0.0/8 is all loopback: another client, as the server sees it).
+    public init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 { let e = errno; Glibc.close(fd); throw NSError(domain: "bind", code: Int(e)) }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = UInt16(port).bigEndian

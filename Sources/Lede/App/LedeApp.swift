@@ -90,6 +90,7 @@ public final class LedeApp: Sendable {
     public func makeServer(logger: Logger) -> HTTPServer {
         var configuration = options.server
         configuration.naming = LedeApp.naming
+        configuration.clients.verifier = WikimediaCredentialCheck(api: api, lang: options.readingListsEdition)
         let server = HTTPServer(configuration: configuration, router: router, logger: logger, localizer: ProblemWords())
         let api = self.api
         let client = self.client

@@ -182,13 +182,21 @@ public struct Options: Sendable {
             o.server.host = value
         },
         .int("port", "N", 0...65535, \.server.port, "Port to listen on, 0 for an ephemeral port."),
+        Flag("admin-port", "N", "A port of its own for the operators: /metrics is served there only (404 on --port); the probes on both.",
+             shown: { o in o.server.adminPort.map { .value(String($0)) } ?? .described("none: /metrics on --port") }) { o, value, source in
+            o.server.adminPort = try Flag.parseInt(value, 0...65535, source)
+        },
         Flag("loops", "N", "Event loops, each a thread with its own epoll instance.", shown: { _ in .described("the number of cores") }) { o, value, source in
             o.server.loops = try Flag.parseInt(value, 1...256, source)
         },
         .seconds("header-timeout", \.server.timeouts.header, "Time to receive a complete header section; slower clients get 408 and are closed."),
         .seconds("idle-timeout", \.server.timeouts.idle, "Keep-alive connections idle this long are closed."),
         .seconds("drain-timeout", \.server.timeouts.drain, "On SIGTERM/SIGINT, time in-flight requests get to finish."),
-        .int("max-connections", "N", 1...1_000_000, \.server.limits.maxConnections, "Open connections; past it new ones get 503 and are closed."),
+        .int("max-connections", "N", 1...1_000_000, \.server.limits.maxConnections, "Open connections; at it the one idle longest makes room for a new one, and with none idle new ones get 503 and are closed."),
+        Flag("max-connections-per-address", "N", "Open connections one address (IPv6: one /64) may hold, trusted proxies exempt; past it its new ones get 503 and are closed.",
+             shown: { o in o.server.limits.maxConnectionsPerAddress.map { .value(String($0)) } ?? .described("a tenth of --max-connections, at least 8") }) { o, value, source in
+            o.server.limits.maxConnectionsPerAddress = try Flag.parseInt(value, 1...1_000_000, source)
+        },
         .int("max-body", "BYTES", 0...(1 << 30), \.server.limits.maxBody, "Largest request body; larger declared bodies get 413 before any is read."),
         .int("max-streams", "N", 0...1_000_000, \.server.streams.maxStreams, "Streamed answers (server-sent events, streamed screens) open at once; past it a stream request gets 503 with Retry-After."),
         .seconds("stream-heartbeat", \.server.streams.heartbeat, "Quiet time after which an event stream gets a comment heartbeat, keeping proxies and mobile radios from dropping it."),
@@ -199,10 +207,16 @@ public struct Options: Sendable {
             o.server.streams.lowWater = o.server.streams.highWater / 4
         },
         .decimal("client-rate", "N", 0...1_000_000, \.server.clients.rate, "a number of units a second",
-                 "Units a client's budget refills a second (a request answered from memory costs 1, one that reaches Wikimedia or renders more; see docs/CONFIGURATION.md); past its budget a client gets 429 rate-limited. A client is its Authorization, else its address. 0 turns limiting off."),
-        Flag("client-burst", "N", "Units a client may spend at once before the rate applies.", shown: { .value(Flag.number($0.server.clients.burst)) }) { o, value, source in
+                 "Units a signed-in reader's budget refills a second (a request answered from memory costs 1, one that reaches Wikimedia or renders more; see docs/CONFIGURATION.md); past its budget a client gets 429 rate-limited. A reader is a bearer token Wikimedia has accepted; every other request is its address's. 0 turns all limiting off."),
+        Flag("client-burst", "N", "Units a signed-in reader may spend at once before the rate applies.", shown: { .value(Flag.number($0.server.clients.burst)) }) { o, value, source in
             o.server.clients.burst = Double(try Flag.parseInt(value, 1...10_000_000, source))
         },
+        .decimal("address-rate", "N", 0.001...1_000_000, \.addressRate, "a number of units a second",
+                 "Units an address's budget refills a second (IPv6: a /64's): every request without a token Wikimedia has accepted is charged to it, so it is sized for many people behind one address."),
+        Flag("address-burst", "N", "Units an address may spend at once before the rate applies.", shown: { .value(Flag.number($0.addressBurst)) }) { o, value, source in
+            o.addressBurst = Double(try Flag.parseInt(value, 1...10_000_000, source))
+        },
+        .seconds("remember-tokens", \.server.clients.remember, "How long a bearer token Wikimedia accepted stays a client of its own before it is checked again."),
         Flag("trusted-proxies", "CIDR[,CIDR...]", "Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: a request from one is the client's at the rightmost forwarded address outside this list (none: every peer is the client).",
              shown: { o in o.server.clients.trustedProxies.isEmpty ? .described("none") : .value(o.server.clients.trustedProxies.map(\.description).joined(separator: ",")) }) { o, value, source in
             switch AddressBlock.list(value) {
@@ -210,7 +224,11 @@ public struct Options: Sendable {
             case .failure(let e): throw ParseError(description: "\(source) must be addresses or CIDR blocks separated by commas; '\(e.entry)' is neither")
             }
         },
-        .int("max-bodies-in-flight", "BYTES", (64 << 10)...(1 << 40), \.server.bodies.maxInFlight, "Bytes of request bodies received at once over all connections; a request whose body would not fit gets 503 with Retry-After before any of it is read."),
+        .int("max-bodies-in-flight", "BYTES", (64 << 10)...(1 << 40), \.server.bodies.maxInFlight, "Bytes of request bodies received at once over all connections (a body holds what has arrived of it and 64 KiB more); a request whose body would not fit gets 503 with Retry-After."),
+        Flag("max-bodies-per-address", "BYTES", "Of --max-bodies-in-flight, the bytes one address (IPv6: one /64) may hold.",
+             shown: { o in o.server.bodies.maxPerAddress.map { .value(String($0)) } ?? .described("an eighth of --max-bodies-in-flight") }) { o, value, source in
+            o.server.bodies.maxPerAddress = try Flag.parseInt(value, (64 << 10)...(1 << 40), source)
+        },
         .int("body-min-rate", "BYTES", 0...(1 << 30), \.server.bodies.minRate, "Bytes a second a request body must average once its grace time has passed, or the request is a 408."),
         Flag("log-level", "LEVEL", "debug, info, warning, error or off. Logs are JSON lines on stderr.", shown: { .value($0.logLevel.name) }) { o, value, source in
             guard let l = Logger.Level(name: value) else { throw ParseError(description: "\(source) must be debug, info, warning, error or off, not '\(value)'") }
@@ -290,6 +308,20 @@ public struct Options: Sendable {
         // these (docs/CONFIGURATION.md has the arithmetic); a loop of requests does not.
         server.clients.rate = 20
         server.clients.burst = 400
+        // An address is many people more often than one: a carrier's NAT, a school's Wi-Fi (docs/CONFIGURATION.md,
+        // "Running it in public").
+        server.clients.addressRate = 200
+        server.clients.addressBurst = 4000
+    }
+
+    /// The address budget's flags read and write these (the server's own defaults follow the client budget's).
+    var addressRate: Double {
+        get { server.clients.addressRate ?? server.clients.rate }
+        set { server.clients.addressRate = newValue }
+    }
+    var addressBurst: Double {
+        get { server.clients.addressBurst ?? server.clients.burst }
+        set { server.clients.addressBurst = newValue }
     }
 
     /// Reads `arguments` (without the program name) and `environment`.

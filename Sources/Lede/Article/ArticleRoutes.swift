@@ -6,19 +6,22 @@ import HTTPCore
 import Upstream
 
 /// `GET /article/{title}`: the article screen in one call (JSON, or JSON Lines as its parts are ready), shared between
-/// readers and prepared once per edition, title and preferred editions; a signed-in reader's copy says whether they may
-/// edit it.
+/// readers and prepared once per edition (and variant) and title; a reader's preferred editions come first in its
+/// languages (`EditionOrder`), and a signed-in reader's copy says whether they may edit it.
 enum ArticleRoutes {
     /// `anonymousEdits`: whether this deployment sends edits without an account (`--anonymous-edits`); when not, an anonymous
     /// reader's `editable` is false.
     static func register(on router: Router, api: any WikimediaAPI, responses: UpstreamCache, timeout: Double, upstreamTimeout: Double,
                          anonymousEdits: Bool) {
+        // The shared answers in readers' orders, apart from the shared cache (orders never push out what readers
+        // share): a bounded LRU keyed by the shared answer's ETag and the editions put first.
+        let orders = UpstreamCache(limits: .init(maxEntries: 2_000, maxBytes: 32 << 20, staleIfError: 0, notFoundTTL: 0))
         router.get("/article/{title}") { ctx in
             let lang: LanguageCode, title: String, auth: String?
             lang = try LanguageCode.resolve(ctx.request); title = try Parameters.articleTitle(ctx.parameter("title"))
             auth = try BearerAuthorization.optional(ctx.credentials)
-            // The picker's order depends on the reader's languages: one prepared answer per language, title and
-            // preferred editions (bounded LRU with the other prepared answers).
+            // The picker's order depends on the reader's languages: one shared answer per edition and title, its
+            // languages put in the reader's order as it is served.
             let preferred = LanguageCode.preferredEditions(ctx.request.headers["Accept-Language"], limit: 4)
             if JSONLines.preferred(by: ctx.request) {
                 return Responses.async {
@@ -26,20 +29,41 @@ enum ArticleRoutes {
                                      authorization: auth, anonymousEdits: anonymousEdits)
                 }
             }
-            let key = "article:\(lang.tag):\(ArticleTitle.normalise(title)):\(preferred.joined(separator: ","))"
+            let key = "article:\(lang.tag):\(ArticleTitle.normalise(title))"
             if let auth {
                 // A signed-in reader: the shared answer with this user's `editable`, private to them.
                 return Responses.async {
                     async let editable = withDeadline(timeout) { try await ArticleScreen.editable(api: api, responses: responses, lang: lang, title: title, authorization: auth,
                                                                                                     anonymousEdits: anonymousEdits) }
-                    let shared: PreparedBody
-                    if let warm = responses.cachedValue(key, as: ArticleScreen.Kept.self) { shared = warm.fresh } else {
-                        shared = try await ArticleScreen.prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits)
+                    let kept: ArticleScreen.Kept
+                    if let warm = responses.cachedValue(key, as: ArticleScreen.Kept.self) { kept = warm } else {
+                        kept = try await ArticleScreen.keep(api: api, lang: lang, title: title, preferred: [], timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits)
+                    }
+                    var bytes = kept.fresh.identity
+                    if let order = kept.order {
+                        let relevant = order.relevant(preferred, own: lang.code)
+                        if !relevant.isEmpty { bytes = order.reordered(bytes, relevant: relevant) }
                     }
                     var known: Bool?
                     if case .ok(let e) = await editable { known = e }
-                    return Responses.json(bytes: ArticleScreen.settingEditable(shared.identity, known), cacheControl: "private, no-cache",
+                    return Responses.json(bytes: ArticleScreen.settingEditable(bytes, known), cacheControl: "private, no-cache",
                                           headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag])
+                }
+            }
+            /// The shared answer in this reader's order: as it is when their editions change nothing, from `orders`
+            /// when made before, else made off the loops (moved bytes and one compression) and kept there.
+            @Sendable func inOrder(_ kept: ArticleScreen.Kept, _ body: PreparedBody) -> HandlerResult {
+                guard let order = kept.order else { return .response(.prepared(body)) }
+                let relevant = order.relevant(preferred, own: lang.code)
+                if relevant.isEmpty { return .response(.prepared(body)) }
+                let orderKey = "\(key):\(body.etag):\(relevant.joined(separator: ","))"
+                if let made = orders.cachedValue(orderKey, as: PreparedBody.self) { return .response(.prepared(made)) }
+                return Responses.async {
+                    let made = try await Workers.shared.offLoop(body.identity.count) {
+                        PreparedBody(contentType: body.contentType, bytes: order.reordered(body.identity, relevant: relevant), headers: body.headers)
+                    }
+                    orders.insert(orderKey, made, cost: Responses.cost(of: made), ttl: Double(ArticleScreen.completeTTL * 2))
+                    return .prepared(made)
                 }
             }
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
@@ -51,16 +75,22 @@ enum ArticleRoutes {
                     Task {
                         await TraceContext.$task.withValue(trace) {
                             do {
-                                _ = try await ArticleScreen.prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: max(timeout, upstreamTimeout),
+                                _ = try await ArticleScreen.prepare(api: api, lang: lang, title: title, preferred: [], timeout: max(timeout, upstreamTimeout),
                                                       responses: responses, key: key, previous: warm, anonymousEdits: anonymousEdits)
                             } catch { responses.refreshFailed(key) }
                         }
                     }
                 }
-                return .response(.prepared(stale ? warm.stale : warm.fresh))
+                return inOrder(warm, stale ? warm.stale : warm.fresh)
             }
             return Responses.async {
-                .prepared(try await ArticleScreen.prepare(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits))
+                let kept = try await ArticleScreen.keep(api: api, lang: lang, title: title, preferred: [], timeout: timeout, responses: responses, key: key,
+                                                        anonymousEdits: anonymousEdits)
+                switch inOrder(kept, kept.fresh) {
+                case .async(let work): return try await work()
+                case .response(let r): return r
+                case .callback: return .prepared(kept.fresh)
+                }
             }
         }
     }

@@ -291,6 +291,8 @@ enum ArticleScreen {
         var stale: PreparedBody
         var builtAt: Double
         var complete: Bool
+        /// Where its languages sit, for a reader's order (`EditionOrder`); nil for a placeholder.
+        var order: EditionOrder?
     }
 
     /// A complete answer's lifetime; served up to as long again past it while one refresh runs.
@@ -310,6 +312,13 @@ enum ArticleScreen {
     /// placeholder keeps the previous complete answer instead while it is younger than `staleBound`.
     static func prepare(api: any WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
                         responses: UpstreamCache, key: String, previous: Kept? = nil, anonymousEdits: Bool) async throws -> PreparedBody {
+        try await keep(api: api, lang: lang, title: title, preferred: preferred, timeout: timeout, responses: responses, key: key,
+                       previous: previous, anonymousEdits: anonymousEdits).fresh
+    }
+
+    /// `prepare`'s answer as it is kept (both lifetimes, and where its languages sit).
+    static func keep(api: any WikimediaAPI, lang: LanguageCode, title: String, preferred: [String], timeout: Double,
+                     responses: UpstreamCache, key: String, previous: Kept? = nil, anonymousEdits: Bool) async throws -> Kept {
         let (body, editable) = try await build(api: api, responses: responses, lang: lang, title: title, preferred: preferred, timeout: timeout,
                                                anonymousEdits: anonymousEdits)
         let complete = !(body.sections.isPlaceholder || body.languages.isPlaceholder || body.media.isPlaceholder || body.readMore.isPlaceholder
@@ -317,15 +326,16 @@ enum ArticleScreen {
         let now = Date().timeIntervalSinceReferenceDate
         if !complete, let previous, previous.complete, now - previous.builtAt <= staleBound {
             // The last good answer stays, briefly fresh (with the short lifetime), and is refreshed again after that.
-            let kept = Kept(fresh: previous.stale, stale: previous.stale, builtAt: previous.builtAt, complete: true)
+            let kept = Kept(fresh: previous.stale, stale: previous.stale, builtAt: previous.builtAt, complete: true, order: previous.order)
             responses.insert(key, kept, cost: Responses.cost(of: previous.fresh), ttl: Double(shortTTL), staleFor: Double(completeTTL))
-            return previous.stale
+            return kept
         }
         let ttl = complete ? completeTTL : shortTTL
         let encoded = settingEditable([UInt8]((try? Responses.encoder.encode(body)) ?? Data("{}".utf8)), editable)
         let fresh = PreparedBody(contentType: "application/json", bytes: encoded, headers: headers(lang: lang, maxAge: ttl))
-        let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete)
+        let kept = Kept(fresh: fresh, stale: complete ? PreparedBody(fresh, headers: headers(lang: lang, maxAge: shortTTL)) : fresh, builtAt: now, complete: complete,
+                        order: EditionOrder(encoded, codes: body.languages.items.map(\.lang)))
         responses.insert(key, kept, cost: Responses.cost(of: fresh), ttl: Double(ttl), staleFor: complete ? Double(completeTTL) : 0)
-        return fresh
+        return kept
     }
 }

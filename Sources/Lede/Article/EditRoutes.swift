@@ -49,7 +49,10 @@ enum EditRoutes {
             }
         }
 
-        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes, cost: Costs.edit) { ctx in
+        // Without anonymous edits, a save needs an account: refused from its head (none of its body read).
+        let account = settings.anonymousEdits ? Router.Account.optional
+            : .required { credentials in credentials == .none ? needsAccountProblem : BearerAuthorization.refusal(credentials) }
+        router.add("POST", "/article/{title}/edit", maxBody: EditRules.maxBodyBytes, cost: Costs.edit, account: account) { ctx in
             let auth: String?, lang: LanguageCode, title: String
             (auth, lang, title) = try target(ctx)
             if auth == nil && !settings.anonymousEdits { throw needsAccountProblem }

@@ -25,4 +25,13 @@ enum BearerAuthorization {
     static func unauthorised(_ detail: String) -> Problem {
         Problem(status: 401, slug: "not-authorised", detail: detail, headers: ["WWW-Authenticate": challenge])
     }
+
+    /// The problem `extract` refuses `credentials` with, nil when they hold a token of valid form.
+    static func refusal(_ credentials: Credentials) -> Problem? {
+        do { _ = try extract(credentials); return nil } catch { return error as? Problem }
+    }
+
+    /// What a route that needs an account declares (`Router.Account`): refused from the head as `extract` refuses,
+    /// and its 2xx answers vouch for the token.
+    static let required = Router.Account.required(refusal: refusal)
 }

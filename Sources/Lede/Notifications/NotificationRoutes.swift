@@ -75,7 +75,7 @@ enum NotificationRoutes {
     static func register(on router: Router, api: any WikimediaAPI, hub: NotificationHub) {
         let badges = BadgeAnswers()
         // The live bell: the badge at once and on every change, each new unread notification, resumable on any replica.
-        router.get("/notifications/stream") { ctx in
+        router.add("GET", "/notifications/stream", account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, resumeAfter: Int?
             (auth, lang, feedOn) = try userRequest(ctx)
             // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
@@ -106,7 +106,7 @@ enum NotificationRoutes {
             }
         }
 
-        router.get("/notifications/badge") { ctx in
+        router.add("GET", "/notifications/badge", account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool
             (auth, lang, feedOn) = try userRequest(ctx)
             // The most polled route: answered through a callback, without a task when the call starts on this loop.
@@ -122,7 +122,7 @@ enum NotificationRoutes {
             }
         }
 
-        router.get("/notifications") { ctx in
+        router.add("GET", "/notifications", account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
             (auth, lang, feedOn) = try userRequest(ctx)
             let f = ctx.request.queryParameter("filter") ?? "all"
@@ -144,7 +144,7 @@ enum NotificationRoutes {
             }
         }
 
-        router.add("POST", "/notifications/read", cost: Costs.write) { ctx in
+        router.add("POST", "/notifications/read", cost: Costs.write, account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, feedOn: Bool, request: MarkReadRequest
             (auth, lang, feedOn) = try userRequest(ctx)
             try Responses.requireJSON(ctx.request)

@@ -12,7 +12,7 @@ enum SavedRoutes {
     static let defaultLimit = 50, maxLimit = 200
 
     static func register(on router: Router, service: SavedService) {
-        router.get("/saved") { ctx in
+        router.add("GET", "/saved", account: BearerAuthorization.required) { ctx in
             let auth: String, offset: Int, limit: Int, streamed: Bool
             auth = try BearerAuthorization.extract(ctx.credentials)
             limit = try Parameters.int(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
@@ -59,7 +59,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved", cost: Costs.write) { ctx in
+        router.add("DELETE", "/saved", cost: Costs.write, account: BearerAuthorization.required) { ctx in
             let auth: String
             auth = try BearerAuthorization.extract(ctx.credentials)
             guard ctx.request.queryParameter("confirm") == "all" else {
@@ -73,7 +73,7 @@ enum SavedRoutes {
             }
         }
 
-        router.get("/saved/{title}") { ctx in
+        router.add("GET", "/saved/{title}", account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
@@ -82,7 +82,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("PUT", "/saved/{title}", cost: Costs.write) { ctx in
+        router.add("PUT", "/saved/{title}", cost: Costs.write, account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
@@ -91,7 +91,7 @@ enum SavedRoutes {
             }
         }
 
-        router.add("DELETE", "/saved/{title}", cost: Costs.write) { ctx in
+        router.add("DELETE", "/saved/{title}", cost: Costs.write, account: BearerAuthorization.required) { ctx in
             let auth: String, lang: LanguageCode, title: String
             (auth, lang, title) = try bookmark(ctx)
             return Responses.async {
