@@ -12,6 +12,8 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     package let variantIndex: UInt8
     /// What names the text: the variant, else the edition. Cache keys and `Content-Language` use it.
     public var tag: String { variant ?? code }
+    /// `tag` as BCP 47 (`sr-el` → `sr-Latn`, `zh-tw` → `zh-Hant-TW`): what `Content-Language` and `lang` attributes say.
+    public var bcp47: String { MediaWikiLanguage.bcp47(tag) }
     /// Edition and variant in one number, for keys that hash numbers.
     package var key: UInt16 { index | UInt16(variantIndex) << 10 }
     public var description: String { tag }

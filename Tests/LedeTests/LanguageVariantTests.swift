@@ -49,7 +49,7 @@ final class LanguageVariantTests: FakeUpstreamTestCase {
         fake.set("summary", .answer(200, ["Content-Language": "zh-tw"], Self.summary))
         let (status, body, http) = try get(server, "/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw").statusJSONAndResponse
         XCTAssertEqual(status, 200, "\(body)")
-        XCTAssertEqual(http.header("Content-Language"), "zh-tw")
+        XCTAssertEqual(http.header("Content-Language"), "zh-Hant-TW", "BCP 47 outward, as MediaWiki's bcp47() writes it")
         let sent = try XCTUnwrap(fake.requests(kind: "summary").last)
         XCTAssertTrue(sent.path.hasPrefix("/zh/"), "the edition's host: \(sent.path)")
         XCTAssertEqual(sent.headers["Accept-Language"], "zh-tw", "REST converts by Accept-Language")
@@ -60,7 +60,7 @@ final class LanguageVariantTests: FakeUpstreamTestCase {
         XCTAssertEqual(fake.requests(kind: "summary").count, 2, "each variant cached on its own")
         // Chosen by the header: the same, and Vary says so.
         let (_, _, byHeader) = try get(server, "/summary/%E5%8F%B0%E6%B9%BE", ["Accept-Language": "zh-TW"]).statusJSONAndResponse
-        XCTAssertEqual(byHeader.header("Content-Language"), "zh-tw")
+        XCTAssertEqual(byHeader.header("Content-Language"), "zh-Hant-TW")
         XCTAssertTrue(byHeader.header("Vary")?.contains("Accept-Language") ?? false)
         XCTAssertEqual(fake.requests(kind: "summary").count, 2, "the header's zh-tw is the parameter's zh-tw")
     }
@@ -85,9 +85,10 @@ final class LanguageVariantTests: FakeUpstreamTestCase {
 /// reader: Echo's list, the editor, the save.
 final class InterfaceLanguageTests: FakeUpstreamTestCase {
     func testTheInterfaceLanguageIsTheFirstTagOrUselang() throws {
-        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("de-AT, en;q=0.5"), "de-at")
+        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("de-AT, en;q=0.5"), "de-at", "MediaWiki has Austrian German")
         XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("*, fr;q=0.8"), "fr", "the wildcard names no language")
         XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("en;q=0.2, nds;q=0.9"), "nds", "any language MediaWiki may have, not only editions")
+        XCTAssertEqual(InterfaceLanguage.fromAcceptLanguage("x-klingon, tlh;q=0.9, fr;q=0.5"), "fr", "tags MediaWiki has no messages for are passed over")
         XCTAssertNil(InterfaceLanguage.fromAcceptLanguage("x, en_US"))
         XCTAssertNil(InterfaceLanguage.fromAcceptLanguage(nil))
         XCTAssertEqual(InterfaceLanguage.normalised("zh-Hant"), "zh-hant")
@@ -98,7 +99,15 @@ final class InterfaceLanguageTests: FakeUpstreamTestCase {
     func testEchoIsAskedInTheReadersLanguage() async throws {
         let alice = ["Authorization": "Bearer demo-alice"]
         _ = try get(server, "/notifications", alice.merging(["Accept-Language": "de-DE, en;q=0.5"]) { a, _ in a })
-        XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=de-de"))
+        let first = fake.requests(kind: "notifications").last?.query ?? ""
+        XCTAssertTrue(first.contains("uselang=de&") || first.hasSuffix("uselang=de"), "de-DE is MediaWiki's de: \(first)")
+        // The phones' own headers, as MediaWiki's codes.
+        for (header, code) in [("de-DE,de;q=0.9", "de"), ("pt-BR,pt;q=0.9", "pt-br"), ("zh-Hant-TW", "zh-tw"), ("en-US,en;q=0.9", "en"),
+                               ("sr-Latn-RS", "sr-el"), ("es-MX", "es"), ("zh-Hans-CN", "zh-cn")] {
+            _ = try get(server, "/notifications", alice.merging(["Accept-Language": header]) { a, _ in a })
+            let query = fake.requests(kind: "notifications").last?.query ?? ""
+            XCTAssertTrue(query.contains("uselang=\(code)&") || query.hasSuffix("uselang=\(code)"), "\(header) → \(code): \(query)")
+        }
         _ = try get(server, "/notifications?uselang=pt-BR", alice.merging(["Accept-Language": "de"]) { a, _ in a })
         XCTAssertTrue((fake.requests(kind: "notifications").last?.query ?? "").contains("uselang=pt-br"), "the parameter wins")
         // Without Accept-Language (URLSession always sends one; a raw request does not).
@@ -125,15 +134,15 @@ final class EmbeddedVariantTests: XCTestCase {
         }
         let (tw, twBody) = try summary("/summary/%E5%8F%B0%E6%B9%BE?lang=zh-tw")
         XCTAssertEqual(tw.status, 200)
-        XCTAssertEqual(tw.headers["content-language"], "zh-tw")
+        XCTAssertEqual(tw.headers["content-language"], "zh-Hant-TW")
         XCTAssertTrue((twBody["extract"] as? String ?? "").hasPrefix("臺灣是位於東亞的島嶼"), "\(twBody)")
         let (cn, cnBody) = try summary("/summary/%E5%8F%B0%E6%B9%BE", "Accept-Language: zh-CN\r\n")
-        XCTAssertEqual(cn.headers["content-language"], "zh-cn")
+        XCTAssertEqual(cn.headers["content-language"], "zh-Hans-CN")
         XCTAssertTrue((cnBody["extract"] as? String ?? "").hasPrefix("台湾是位于东亚的岛屿"), "\(cnBody)")
         // The feed: each variant its own prepared answer (the default's simplified one is never served to zh-tw).
         let (zhFeed, _) = try summary("/feed?lang=zh")
         let (twFeed, _) = try summary("/feed?lang=zh-tw")
-        XCTAssertEqual(zhFeed.headers["content-language"], "zh"); XCTAssertEqual(twFeed.headers["content-language"], "zh-tw")
+        XCTAssertEqual(zhFeed.headers["content-language"], "zh"); XCTAssertEqual(twFeed.headers["content-language"], "zh-Hant-TW")
         let zhText = String(decoding: zhFeed.body, as: UTF8.self), twText = String(decoding: twFeed.body, as: UTF8.self)
         XCTAssertTrue(zhText.contains("台湾是位于东亚") && !zhText.contains("臺灣是位於東亞"), "the default's feed is as stored")
         // Every section converted, the Action API's (random, nearby) as the REST API's: `variant=`.

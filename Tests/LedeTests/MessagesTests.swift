@@ -122,12 +122,20 @@ final class ProblemLanguageTests: XCTestCase {
         r = try get(server, "/no/such/route?uselang=zh-TW"); body = r.json
         XCTAssertEqual(r.status, 404)
         XCTAssertEqual(body["title"] as? String, "找不到")
-        XCTAssertEqual(r.headers["content-language"], "zh-hant")
+        XCTAssertEqual(r.headers["content-language"], "zh-Hant", "BCP 47, as MediaWiki's bcp47() writes zh-hant")
         // Nobody asked, or asked for a language with no catalogue: English, as written, no Content-Language.
         r = try get(server, "/no/such/route"); body = r.json
         XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
         r = try get(server, "/no/such/route", ["Accept-Language": "tlh"]); body = r.json
         XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
+        // Every tag counts, by q-value: a language the catalogue lacks passes the choice to the next one.
+        for (header, title, language) in [("nb, de;q=0.5", "Nicht gefunden", "de"), ("ca, es;q=0.8", Messages.shared.text(.problemTitle404, in: "es"), "es"),
+                                          ("de-DE,de;q=0.9", "Nicht gefunden", "de"), ("pt-BR", Messages.shared.text(.problemTitle404, in: "pt"), "pt"),
+                                          ("en-US, de;q=0.5", "Not Found", nil)] {
+            r = try get(server, "/no/such/route", ["Accept-Language": header]); body = r.json
+            XCTAssertEqual(body["title"] as? String, title, header)
+            XCTAssertEqual(r.headers["content-language"], language, header)
+        }
         // The body is still one JSON object with every member (the trace id after the title's change).
         r = try get(server, "/summary/Dog?lang=zz", ["Accept-Language": "ar"]); body = r.json
         XCTAssertEqual(body["title"] as? String, "طلب غير صالح")

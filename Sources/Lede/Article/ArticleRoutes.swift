@@ -47,7 +47,7 @@ enum ArticleRoutes {
                     var known: Bool?
                     if case .ok(let e) = await editable { known = e }
                     return Responses.json(bytes: ArticleScreen.settingEditable(bytes, known), cacheControl: "private, no-cache",
-                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag])
+                                          headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.bcp47])
                 }
             }
             /// The shared answer in this reader's order: as it is when their editions change nothing, from `orders`

@@ -267,7 +267,7 @@ enum ArticleScreen {
         let work = PartWork(api: api, responses: responses, lang: lang, title: title, timeout: timeout, authorization: authorization,
                             anonymousEdits: anonymousEdits)
         let card = Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
-        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag]
+        let headers: HTTPHeaders = ["Cache-Control": "private, no-store", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.bcp47]
         let main = await isMainPage(work, card: card)
         return .stream(contentType: JSONLines.mediaType, headers: headers) { body in
             let head = StreamHead(card: card, mainPage: main, parts: partNames + ["editable"], urls: urls(lang: lang.code, title: card.title))
@@ -304,7 +304,7 @@ enum ArticleScreen {
 
     static func headers(lang: LanguageCode, maxAge: Int) -> HTTPHeaders {
         // Vary: Authorization — the shared answer is an anonymous reader's (`editable`); a user's is private.
-        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.tag]
+        ["Cache-Control": "public, max-age=\(maxAge)", "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.bcp47]
     }
 
     /// Complete answers are kept 5 minutes (and served up to 5 more while rebuilt); one with a placeholder only a few

@@ -32,18 +32,19 @@ enum EditRoutes {
             (auth, lang, title) = try target(ctx)
             section = try EditRules.section(ctx.request.queryParameter("section"))
             let uselang = try InterfaceLanguage.resolve(ctx.request)
+            let words = InterfaceLanguage.words(ctx.request)?.language   // Lede's own notices: a language of the catalogue
             return Responses.async {
                 do {
                     var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth, uselang: uselang)
                     if auth == nil && !settings.anonymousEdits {
-                        opened.permission.refusals.insert(needsAccount(uselang), at: 0)
+                        opened.permission.refusals.insert(needsAccount(words), at: 0)
                         opened.permission.anonymous = false   // no IP notice: nothing will be saved as an IP
                     }
                     let page = opened
                     // Written and compressed once, off the loops when the wikitext is large (a whole page is megabytes).
-                    let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.code]
+                    let headers: HTTPHeaders = ["Cache-Control": noStore, "Vary": "Authorization", "Content-Language": lang.bcp47]
                     return .prepared(try await Workers.shared.offLoop(page.wikitext.utf8.count) {
-                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section, language: uselang), headers: headers)
+                        PreparedBody(contentType: "application/json", bytes: editorBody(page, section: section, language: words), headers: headers)
                     })
                 } catch let e as EditRefusedError { return EditRules.problem(e.message).response }
             }

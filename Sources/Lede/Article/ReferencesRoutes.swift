@@ -24,7 +24,7 @@ enum ReferencesRoutes {
             if let revision, let kept = responses.cachedValue(revision, as: Built.self) { return (kept, 64) }
             let made = try await Workers.shared.run {
                 let references = ReferenceScanner.scan(page.bytes, lang: lang)
-                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.tag), ("Vary", Responses.varyByLanguage)])
+                let headers = HTTPHeaders([("Cache-Control", "public, max-age=\(ttl)"), ("Content-Language", lang.bcp47), ("Vary", Responses.varyByLanguage)])
                 return Built(body: PreparedBody(contentType: "application/json", bytes: references.jsonBytes, headers: headers), count: references.count)
             }
             let cost = Responses.cost(of: made.body)

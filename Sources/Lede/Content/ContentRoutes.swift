@@ -19,7 +19,7 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try Parameters.articleTitle(ctx.parameter("title"))
-            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.tag, "Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.bcp47, "Vary": Responses.varyByLanguage]) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
@@ -85,7 +85,7 @@ enum ContentRoutes {
     static func summaryCard(api: any WikimediaAPI, responses: UpstreamCache, lang: LanguageCode, title: String) async throws -> PreparedBody {
         let key = summaryKey(lang, title)
         if let warm = responses.cachedValue(key, as: PreparedBody.self) { return warm }
-        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.tag, "Vary": Responses.varyByLanguage]) {
+        return try await Responses.preparedValue(responses, key: key, ttl: summaryTTL, headers: ["Content-Language": lang.bcp47, "Vary": Responses.varyByLanguage]) {
             Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
         }
     }

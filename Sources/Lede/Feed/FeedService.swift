@@ -300,8 +300,8 @@ final class FeedService: Sendable {
     /// An answer with placeholders may be kept only until the earliest of their retries. (The usual English answers
     /// carry `englishPersonalFields` / `englishSharedFields` instead: `assemble`.)
     func headers(_ r: FeedRequest, earliestRetry: Int? = nil) -> HTTPHeaders {
-        if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.tag, maxAge: earliestRetry) }
-        return Self.headers(personal: r.isPersonal, lang: r.lang.tag)
+        if let earliestRetry, earliestRetry < 60 { return Self.headers(personal: r.isPersonal, lang: r.lang.bcp47, maxAge: earliestRetry) }
+        return Self.headers(personal: r.isPersonal, lang: r.lang.bcp47)
     }
 
     static func headers(personal: Bool, lang: String, maxAge: Int = 60) -> HTTPHeaders {

@@ -36,7 +36,7 @@ extension FeedService {
         var h = HTTPHeaders()
         h.set("Cache-Control", "private, no-store")
         h.set("Vary", "Accept, Accept-Encoding, Accept-Language")
-        h.set("Content-Language", r.lang.tag)
+        h.set("Content-Language", r.lang.bcp47)
         return h
     }
 

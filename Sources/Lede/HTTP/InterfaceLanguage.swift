@@ -2,11 +2,16 @@ import HTTPServer
 import LedeBasics
 import HTTPCore
 
-/// The reader's interface language: the language Wikimedia's own words for the reader (Echo's notifications, the
-/// editor's reasons and notices, a refused save, the captcha) are asked in, as MediaWiki's `uselang`. The `uselang`
-/// query parameter when given; else the first `Accept-Language` tag (by q-value) in MediaWiki's form — any language,
-/// not only an edition, since MediaWiki has messages for far more; MediaWiki falls back along its own chain for a
-/// language it lacks. Nil when the request names none: nothing is asked, the wiki answers in its own language.
+/// The reader's interface language, read by MediaWiki's rules. Two answers, since Wikimedia and Lede speak different
+/// sets of languages:
+/// - `uselang`, the language Wikimedia's own words for the reader are asked in (Echo's notifications, the editor's
+///   reasons and notices, a refused save): the `uselang` query parameter when given, else the most preferred
+///   `Accept-Language` tag (by q-value) that names a language MediaWiki has messages for, as MediaWiki's code
+///   (`de-DE` → `de`, `pt-BR` → `pt-br`, `zh-Hant-TW` → `zh-tw`, `sr-Latn` → `sr-el`; `MediaWikiLanguage`).
+/// - `words`, the language of Lede's own words (problems, the share page, the editor's notices): the first of those
+///   tags whose fallback chain reaches a language of the catalogue before English (`nb, de;q=0.5` reads German:
+///   the catalogue has no Norwegian), or English when the reader puts English first.
+/// Nil when the request names none: nothing is asked, the wiki answers in its own language, Lede in English.
 enum InterfaceLanguage {
     static func resolve(_ request: HTTPRequest) throws -> String? {
         switch read(request) {
@@ -21,17 +26,36 @@ enum InterfaceLanguage {
     }
 
     /// Where the request names its interface language, read without refusing: a malformed `uselang` is told apart
-    /// (a route refuses it; a problem's words, being an answer already, fall back to English).
+    /// (a route refuses it; a problem's words, being an answer already, are read from the header).
     enum Reading { case parameter(String), header(String), malformed, none }
 
     static func read(_ request: HTTPRequest) -> Reading {
-        if request.query != nil, let raw = request.queryParameter("uselang") { return normalised(raw).map(Reading.parameter) ?? .malformed }
+        if request.query != nil, let raw = request.queryParameter("uselang") { return parameter(raw).map(Reading.parameter) ?? .malformed }
         return fromAcceptLanguage(request.headers["Accept-Language"]).map(Reading.header) ?? .none
     }
 
-    /// The most preferred tag (highest q, then first) that is a language code, lower-cased.
+    /// `uselang=` as MediaWiki's code: a tag MediaWiki has messages for, by `MediaWikiLanguage`; a well-formed code it
+    /// does not list is sent as written (MediaWiki falls back along its own chain); nil when malformed.
+    static func parameter(_ raw: String) -> String? { MediaWikiLanguage.code(forTag: raw) ?? normalised(raw) }
+
+    /// The most preferred `Accept-Language` tag that names a language MediaWiki has messages for, as its code.
     static func fromAcceptLanguage(_ header: String?) -> String? {
-        AcceptLanguage.best(header) { normalised(String(decoding: $0, as: UTF8.self)) }
+        AcceptLanguage.best(header) { MediaWikiLanguage.code(forTag: String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// The language of Lede's own words for `request`, and whether `Accept-Language` chose it (for `Vary`): a valid
+    /// `uselang` (its chain decides), else the first tag by q-value whose chain reaches the catalogue before English
+    /// or that is English. Nil: the request names none that does.
+    static func words(_ request: HTTPRequest) -> (language: String, byHeader: Bool)? {
+        if request.query != nil, let raw = request.queryParameter("uselang"), let code = parameter(raw) { return (code, false) }
+        return wordsFromAcceptLanguage(request.headers["Accept-Language"]).map { ($0, true) }
+    }
+
+    static func wordsFromAcceptLanguage(_ header: String?) -> String? {
+        AcceptLanguage.best(header) { tag in
+            guard let code = MediaWikiLanguage.code(forTag: String(decoding: tag, as: UTF8.self)) else { return nil }
+            return code == "en" || code.hasPrefix("en-") || Messages.shared.speaks(code) ? code : nil
+        }
     }
 
     /// A language code as MediaWiki writes one (`de`, `pt-br`, `zh-hant`, `be-tarask`): letters, digits and hyphens, a

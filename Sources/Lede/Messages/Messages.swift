@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LedeBasics
 
 /// A message of Lede's own for a person, by its key in the catalogue (`Sources/Lede/i18n/`, MediaWiki's i18n format:
 /// `en.json`, `qqq.json` documenting each, one file a language). Every word Lede writes for a reader comes from here.
@@ -167,10 +168,27 @@ struct Messages: Sendable {
             catalogue[language] = messages
         }
         self.catalogue = catalogue
+        speaking = Set(MediaWikiLanguage.codes.filter { Messages.reaches($0, catalogue) })
     }
+    /// MediaWiki's languages whose chain reaches the catalogue before English.
+    let speaking: Set<String>
 
     /// The languages with messages (not `qqq`).
     var languages: [String] { catalogue.keys.filter { $0 != "qqq" }.sorted() }
+
+    /// Whether `language`'s fallback chain reaches a language of the catalogue other than English before English
+    /// (for MediaWiki's languages, a set made once: no chain walked per request).
+    func speaks(_ language: String) -> Bool {
+        if MediaWikiLanguage.codes.contains(language) { return speaking.contains(language) }
+        return Messages.reaches(language, catalogue)
+    }
+    private static func reaches(_ language: String, _ catalogue: [String: [String: String]]) -> Bool {
+        for code in Messages.fallbacks(language) {
+            if code == "en" { return false }
+            if code != "qqq", catalogue[code] != nil { return true }
+        }
+        return false
+    }
 
     /// `key` in the first language of `language`'s fallback chain that has it, `$1`, `$2`… replaced by `parameters`.
     func text(_ key: MessageKey, in language: String?, _ parameters: String...) -> String {
@@ -252,15 +270,8 @@ struct Messages: Sendable {
 /// not read for them: a request with neither field costs two field lookups).
 struct ProblemWords: ProblemLocalizer {
     func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage? {
-        let language: String, byHeader: Bool
-        switch InterfaceLanguage.read(request) {
-        case .parameter(let code): (language, byHeader) = (code, false)
-        case .header(let code): (language, byHeader) = (code, true)
-        case .malformed:   // the problem is probably that very parameter's: in the header's language, if any
-            guard let code = InterfaceLanguage.fromAcceptLanguage(request.headers["Accept-Language"]) else { return nil }
-            (language, byHeader) = (code, true)
-        case .none: return nil
-        }
+        // A malformed `uselang` (the problem is probably that very parameter's) leaves the header to choose.
+        guard let (language, byHeader) = InterfaceLanguage.words(request) else { return nil }
         let messages = Messages.shared
         // One fallback chain for both lookups; a message found only in English leaves the problem as written.
         let chain = Messages.fallbacks(language)
@@ -275,7 +286,7 @@ struct ProblemWords: ProblemLocalizer {
             detail = Messages.substitute(found.text, message.parameters); used = found.language
         }
         guard let used else { return nil }
-        return ProblemWordsInLanguage(title: title, detail: detail, language: used, byHeader: byHeader)
+        return ProblemWordsInLanguage(title: title, detail: detail, language: MediaWikiLanguage.bcp47(used), byHeader: byHeader)
     }
 }
 

@@ -43,7 +43,7 @@ enum ShareRoutes {
                 let card = Card(summary: summary, lang: lang)
                 let text = ShareService.text(selection: selection, summary: summary, lang: lang)
                 let html = page(card: card, text: text, selection: selection, lang: lang, base: base)
-                var headers: HTTPHeaders = ["Cache-Control": "public, max-age=3600", "Content-Language": lang.tag, "Vary": vary]
+                var headers: HTTPHeaders = ["Cache-Control": "public, max-age=3600", "Content-Language": lang.bcp47, "Vary": vary]
                 for (name, value) in pageSecurity(base: base) { headers.add(name, value) }
                 return .prepared(PreparedBody(contentType: "text/html; charset=utf-8", bytes: Array(html.utf8), headers: headers))
             }
@@ -121,7 +121,7 @@ enum ShareRoutes {
         let link = articleLink(card, lang: lang)
         return """
         <!DOCTYPE html>
-        <html lang="\(e(lang.tag))" dir="\(dir)">
+        <html lang="\(e(lang.bcp47))" dir="\(dir)">
         <head>
         <meta charset="utf-8">
         <title>\(e(Messages.shared.text(.sharePageTitle, in: lang.tag, card.title)))</title>

@@ -85,7 +85,7 @@ final class ShareService: Sendable {
                                             imageLicense: lead?.license, imageAuthor: lead?.author, wordsLanguage: lang.tag)
             let bytes = try await render(content, scale: scale, format: format, typesetters: typesetters)
             let body = PreparedBody(contentType: format == .png ? "image/png" : "image/jpeg", bytes: bytes,
-                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.tag, "Vary": Responses.varyByLanguage])
+                                    headers: ["Cache-Control": "public, max-age=86400", "Content-Language": lang.bcp47, "Vary": Responses.varyByLanguage])
             return (body, bytes.count)
         }
     }
