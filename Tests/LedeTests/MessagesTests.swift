@@ -35,7 +35,8 @@ final class MessagesTests: XCTestCase {
             for key in keys {
                 let text = try XCTUnwrap(messages[key] as? String, "\(language): \(key)")
                 XCTAssertFalse(text.trimmingCharacters(in: .whitespaces).isEmpty, "\(language): \(key)")
-                XCTAssertEqual(Self.placeholders(text), Self.placeholders(en[key] as! String), "\(language): \(key) keeps the placeholders")
+                // The same parameters (as banana checks them): each as often as the language's PLURAL forms need.
+                XCTAssertEqual(Set(Self.placeholders(text)), Set(Self.placeholders(en[key] as! String)), "\(language): \(key) keeps the placeholders")
             }
         }
         // The binary carries every file.

@@ -197,8 +197,9 @@ struct Messages: Sendable {
 
     func text(_ key: MessageKey, in language: String?, parameters: [String]) -> String {
         // English, the language of logs and of most problems, without walking a chain.
-        if language == nil || language == "en", let template = catalogue["en"]?[key.rawValue] { return Messages.substitute(template, parameters) }
-        return Messages.substitute(template(key, along: Messages.fallbacks(language ?? "en"))?.text ?? key.rawValue, parameters)
+        if language == nil || language == "en", let template = catalogue["en"]?[key.rawValue] { return Messages.render(template, parameters, language: "en") }
+        guard let found = template(key, along: Messages.fallbacks(language ?? "en")) else { return key.rawValue }
+        return Messages.render(found.text, parameters, language: found.language)
     }
 
     /// The language whose text `key` is given in for `language` (for `Content-Language` and `lang` attributes).
@@ -210,6 +211,140 @@ struct Messages: Sendable {
     func template(_ key: MessageKey, along chain: [String]) -> (language: String, text: String)? {
         for code in chain { if let text = catalogue[code]?[key.rawValue] { return (code, text) } }
         return nil
+    }
+
+    /// A template with its parameters, in `language` (the template's own): MediaWiki's `{{PLURAL:$N|…}}` (the form
+    /// `$N`'s number takes, `PluralRules`) and `{{formatnum:$N}}` (the number as the language writes it,
+    /// `NumberFormat`), and `$N`, in one pass over the template's bytes. A parameter's value is inserted as it is and
+    /// never read again (a path holding `{{PLURAL:…}}` stays text).
+    static func render(_ template: String, _ parameters: [String], language: String) -> String {
+        guard template.utf8.contains(123) else { return substitute(template, parameters) }
+        var template = template
+        return template.withUTF8 { u in
+            var out = [UInt8](); out.reserveCapacity(u.count + 32)
+            Template(u: u, parameters: parameters, language: language).render(0..<u.count, to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// A template's bytes read by index (no generic algorithm over slices: a debug build allocated in each).
+    struct Template {
+        let u: UnsafeBufferPointer<UInt8>
+        let parameters: [String]
+        let language: String
+
+        func render(_ r: Range<Int>, to out: inout [UInt8]) {
+            var i = r.lowerBound
+            while i < r.upperBound {
+                let b = u[i]
+                if b == 123, i + 1 < r.upperBound, u[i + 1] == 123, let close = closing(i + 2, r.upperBound) {
+                    magic((i + 2)..<close, to: &out)
+                    i = close + 2
+                } else if let p = parameter(i, r.upperBound) {
+                    for c in parameters[p].utf8 { out.append(c) }
+                    i += 2
+                } else {
+                    out.append(b); i += 1
+                }
+            }
+        }
+
+        /// The parameter `$N` at `i` names (its index), when it is one.
+        func parameter(_ i: Int, _ end: Int) -> Int? {
+            guard u[i] == 36, i + 1 < end, u[i + 1] >= 49, u[i + 1] <= 57, Int(u[i + 1] - 48) <= parameters.count else { return nil }
+            return Int(u[i + 1] - 48) - 1
+        }
+
+        /// Where the `}}` closing a `{{` whose inside begins at `start` is, nested pairs skipped.
+        func closing(_ start: Int, _ end: Int) -> Int? {
+            var depth = 0, i = start
+            while i + 1 < end {
+                if u[i] == 123 && u[i + 1] == 123 { depth += 1; i += 2; continue }
+                if u[i] == 125 && u[i + 1] == 125 {
+                    if depth == 0 { return i }
+                    depth -= 1; i += 2; continue
+                }
+                i += 1
+            }
+            return nil
+        }
+
+        /// A whole number written in ASCII digits over `r` (at most 18 of them).
+        func number(_ r: Range<Int>) -> Int? {
+            guard !r.isEmpty, r.count <= 18 else { return nil }
+            var n = 0
+            for i in r {
+                guard u[i] >= 48 && u[i] <= 57 else { return nil }
+                n = n * 10 + Int(u[i] - 48)
+            }
+            return n
+        }
+
+        func named(_ r: Range<Int>, _ name: StaticString) -> Bool {
+            guard r.count == name.utf8CodeUnitCount else { return false }
+            var k = 0
+            while k < r.count {
+                if u[r.lowerBound + k] | 0x20 != name.utf8Start[k] { return false }
+                k += 1
+            }
+            return true
+        }
+
+        /// One `{{name:argument|…}}`: PLURAL and formatnum; anything else as written.
+        func magic(_ inner: Range<Int>, to out: inout [UInt8]) {
+            var colon = inner.lowerBound
+            while colon < inner.upperBound && u[colon] != 58 { colon += 1 }
+            let plural = named(inner.lowerBound..<colon, "plural"), formatnum = named(inner.lowerBound..<colon, "formatnum")
+            guard colon < inner.upperBound, plural || formatnum else {
+                out.append(123); out.append(123)
+                for i in inner { out.append(u[i]) }
+                out.append(125); out.append(125)
+                return
+            }
+            // The first argument, up to a `|` outside nested pairs, trimmed.
+            var end = colon + 1, depth = 0
+            while end < inner.upperBound {
+                if end + 1 < inner.upperBound, u[end] == 123, u[end + 1] == 123 { depth += 1; end += 2; continue }
+                if end + 1 < inner.upperBound, u[end] == 125, u[end + 1] == 125 { depth -= 1; end += 2; continue }
+                if u[end] == 124 && depth == 0 { break }
+                end += 1
+            }
+            var a = colon + 1, z = end
+            while a < z && u[a] == 32 { a += 1 }
+            while z > a && u[z - 1] == 32 { z -= 1 }
+            let value: Int? = parameter(a, z).flatMap { z - a == 2 ? Int(parameters[$0]) : nil } ?? number(a..<z)
+            if formatnum {
+                if let n = value { for c in NumberFormat.format(String(n), language).utf8 { out.append(c) } }
+                else { render(a..<z, to: &out) }   // no number: as written (`$N` its value)
+                return
+            }
+            // PLURAL: the forms after the first argument; an `N=` form for exactly N first.
+            var forms: [Range<Int>] = []
+            var start = end + 1, i = end + 1
+            depth = 0
+            while i <= inner.upperBound {
+                if i < inner.upperBound, i + 1 < inner.upperBound, u[i] == 123, u[i + 1] == 123 { depth += 1; i += 2; continue }
+                if i < inner.upperBound, i + 1 < inner.upperBound, u[i] == 125, u[i + 1] == 125 { depth -= 1; i += 2; continue }
+                if i == inner.upperBound || (u[i] == 124 && depth == 0) {
+                    if start <= i && end < inner.upperBound { forms.append(start..<i) }
+                    start = i + 1
+                }
+                i += 1
+            }
+            guard let n = value else { if let last = forms.last { render(last, to: &out) }; return }
+            var plain: [Range<Int>] = []
+            for f in forms {
+                var eq = f.lowerBound
+                while eq < f.upperBound && u[eq] >= 48 && u[eq] <= 57 { eq += 1 }
+                if eq > f.lowerBound, eq < f.upperBound, u[eq] == 61 {
+                    if number(f.lowerBound..<eq) == n { render((eq + 1)..<f.upperBound, to: &out); return }
+                } else {
+                    plain.append(f)
+                }
+            }
+            guard !plain.isEmpty else { return }
+            render(plain[PluralRules.formIndex(n, count: plain.count, language)], to: &out)
+        }
     }
 
     /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written). Over UTF-8 bytes: `$` and
@@ -283,7 +418,7 @@ struct ProblemWords: ProblemLocalizer {
             title = found.text; used = found.language
         }
         if let message = problem.message, let key = MessageKey.of(message), let found = template(key), used == nil || used == found.language {
-            detail = Messages.substitute(found.text, message.parameters); used = found.language
+            detail = Messages.render(found.text, message.parameters, language: found.language); used = found.language
         }
         guard let used else { return nil }
         return ProblemWordsInLanguage(title: title, detail: detail, language: MediaWikiLanguage.bcp47(used), byHeader: byHeader)
