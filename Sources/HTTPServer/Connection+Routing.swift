@@ -12,8 +12,10 @@ extension Connection {
         if request.method != "GET" && !Router.knownMethods.contains(request.method) {
             // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405; charged like any request.
             if refusedByBudget() { return }
+            let method = String(request.method.prefix(40))
             respond(Problem(status: 501, slug: "method-not-implemented",
-                            detail: "The method \(request.method.prefix(40)) is not implemented by this server; it serves GET, HEAD and POST.").response)
+                            detail: "The method \(method) is not implemented by this server; it serves GET, HEAD and POST.",
+                            message: ProblemMessage(server: .methodNotImplemented, [method])).response)
             return
         }
         var match = core.router.match(request)
@@ -70,7 +72,9 @@ extension Connection {
             }
         case .methodNotAllowed(let allow):
             if refusedByBudget() { return }
-            var p = Problem(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow.joined(separator: ", ")).")
+            let method = String(request.method.prefix(40)), path = String(request.path.prefix(200)), methods = allow.joined(separator: ", ")
+            var p = Problem(status: 405, detail: "\(method) is not allowed on \(path); use \(methods).",
+                            message: ProblemMessage(server: .methodNotAllowed, [method, path, methods]))
             p.headers.set("Allow", allow.joined(separator: ", "))
             respond(p.response)
         case .notFound:

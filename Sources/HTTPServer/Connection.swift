@@ -260,7 +260,9 @@ final class Connection: LoopDescriptorHandler {
         if core.reserveBody(want - bodyReserved, for: bodyAddress) { bodyReserved = want; return true }
         core.metrics.bodyRefused()
         answerWithoutRequest(Problem(status: 503, slug: "busy", detail: "The server is receiving as many request bodies as it holds at once; retry shortly.",
-                                     headers: ["Retry-After": String(Int.random(in: 1...3)), "Cache-Control": "no-store"]).response, now: loop.now)
+                                     message: ProblemMessage(server: .bodiesBusy),
+                                     headers: ["Retry-After": String(Int.random(in: 1...3)), "Cache-Control": "no-store"]).response, now: loop.now,
+                             head: parser.headBeingRead)
         return false
     }
 
@@ -465,8 +467,9 @@ final class Connection: LoopDescriptorHandler {
         if inFlight { return }  // a handler is working; it has its own deadlines
         if let s = stream { streamTick(s, now: now); return }   // a stream has its own deadlines, not the request's
         if bodyReserved > 0, isBodyTooSlow(now: now) {
-            answerWithoutRequest(Problem(status: 408, slug: "body-too-slow",
-                                         detail: "The request body arrived slower than \(core.configuration.bodies.minRate) bytes a second.").response, now: now)
+            let rate = String(core.configuration.bodies.minRate)
+            answerWithoutRequest(Problem(status: 408, slug: "body-too-slow", detail: "The request body arrived slower than \(rate) bytes a second.",
+                                         message: ProblemMessage(server: .bodyTooSlow, [rate])).response, now: now, head: parser.headBeingRead)
             flush()
             return
         }

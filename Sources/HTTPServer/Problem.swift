@@ -107,6 +107,14 @@ public enum ServerMessage: String, CaseIterable, Sendable {
     case streamsFull = "streams-full"
     /// A handler failed with an error that maps to no problem.
     case internalError = "internal"
+    /// The path takes other methods. `$1`: the method; `$2`: the path; `$3`: the methods it takes.
+    case methodNotAllowed = "method-not-allowed"
+    /// A method the server implements nowhere. `$1`: the method.
+    case methodNotImplemented = "method-not-implemented"
+    /// A request body below the minimum rate. `$1`: the bytes a second it must average.
+    case bodyTooSlow = "body-too-slow"
+    /// The budget of request bodies (all, or the address's share) is full.
+    case bodiesBusy = "bodies-busy"
 }
 
 /// The problem a response was made from, carried with it to the connection, which encodes it (with the app's type

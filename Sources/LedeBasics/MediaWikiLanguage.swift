@@ -6,7 +6,7 @@
 /// `zh-hans` → `zh-Hans`): what `Content-Language` and `lang` attributes say.
 public enum MediaWikiLanguage {
     /// MediaWiki's deprecated codes and their replacements.
-    static let deprecated: [String: String] = [
+    public static let deprecated: [String: String] = [
         "als": "gsw", "bat-smg": "sgs", "be-x-old": "be-tarask", "fiu-vro": "vro", "roa-rup": "rup",
         "zh-classical": "lzh", "zh-min-nan": "nan", "zh-yue": "yue",
     ]

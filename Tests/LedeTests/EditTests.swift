@@ -191,7 +191,7 @@ final class EditTests: XCTestCase {
         let notices = try XCTUnwrap(body["notices"] as? [String])
         XCTAssertEqual(notices.count, 2)
         XCTAssertTrue(notices[0].contains("IP address"))
-        XCTAssertEqual(notices[1], "This page is protected: only registered users may edit it.")
+        XCTAssertEqual(notices[1], "This page is protected: only autoconfirmed users may edit it.", "MediaWiki's group name, not \"registered\"")
         let call = try XCTUnwrap(fake.calls.first)
         XCTAssertNil(call.authorization); XCTAssertNil(call.fields["rvsection"])
     }

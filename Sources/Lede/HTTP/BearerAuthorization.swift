@@ -15,15 +15,15 @@ enum BearerAuthorization {
     static func extract(_ credentials: Credentials) throws -> String {
         switch credentials {
         case .bearer(let token): return token
-        case .none: throw unauthorised("Authorization: Bearer <token> is required.")
-        case .invalid(.repeated): throw unauthorised("Send one Authorization header.")
-        case .invalid(.scheme): throw unauthorised("Use the Bearer scheme: Authorization: Bearer <token>.")
-        case .invalid(.token): throw unauthorised("The bearer token is malformed.")
+        case .none: throw unauthorised(.problemAccountRequired)
+        case .invalid(.repeated): throw unauthorised(.problemAccountRepeated)
+        case .invalid(.scheme): throw unauthorised(.problemAccountScheme)
+        case .invalid(.token): throw unauthorised(.problemAccountMalformed)
         }
     }
 
-    static func unauthorised(_ detail: String) -> Problem {
-        Problem(status: 401, slug: "not-authorised", detail: detail, headers: ["WWW-Authenticate": challenge])
+    static func unauthorised(_ key: MessageKey) -> Problem {
+        Problem(status: 401, slug: "not-authorised", key, headers: ["WWW-Authenticate": challenge])
     }
 
     /// The problem `extract` refuses `credentials` with, nil when they hold a token of valid form.

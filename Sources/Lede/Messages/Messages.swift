@@ -95,6 +95,14 @@ enum MessageKey: String, CaseIterable, Sendable {
     case problemNoFeedBeforeStart = "lede-problem-no-feed-before-start"
     case problemQueryTooLong = "lede-problem-query-too-long"
     case problemQueryRequired = "lede-problem-query-required"
+    case problemAccountRequired = "lede-problem-account-required"
+    case problemAccountRepeated = "lede-problem-account-repeated"
+    case problemAccountScheme = "lede-problem-account-scheme"
+    case problemAccountMalformed = "lede-problem-account-malformed"
+    case problemMethodNotAllowed = "lede-problem-method-not-allowed"
+    case problemMethodNotImplemented = "lede-problem-method-not-implemented"
+    case problemBodyTooSlow = "lede-problem-body-too-slow"
+    case problemBodiesBusy = "lede-problem-bodies-busy"
 
     /// The title of a problem with this status, when the catalogue has one.
     static func problemTitle(status: Int) -> MessageKey? { titles[status] }
@@ -113,6 +121,10 @@ enum MessageKey: String, CaseIterable, Sendable {
         case .rateLimited: self = .problemRateLimited
         case .streamsFull: self = .problemServerStreamsFull
         case .internalError: self = .problemInternal
+        case .methodNotAllowed: self = .problemMethodNotAllowed
+        case .methodNotImplemented: self = .problemMethodNotImplemented
+        case .bodyTooSlow: self = .problemBodyTooSlow
+        case .bodiesBusy: self = .problemBodiesBusy
         }
     }
 
@@ -373,7 +385,8 @@ struct Messages: Sendable {
     /// `zh-cn` → `zh-hans`), then each shorter prefix (`sr-el` → `sr`), then `en`.
     static func fallbacks(_ language: String) -> [String] {
         var chain: [String] = []
-        var next: String? = language.lowercased()
+        let asked = language.lowercased()
+        var next: String? = MediaWikiLanguage.deprecated[asked] ?? asked   // zh-min-nan is nan, als gsw
         while let code = next, !chain.contains(code) {
             chain.append(code)
             if let explicit = explicitFallback[code] { next = explicit.isEmpty ? nil : explicit }
@@ -389,7 +402,8 @@ struct Messages: Sendable {
         "zh": "zh-hans", "zh-cn": "zh-hans", "zh-sg": "zh-hans", "zh-my": "zh-hans",
         "zh-tw": "zh-hant", "zh-hk": "zh-hant", "zh-mo": "zh-hant", "zh-hant": "zh-hans", "zh-hans": "",
         "zh-yue": "yue", "yue": "zh-hant", "gan": "gan-hant", "gan-hant": "zh-hant", "wuu": "wuu-hans", "wuu-hans": "zh-hans",
-        "de-formal": "de", "nds": "de", "bar": "de", "ksh": "de", "pfl": "de", "als": "de",
+        "de-formal": "de", "nds": "de", "bar": "de", "ksh": "de", "pfl": "de", "gsw": "de", "lb": "de",
+        "nds-nl": "nl", "li": "nl", "vls": "nl", "zea": "nl", "nan": "zh-hant",
         "pt-br": "pt", "gl": "pt", "an": "es", "ast": "es", "ext": "es", "oc": "fr", "frp": "fr", "wa": "fr",
         "be-x-old": "be-tarask", "rue": "uk", "ba": "ru", "tt": "ru", "ky": "ru",
         "nn": "nb", "no": "nb", "fiu-vro": "et", "sr-el": "sr-latn", "sr-ec": "sr-cyrl",
