@@ -78,7 +78,11 @@ let package = Package(
         // Lede's own words: i18n/ is a MediaWiki-format message catalogue (en.json, qqq.json, one file a language),
         // compiled into the binary (the image ships no resource files).
         .target(name: "Lede", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
-                resources: [.embedInCode("i18n")], swiftSettings: callerIsolated),
+                resources: [.embedInCode("i18n")], swiftSettings: callerIsolated, plugins: ["MessageKeys"]),
+        // `MessageKey` generated from the catalogue's English at build time: adding a message is editing en.json and
+        // qqq.json only. The plugin runs the tool; both live in Sources/ (the repository has no Plugins/ folder).
+        .executableTarget(name: "MessageKeysTool", path: "Sources/MessageKeysTool"),
+        .plugin(name: "MessageKeys", capability: .buildTool(), dependencies: ["MessageKeysTool"], path: "Sources/MessageKeysPlugin"),
         // The `lede` command: flags and environment → options → run.
         .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"]),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the

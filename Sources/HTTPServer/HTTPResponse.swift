@@ -1,4 +1,5 @@
 import HTTPCore
+import Synchronization
 /// A response a handler returns. The server adds `Date`, `Server`, `Content-Length`, `Connection`,
 /// `X-Request-ID`, and negotiates gzip.
 public struct HTTPResponse: Sendable {
@@ -99,6 +100,22 @@ public final class PreparedBody: Sendable {
         self.gzip = gzip
         (identityHead, gzipHead) = Self.heads(headers, contentType: contentType, identity: bytes, gzip: gzip, etag: etag, gzipETag: gzipETag)
     }
+
+    /// The same body with one field set to `value` (another `Vary`, say), made once and kept with this one: asked
+    /// again, the same sibling answers (no allocation a request).
+    public func setting(_ name: String, _ value: String) -> PreparedBody {
+        let key = name + "\u{0}" + value
+        if let known = siblings.withLock({ $0[key] }) { return known }
+        var fields = headers
+        fields.set(name, value)
+        let made = PreparedBody(self, headers: fields)
+        return siblings.withLock { table in
+            if let known = table[key] { return known }
+            table[key] = made
+            return made
+        }
+    }
+    private let siblings = Mutex<[String: PreparedBody]>([:])
 
     /// The same representation (bytes, compression, ETags) under other response fields: no second compression.
     public init(_ other: PreparedBody, headers: HTTPHeaders) {

@@ -136,7 +136,7 @@ final class FakeUpstream: @unchecked Sendable {
         }
         let req = UpstreamRequest(method: r.method == "POST" ? .post : .get, lang: lang, path: path, query: pairs(r.query),
                                   form: r.method == "POST" ? pairs(body) : [], authorization: r.headers["Authorization"],
-                                  kind: CallKind(rawValue: kind) ?? .search)   // the embedded transport reads no kind
+                                  kind: CallKind(rawValue: kind))   // the embedded transport reads no kind
         let answer = try! await embedded.send(req, deadline: 5)
         var h = HTTPHeaders()
         for (k, v) in answer.headers { h.set(k, v) }

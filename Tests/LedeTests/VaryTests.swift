@@ -15,6 +15,9 @@ class VaryTests: FakeUpstreamTestCase {
         "/nearby?lat=52.3547498&lon=4.8339215", "/search?q=Amst", "/article/Amsterdam", "/article/Amsterdam/references",
         "/share/Amsterdam", "/places/deeplink/Amsterdam", "/places/deeplink?lat=52.3547498&lon=4.8339215",
         "/places/locations", "/animals", "/animals/tags", "/images?q=zzzzzz", "/random",
+        // The edition named: Accept-Language must change nothing the answer does not say it varies on.
+        "/summary/Amsterdam?lang=en", "/related/Amsterdam?lang=en", "/search?q=Amst&lang=en", "/article/Amsterdam/references?lang=en",
+        "/share/Amsterdam?lang=en", "/nearby?lat=52.3547498&lon=4.8339215&lang=en",
     ]
 
     /// The fields that can change an answer, each with two values (nil: the field is left out).
@@ -56,6 +59,25 @@ class VaryTests: FakeUpstreamTestCase {
             }
         }
         XCTAssertGreaterThan(compared, 40)
+    }
+
+    /// `Vary: Accept-Language` only where the header chose something (issue 69): a route whose answer depends on the
+    /// edition alone leaves it out when `lang=` named the edition, so a shared cache keeps one copy for every reader.
+    func testAccept_LanguageIsInVaryOnlyWhereTheHeaderChose() throws {
+        for path in ["/summary/Amsterdam", "/related/Amsterdam", "/search?q=Amst", "/article/Amsterdam/references", "/share/Amsterdam",
+                     "/nearby?lat=52.3547498&lon=4.8339215"] {
+            let chosen = try get(server, path, ["Accept-Language": "en"])
+            XCTAssertTrue((chosen.headers["vary"] ?? "").contains("Accept-Language"), "\(path): the header chose the edition")
+            let separator = path.contains("?") ? "&" : "?"
+            for _ in 0..<2 {   // cold, then warm: the same fields
+                let named = try get(server, path + separator + "lang=en", ["Accept-Language": "de"])
+                XCTAssertEqual(named.status, 200, path)
+                XCTAssertFalse((named.headers["vary"] ?? "").contains("Accept-Language"), "\(path)?lang=en: \(named.headers["vary"] ?? "-")")
+                XCTAssertTrue((named.headers["vary"] ?? "").contains("Accept-Encoding"), path)
+            }
+        }
+        // The article screen orders its languages by the header whatever names the edition: it keeps the field.
+        XCTAssertTrue((try get(server, "/article/Amsterdam?lang=en").headers["vary"] ?? "").contains("Accept-Language"))
     }
 }
 

@@ -37,8 +37,12 @@ enum ReferencesRoutes {
         router.get("/article/{title}/references") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try Parameters.articleTitle(ctx.parameter("title"))
-            if let warm = responses.cachedValue(key(lang, title), as: Built.self) { return .response(.prepared(warm.body)) }
-            return Responses.async { .prepared(try await built(api: api, responses: responses, lang: lang, title: title).body) }
+            let named = LanguageCode.named(by: ctx.request)
+            if let warm = responses.cachedValue(key(lang, title), as: Built.self) { return .response(.prepared(named ? Responses.fixing(warm.body) : warm.body)) }
+            return Responses.async {
+                let body = try await built(api: api, responses: responses, lang: lang, title: title).body
+                return .prepared(named ? Responses.fixing(body) : body)
+            }
         }
     }
 }

@@ -19,7 +19,8 @@ enum ContentRoutes {
         router.get("/summary/{title}") { ctx in
             let lang: LanguageCode, title: String
             lang = try LanguageCode.resolve(ctx.request); title = try Parameters.articleTitle(ctx.parameter("title"))
-            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.bcp47, "Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: summaryKey(lang, title), ttl: summaryTTL, headers: ["Content-Language": lang.bcp47, "Vary": Responses.varyByLanguage],
+                                      languageFixed: LanguageCode.named(by: ctx.request)) {
                 Card(summary: try await api.summary(lang: lang, title: title), lang: lang)
             }
         }
@@ -30,7 +31,7 @@ enum ContentRoutes {
             title = try Parameters.articleTitle(ctx.parameter("title"))
             limit = try Parameters.int(ctx.request, "limit", default: 3, range: 1...20)
             let key = "related:\(lang.tag):\(ArticleTitle.normalise(title)):\(limit)"
-            return Responses.prepared(responses, key: key, ttl: 600, headers: ["Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: key, ttl: 600, headers: ["Vary": Responses.varyByLanguage], languageFixed: LanguageCode.named(by: ctx.request)) {
                 let result = try await api.related(lang: lang, title: title)
                 return RelatedBody(source: ArticleTitle.display(title), lang: lang.code,
                                    items: ContentRules.related(result, source: title, lang: lang, limit: limit))
@@ -50,7 +51,7 @@ enum ContentRoutes {
             point = try Coordinate.parse(lat: ctx.request.queryParameter("lat"), lon: ctx.request.queryParameter("lon")).get()
             radius = try Parameters.int(ctx.request, "radius", default: 10_000, range: 10...10_000)
             let key = "nearby:\(lang.tag):\(Coordinates.format(point.latitude)),\(Coordinates.format(point.longitude)):\(radius)"
-            return Responses.prepared(responses, key: key, ttl: 300, headers: ["Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: key, ttl: 300, headers: ["Vary": Responses.varyByLanguage], languageFixed: LanguageCode.named(by: ctx.request)) {
                 let result = try await api.nearby(lang: lang, latitude: point.latitude, longitude: point.longitude, radiusMeters: radius)
                 return NearbyBody(latitude: point.latitude, longitude: point.longitude, radius: radius, lang: lang.code,
                                   items: ContentRules.nearby(result, from: point, lang: lang))
@@ -65,7 +66,7 @@ enum ContentRoutes {
             q = trimmingQuerySpace(raw)
             guard !q.isEmpty else { throw Problem(status: 400, slug: "invalid-query", .problemQueryRequired) }
             let key = "search:\(lang.tag):\(q)"
-            return Responses.prepared(responses, key: key, ttl: 120, headers: ["Vary": Responses.varyByLanguage]) {
+            return Responses.prepared(responses, key: key, ttl: 120, headers: ["Vary": Responses.varyByLanguage], languageFixed: LanguageCode.named(by: ctx.request)) {
                 let prefix = try await api.prefixSearch(lang: lang, query: q)
                 let fullText = prefix.pages.filter { $0.isMainNamespace }.count < ContentRules.searchFill ? try await api.fullTextSearch(lang: lang, query: q) : nil
                 let items = ContentRules.search(prefix: prefix, fullText: fullText, lang: lang)

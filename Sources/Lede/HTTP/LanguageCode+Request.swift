@@ -11,6 +11,10 @@ extension LanguageCode {
         try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"), acceptLanguage: request.headers["Accept-Language"])
     }
 
+    /// Whether the request names its edition (`lang=`): then `Accept-Language` chose nothing of an answer that depends
+    /// only on the edition, and its `Vary` leaves that field out.
+    static func named(by request: HTTPRequest) -> Bool { request.query != nil && request.queryParameter("lang") != nil }
+
     static func resolve(lang raw: String?, acceptLanguage: String?) throws -> LanguageCode {
         if let raw {
             guard let code = LanguageCode(raw) else { throw LanguageCode.unsupportedProblem(raw) }

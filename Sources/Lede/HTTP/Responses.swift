@@ -40,11 +40,23 @@ enum Responses {
     /// representation, `Cache-Control: public, max-age=<ttl>`) for `ttl` seconds. A fresh one is answered on the
     /// event loop; otherwise it is built off the loop, concurrent requests for one key sharing one build. Errors
     /// are not kept (a missing page briefly is, by the cache).
+    /// `languageFixed`: the request named its language (`lang=`), so `Accept-Language` changed nothing of this answer:
+    /// it goes out without it in `Vary` (the same entry, and a sibling of its body with the other field, kept with it).
     static func prepared<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),
-                                              make: @escaping @Sendable () async throws -> T) -> HandlerResult {
-        if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
-        return async { .prepared(try await preparedValue(cache, key: key, ttl: ttl, headers: headers, make: make)) }
+                                                  languageFixed: Bool = false,
+                                                  make: @escaping @Sendable () async throws -> T) -> HandlerResult {
+        if let warm = cache.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(languageFixed ? fixing(warm) : warm)) }
+        return async {
+            let made = try await preparedValue(cache, key: key, ttl: ttl, headers: headers, make: make)
+            return .prepared(languageFixed ? fixing(made) : made)
+        }
     }
+
+    /// `body` (made with `varyByLanguage`) for a request that named its language: `Vary` without `Accept-Language`.
+    static func fixing(_ body: PreparedBody) -> PreparedBody {
+        body.headers["Vary"] == varyByLanguage ? body.setting("Vary", varyByEncoding) : body
+    }
+    static let varyByEncoding = "Accept-Encoding"
 
     /// What `prepared` answers, made (or joined, when another request is making it) off the loop.
     static func preparedValue<T: Encodable & Sendable>(_ cache: UpstreamCache, key: String, ttl: Int, headers: HTTPHeaders = HTTPHeaders(),

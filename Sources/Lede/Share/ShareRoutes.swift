@@ -28,8 +28,10 @@ enum ShareRoutes {
                 case "jpeg": format = .jpeg
                 default: throw Problem(status: 400, slug: "invalid-parameter", detail: "format must be png or jpeg.", extensions: [("parameter", JSONText.quote("format"))])
                 }
+                let named = LanguageCode.named(by: ctx.request)
                 return Responses.async {
-                    .prepared(try await service.card(lang: lang, title: title, selection: selection, scale: scale, format: format))
+                    let card = try await service.card(lang: lang, title: title, selection: selection, scale: scale, format: format)
+                    return .prepared(named ? Responses.fixing(card) : card)
                 }
             }
             let title: String
@@ -37,7 +39,9 @@ enum ShareRoutes {
             let base = publicURL ?? origin(ctx)
             // Without --public-url the page names the origin the request came to, which a trusted proxy's forwarding
             // headers change (from any other client they are not read, and change nothing).
-            let vary = publicURL == nil && ctx.viaTrustedProxy ? Responses.varyByLanguage + ", X-Forwarded-Proto, X-Forwarded-Host" : Responses.varyByLanguage
+            // Accept-Language chose the edition only when `lang=` did not.
+            let language = LanguageCode.named(by: ctx.request) ? Responses.varyByEncoding : Responses.varyByLanguage
+            let vary = publicURL == nil && ctx.viaTrustedProxy ? language + ", X-Forwarded-Proto, X-Forwarded-Host" : language
             return Responses.async {
                 let summary = try await service.api.summary(lang: lang, title: title)
                 let card = Card(summary: summary, lang: lang)
