@@ -58,13 +58,17 @@ final class MessagesTests: XCTestCase {
         XCTAssertEqual(Messages.fallbacks("lb"), ["lb", "de", "en"])
         XCTAssertEqual(Messages.fallbacks("gsw"), ["gsw", "de", "en"])
         XCTAssertEqual(Messages.fallbacks("zh-min-nan"), ["nan", "zh-hant", "zh-hans", "en"])
+        // Brazilian readers read Brazilian Portuguese, not Portugal's.
+        XCTAssertEqual(Messages.shared.text(.editorGroupAutoconfirmed, in: "pt-br"), "usuários autoconfirmados")
+        XCTAssertEqual(Messages.shared.text(.editorGroupAutoconfirmed, in: "pt"), "utilizadores autoconfirmados")
         let m = Messages.shared
         XCTAssertEqual(m.text(.shareReadOn, in: "de-AT"), "Auf Wikipedia lesen")
         XCTAssertEqual(m.text(.shareReadOn, in: "zh-tw"), "在維基百科上閱讀")
         XCTAssertEqual(m.text(.shareReadOn, in: "zh"), "在维基百科上阅读")
         XCTAssertEqual(m.text(.shareReadOn, in: "xx"), "Read on Wikipedia", "a language with no catalogue: English")
         XCTAssertEqual(m.text(.shareReadOn, in: nil), "Read on Wikipedia")
-        XCTAssertEqual(m.language(of: .shareReadOn, for: "pt-br"), "pt")
+        XCTAssertEqual(m.language(of: .shareReadOn, for: "pt-br"), "pt-br")
+        XCTAssertEqual(m.language(of: .shareReadOn, for: "de-at"), "de")
         XCTAssertEqual(m.text(.editorProtectedUntil, in: "en", "administrators", "2027-01-01T00:00:00Z"),
                        "This page is protected until 2027-01-01T00:00:00Z: only administrators may edit it.")
         XCTAssertEqual(Messages.substitute("$1 and $2 and $3 and $", ["a", "b"]), "a and b and $3 and $")
@@ -165,7 +169,7 @@ final class ProblemLanguageTests: XCTestCase {
         XCTAssertEqual(body["title"] as? String, "Not Found"); XCTAssertNil(r.headers["content-language"])
         // Every tag counts, by q-value: a language the catalogue lacks passes the choice to the next one.
         for (header, title, language) in [("nb, de;q=0.5", "Nicht gefunden", "de"), ("ca, es;q=0.8", Messages.shared.text(.problemTitle404, in: "es"), "es"),
-                                          ("de-DE,de;q=0.9", "Nicht gefunden", "de"), ("pt-BR", Messages.shared.text(.problemTitle404, in: "pt"), "pt"),
+                                          ("de-DE,de;q=0.9", "Nicht gefunden", "de"), ("pt-BR", Messages.shared.text(.problemTitle404, in: "pt-br"), "pt-BR"),
                                           ("en-US, de;q=0.5", "Not Found", nil)] {
             r = try get(server, "/no/such/route", ["Accept-Language": header]); body = r.json
             XCTAssertEqual(body["title"] as? String, title, header)

@@ -56,6 +56,7 @@ struct Messages: Sendable {
         ("nl", PackageResources.nl_json),
         ("pl", PackageResources.pl_json),
         ("pt", PackageResources.pt_json),
+        ("pt-br", PackageResources.pt_br_json),
         ("qqq", PackageResources.qqq_json),
         ("ru", PackageResources.ru_json),
         ("sv", PackageResources.sv_json),
