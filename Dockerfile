@@ -13,9 +13,9 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 # The profile of Benchmarks/pgo.sh's workload (IR-level PGO: hot paths laid out and inlined for what runs;
-# BENCHMARKS.md has what it measures). Functions changed since it was taken build as without one.
+# BENCHMARKS.md has what it measures): Package.swift applies it to every release build when the file is there.
 COPY Benchmarks/lede.profdata ./Benchmarks/
-RUN swift build -c release --static-swift-stdlib --product lede -Xswiftc -Xfrontend -Xswiftc -ir-profile-use=/src/Benchmarks/lede.profdata \
+RUN swift build -c release --static-swift-stdlib --product lede \
     && install -D "$(swift build -c release --show-bin-path)/lede" /out/lede
 
 FROM debian:bookworm-slim

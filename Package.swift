@@ -2,6 +2,7 @@
 // Lede: a Wikipedia backend-for-frontend. No package dependencies: Glibc, Dispatch and Foundation only, plus system C
 // libraries through system-library targets: zlib, OpenSSL's libssl, and for the share card FreeType, HarfBuzz and
 // libjpeg-turbo (each with the Debian package that provides it).
+import Foundation
 import PackageDescription
 
 // A nonisolated async function runs where its caller runs (SE-0461) instead of hopping to the generic executor: a
@@ -22,6 +23,14 @@ let loopConfined: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecke
 // changed nothing measurable, with the release build's profile (Benchmarks/lede.profdata) it let the profile's inlining
 // cross into the app (BENCHMARKS.md, "Profile-guided optimisation, unblocked").
 let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
+// The release build's profile (Benchmarks/lede.profdata, made by Benchmarks/pgo.sh from the benchmarks' hot paths):
+// every release build of these modules uses it when the file is there — `swift run -c release lede`, the Dockerfile,
+// CI — so the fast build is the one everyone gets. IR-level (LLVM's) profile use: Swift 6.3's SIL-level -profile-use
+// crashes the compiler (swiftlang/swift#84432). `LEDE_PGO=off` builds without it (pgo.sh's instrumented build does).
+let profile = Context.packageDirectory + "/Benchmarks/lede.profdata"
+let profiled: [SwiftSetting] = FileManager.default.fileExists(atPath: profile) && Context.environment["LEDE_PGO"] != "off"
+    ? [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile], .when(configuration: .release))] : []
 
 let package = Package(
     name: "Lede",
@@ -44,17 +53,17 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: nil, providers: [.apt(["zlib1g-dev"])]),
         // The event loop: epoll, wake-ups, timers, the task executor, errno-safe system calls. Knows no protocol;
         // the server and the client each depend on it and never on each other.
-        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "EventLoops", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule + profiled),
         // What every layer above uses and no layer owns (as NIOHTTP1, swift-log and swift-metrics sit under
         // AsyncHTTPClient and Hummingbird): logging and timestamps, HTTP dates, W3C trace context, Prometheus and JSON
         // text, ASCII, percent-decoding, weighted lists, URI references, byte scanning. Knows no socket, no server, no
         // client and no app.
-        .target(name: "HTTPCore", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "HTTPCore", dependencies: ["CLinux"], swiftSettings: callerIsolated + loopConfined + crossModule + profiled),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule + profiled),
         // OpenSSL's libssl for the client's TLS (libssl-dev on every machine here; libssl3 at run time).
         .systemLibrary(name: "COpenSSL", pkgConfig: nil, providers: [.apt(["libssl-dev"])]),
         // The upstream client: HTTP/1.1 + TLS on its own epoll loops.
-        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule),
+        .target(name: "HTTPClient", dependencies: ["CLinux", "COpenSSL", "CZlib", "EventLoops", "HTTPCore"], swiftSettings: callerIsolated + loopConfined + crossModule + profiled),
         // The share card's drawing: FreeType for glyphs, HarfBuzz for shaping, libjpeg-turbo for the lead image and the
         // JPEG card, zlib for the PNG. Knows no Wikipedia. libjpeg's errors are caught in C (CImageCodecs: setjmp).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
@@ -64,27 +73,27 @@ let package = Package(
         .target(name: "Imaging", dependencies: ["CFreeType", "CHarfBuzz", "CImageCodecs", "CZlib"]),
         // Values and tools both the Wikimedia client and the app use: language codes, titles, the keyed cache, the
         // worker pool, one-shot flags, JSON numbers, HTML to text. Knows no HTTP and no Wikimedia service.
-        .target(name: "LedeBasics", swiftSettings: callerIsolated + crossModule),
+        .target(name: "LedeBasics", swiftSettings: callerIsolated + crossModule + profiled),
         // Talking to any upstream origin: the request and its transports (live over HTTPClient, or embedded), the
         // guard (Retry-After, breaker, concurrency), deadlines, redirects within the origin, metrics, call kinds. Knows
         // no service: Wikimedia's client is built on it, Reddit and the image origin use it directly.
-        .target(name: "Upstream", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"], swiftSettings: callerIsolated + crossModule),
+        .target(name: "Upstream", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "HTTPClient"], swiftSettings: callerIsolated + crossModule + profiled),
         // Everything about talking to Wikimedia: the `WikimediaAPI` protocol, the client (per service) on `Upstream`,
         // its JSON readers, its call kinds. Knows no feature of the app (docs/ARCHITECTURE.md).
-        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "Upstream"], swiftSettings: callerIsolated + crossModule),
+        .target(name: "Wikimedia", dependencies: ["LedeBasics", "EventLoops", "HTTPCore", "Upstream"], swiftSettings: callerIsolated + crossModule + profiled),
         // The embedded default: a demo Wikimedia answering from data in the binary, through the same decoders.
-        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "HTTPCore", "Imaging"], swiftSettings: callerIsolated),
+        .target(name: "WikimediaEmbedded", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "HTTPCore", "Imaging"], swiftSettings: callerIsolated + profiled),
         // The app: one folder per screen, over `any WikimediaAPI`.
         // Lede's own words: i18n/ is a MediaWiki-format message catalogue (en.json, qqq.json, one file a language),
         // compiled into the binary (the image ships no resource files).
         .target(name: "Lede", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
-                resources: [.embedInCode("i18n")], swiftSettings: callerIsolated, plugins: ["MessageKeys"]),
+                resources: [.embedInCode("i18n")], swiftSettings: callerIsolated + profiled, plugins: ["MessageKeys"]),
         // `MessageKey` generated from the catalogue's English at build time: adding a message is editing en.json and
         // qqq.json only. The plugin runs the tool; both live in Sources/ (the repository has no Plugins/ folder).
         .executableTarget(name: "MessageKeysTool", path: "Sources/MessageKeysTool"),
         .plugin(name: "MessageKeys", capability: .buildTool(), dependencies: ["MessageKeysTool"], path: "Sources/MessageKeysPlugin"),
         // The `lede` command: flags and environment → options → run.
-        .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"]),
+        .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"], swiftSettings: profiled),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the
         // readers' cost benchmark otherwise. It reads internals (@testable), so only debug builds and Fuzz/'s own
         // builds (release with -enable-testing and -D LEDE_FUZZ_TESTABLE) compile the targets.

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Profile-guided optimisation of the release build (issue 60): builds an instrumented lede, runs the benchmarks' hot
-# paths through it, and merges what it counted into Benchmarks/lede.profdata (checked in), which the Dockerfile's
-# build and CI's container build use:
-#   swift build -c release -Xswiftc -Xfrontend -Xswiftc -ir-profile-use=$PWD/Benchmarks/lede.profdata
+# paths through it, and merges what it counted into Benchmarks/lede.profdata (checked in), which Package.swift applies
+# to every release build (`swift build -c release`, `swift run -c release lede`, the Dockerfile, CI):
 #   Benchmarks/pgo.sh [seconds-per-route]   (default 5)
 # The workload, keep-alive, wrk -c32 (-c4 against the Python fake):
 #   - the embedded default: the 13-byte and 10 KB bench answers, warm /feed (shared and personal), a summary, the
@@ -26,7 +25,8 @@ scratch=${PGO_SCRATCH:-/tmp/lede-pgo-build}
 # (swiftlang/swift#84432); its driver lists -ir-profile-generate but neither hands it to the frontend nor links the
 # profile runtime, so both are asked for by hand.
 runtime=$(dirname "$(command -v swift)")/../lib/swift/clang/lib/linux/libclang_rt.profile-$(uname -m).a
-swift build -c release --product lede --scratch-path "$scratch" -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate \
+# LEDE_PGO=off: the instrumented build uses no profile of its own (Package.swift applies one otherwise).
+LEDE_PGO=off swift build -c release --product lede --scratch-path "$scratch" -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate \
   -Xlinker -u__llvm_profile_runtime -Xlinker "$runtime" >/dev/null
 bin="$scratch/release/lede"
 dir=$(mktemp -d)
@@ -95,4 +95,6 @@ for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 pids=()
 "$profdata" merge -o Benchmarks/lede.profdata "$dir"/raw/*.profraw
-ls -l Benchmarks/lede.profdata
+# What the profile was made from: CI checks the request path has not changed since (Benchmarks/profile-fresh.sh).
+Benchmarks/profile-fresh.sh --list > Benchmarks/lede.profdata.sources
+ls -l Benchmarks/lede.profdata Benchmarks/lede.profdata.sources

@@ -90,6 +90,20 @@ final class MessagesTests: XCTestCase {
         }
     }
 
+    /// No message is unused (banana's rule): each is named in the code (`.key`), but the problems' titles, which are
+    /// found by their status.
+    func testEveryMessageIsUsed() throws {
+        let sources = Self.folder.deletingLastPathComponent()
+        var code = ""
+        for case let url as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)! where url.pathExtension == "swift" {
+            code += try String(contentsOf: url, encoding: .utf8)
+        }
+        for key in MessageKey.allCases where !key.rawValue.hasPrefix("lede-problem-title-") {
+            let name = String(describing: key)
+            XCTAssertTrue(code.contains(".\(name)"), "\(key.rawValue) (.\(name)) is used nowhere: remove it from the catalogue or use it")
+        }
+    }
+
     /// Problems whose detail is written in English in the code, with no message of the catalogue (issue 69: every
     /// problem through the catalogue). The parameter errors below are what is left; the list only shrinks: a new
     /// problem names a message (`Problem(status:slug:.key, values…)`), and a problem moved to the catalogue leaves it.

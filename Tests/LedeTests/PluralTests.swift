@@ -59,6 +59,18 @@ final class PluralTests: XCTestCase {
         XCTAssertEqual(text(.problemServerStreamsFull, "de", "10000").contains("(10.000)"), true)
     }
 
+    /// The protection's expiry as a date in the reader's language, not a raw timestamp (issue 69).
+    func testAProtectionsExpiryIsADateInTheReadersLanguage() {
+        let cases = [("en", "January 1, 2027"), ("de", "1. Januar 2027"), ("fr", "1 janvier 2027"), ("ja", "2027年1月1日"), ("ru", "1 января 2027")]
+        for (language, written) in cases {
+            let said = EditRules.written(date: "2027-01-01T00:00:00Z", language: language)
+            XCTAssertTrue(said.contains(written) && said.hasSuffix("(UTC)"), "\(language): \(said)")
+        }
+        XCTAssertEqual(EditRules.written(date: "soon", language: "de"), "soon", "no timestamp: as sent")
+        let notice = Messages.shared.text(.editorProtectedUntil, in: "de", "Administratoren", EditRules.written(date: "2027-01-01T00:00:00Z", language: "de"))
+        XCTAssertTrue(notice.contains("1. Januar 2027"), notice)
+    }
+
     func testAParametersBracesAreNeverRead() {
         let said = text(.problemNoRoute, "en", "/{{PLURAL:1|x|y}}$2")
         XCTAssertEqual(said, "No route for /{{PLURAL:1|x|y}}$2.")

@@ -212,6 +212,15 @@ enum EditRules {
         var block: EditBlock?
     }
 
+    /// A MediaWiki timestamp (`2027-01-01T00:00:00Z`) as a date and time in the reader's language, in UTC
+    /// ("1 January 2027 at 00:00 (UTC)", "1. Januar 2027 um 00:00 (UTC)"); as sent when it is no timestamp.
+    static func written(date timestamp: String, language: String?) -> String {
+        guard let date = try? Date(timestamp, strategy: .iso8601) else { return timestamp }
+        var style = Date.FormatStyle(date: .long, time: .shortened, locale: Locale(identifier: MediaWikiLanguage.bcp47(language ?? "en")))
+        style.timeZone = TimeZone(identifier: "UTC")!
+        return date.formatted(style) + " (UTC)"
+    }
+
     static func reasons(_ permission: EditPermission) -> [Reason] {
         permission.refusals.map { Reason(code: $0.code, text: plainText($0.html), block: $0.block) }
     }
@@ -235,7 +244,7 @@ enum EditRules {
                     : p.level == "extendedconfirmed" ? m.text(.editorGroupExtendedconfirmed, in: language)
                     : p.level == "sysop" ? m.text(.editorGroupSysop, in: language) : m.text(.editorGroupRight, in: language, p.level)
                 if p.expiry == "infinity" || p.expiry == "infinite" { out.append(m.text(.editorProtected, in: language, who)) }
-                else { out.append(m.text(.editorProtectedUntil, in: language, who, p.expiry)) }
+                else { out.append(m.text(.editorProtectedUntil, in: language, who, written(date: p.expiry, language: language))) }
             }
         }
         return out

@@ -305,12 +305,13 @@ func run() async throws {
     try roundTrip("GET /summary/{title} redirect 200", try expect("summary redirect") { try redirected.ok.body.json }, rec)
     let missing = try await anon.getSummary(path: .init(title: "No_such_article_for_the_client_check"))
     try roundTrip("GET /summary/{title} 404", try expect("summary 404") { try missing.notFound.body.application_problem_plus_json }, rec)
-    // An edition written in two scripts, read in the reader's (issue 59): zh in zh-tw, traditional characters.
+    // An edition written in two scripts, read in the reader's (issue 59): zh in zh-tw, traditional characters, and
+    // Content-Language in BCP 47 as MediaWiki writes it (issue 69): zh-Hant-TW.
     let zhTW = try await anon.getSummary(path: .init(title: "台湾"), query: .init(lang: .zh_hyphen_tw))
     let zhTWBody = try expect("summary zh-tw") { try zhTW.ok.body.json }
     try roundTrip("GET /summary/{title}?lang=zh-tw 200", zhTWBody, rec)
-    guard zhTWBody.extract.hasPrefix("臺灣"), (try? zhTW.ok.headers.Content_hyphen_Language) == "zh-tw" else {
-        throw Failure(description: "GET /summary/{title}?lang=zh-tw: not the traditional text, or Content-Language is not zh-tw")
+    guard zhTWBody.extract.hasPrefix("臺灣"), (try? zhTW.ok.headers.Content_hyphen_Language) == "zh-Hant-TW" else {
+        throw Failure(description: "GET /summary/{title}?lang=zh-tw: not the traditional text, or Content-Language is not zh-Hant-TW")
     }
     let article = try await anon.getArticle(path: .init(title: "Albert_Einstein"), query: .init(lang: .en), headers: .init(Accept_hyphen_Language: "de, fr;q=0.8"))
     let articleBody = try expect("GET /article/{title}") { try article.ok.body.json }
