@@ -22,14 +22,15 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     public init?(_ raw: String) {
         var raw = raw
         if let found = raw.withUTF8({ LanguageCode.find(UnsafeBufferPointer(rebasing: $0[...])) }) { self.init(verified: found); return }
-        guard let v = LanguageCode.variantIndexes[raw.lowercased()] else { return nil }
+        let lower = raw.lowercased()
+        guard let v = LanguageCode.variantIndexes[lower] ?? LearnedVariants.shared.index(of: lower) else { return nil }
         self.init(variantAt: v)
     }
 
     package init(verified found: (code: String, index: UInt16)) { code = found.code; index = found.index; variant = nil; variantIndex = 0 }
 
     private init(variantAt i: Int) {
-        let (edition, variant) = LanguageCode.variantList[i]
+        let (edition, variant) = i < LanguageCode.variantList.count ? LanguageCode.variantList[i] : LearnedVariants.shared.entry(i)
         let found = LanguageCode.find(edition)!
         code = found.code; index = found.index
         self.variant = variant; variantIndex = UInt8(i + 1)
@@ -54,15 +55,17 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         "kk": ["kk-cyrl", "kk-latn", "kk-arab", "kk-kz", "kk-tr", "kk-cn"],
         "ku": ["ku-arab", "ku-latn"],
         "uz": ["uz-latn", "uz-cyrl"],
-        "tg": ["tg-cyrl", "tg-latn"],
+        "tg": ["tg-latn"],
         "gan": ["gan-hans", "gan-hant"],
         "wuu": ["wuu-hans", "wuu-hant"],
         "iu": ["ike-cans", "ike-latn"],
         "shi": ["shi-tfng", "shi-latn"],
         "crh": ["crh-cyrl", "crh-latn"],
         "sh": ["sh-latn", "sh-cyrl"],
-        "ban": ["ban-bali"],
+        "ban": ["ban-bali", "ban-x-dharma", "ban-x-palmleaf", "ban-x-pku"],
         "tly": ["tly-cyrl"],
+        "mni": ["mni-beng"],
+        "zgh": ["zgh-latn"],
     ]
     static let variantList: [(edition: String, variant: String)] =
         variants.keys.sorted().flatMap { e in variants[e]!.map { (edition: e, variant: $0) } }
@@ -77,7 +80,7 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     /// The variant a BCP 47 tag reads in, for an edition that has variants: the tag itself (`zh-tw`), its region
     /// (`zh-Hant-TW` → `zh-tw`) or its script (`zh-Hant` → `zh-hant`, `sr-Latn` → `sr-el`, `uz-Cyrl` → `uz-cyrl`).
     package static func variant(ofTag tag: String, edition: String) -> String? {
-        guard let known = variants[edition] else { return nil }
+        guard let known = variants[edition] ?? LearnedVariants.shared.variants(of: edition) else { return nil }
         let t = tag.lowercased()
         if known.contains(t) { return t }
         let subtags = t.split(separator: "-").dropFirst().map(String.init)
@@ -92,6 +95,9 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static let english = LanguageCode("en")!
+
+    /// Whether an edition is written in variants (the table's, or ones its wiki listed).
+    public static func hasVariants(_ edition: String) -> Bool { variants[edition] != nil || LearnedVariants.shared.variants(of: edition) != nil }
 
     /// Every Wikipedia language edition's subdomain (the list at meta.wikimedia.org/wiki/List_of_Wikipedias),
     /// including the historic aliases that still resolve. `pt-br` is not one; `pt` is.
@@ -144,10 +150,10 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
         guard let found = find(UnsafeBufferPointer(rebasing: tag[..<dash])) else {
             // A variant whose prefix is not an edition (`ike-latn` of `iu`).
             let text = String(decoding: tag, as: UTF8.self).lowercased()
-            return variantIndexes[text].map { LanguageCode(variantAt: $0) }
+            return (variantIndexes[text] ?? LearnedVariants.shared.index(of: text)).map { LanguageCode(variantAt: $0) }
         }
         let edition = LanguageCode(verified: found)
-        guard variants[found.code] != nil,
+        guard variants[found.code] != nil || LearnedVariants.shared.variants(of: found.code) != nil,
               let v = variant(ofTag: String(decoding: tag, as: UTF8.self), edition: found.code) else { return edition }
         return LanguageCode(v)
     }
@@ -155,3 +161,53 @@ public struct LanguageCode: Sendable, Hashable, CustomStringConvertible {
 }
 
 import Foundation
+
+import Synchronization
+
+/// The variants the wikis themselves list (`meta=siteinfo&siprop=languagevariants`, read by the app at start-up and
+/// daily) beyond `LanguageCode.variants`, the table the embedded default and a wiki that has not answered yet go by: a
+/// wiki that adds a converter (`en-x-piglatin`, MediaWiki's test variant) has its variant accepted without a release.
+/// Bounded: a variant's number shares six bits of `LanguageCode.key` with the table's (63 in all).
+public final class LearnedVariants: Sendable {
+    public static let shared = LearnedVariants()
+
+    struct State {
+        var list: [(edition: String, variant: String)] = []
+        var byVariant: [String: Int] = [:]
+        var byEdition: [String: [String]] = [:]
+    }
+    private let state = Mutex(State())
+    static let limit = 63
+
+    /// Learns the variants of each edition (`edition → its variants`, the edition's own code left out): those the
+    /// table lacks, of editions Lede knows, while numbers are left. Returns the variants learned.
+    @discardableResult
+    public func learn(_ listed: [String: [String]]) -> [String] {
+        state.withLock { s in
+            var learned: [String] = []
+            for edition in listed.keys.sorted() where LanguageCode.all.contains(edition) {
+                for variant in listed[edition]!.map({ $0.lowercased() }).sorted() where variant != edition {
+                    guard LanguageCode.variantIndexes[variant] == nil, s.byVariant[variant] == nil,
+                          LanguageCode.variantList.count + s.list.count < LearnedVariants.limit,
+                          MediaWikiLanguage.isWellFormed(variant), variant.hasPrefix(edition + "-") else { continue }
+                    s.byVariant[variant] = LanguageCode.variantList.count + s.list.count
+                    s.list.append((edition, variant))
+                    s.byEdition[edition, default: LanguageCode.variants[edition] ?? []].append(variant)
+                    learned.append(variant)
+                }
+            }
+            return learned
+        }
+    }
+
+    /// The number of a learned variant (after the table's), nil when none.
+    func index(of variant: String) -> Int? { state.withLock { $0.byVariant[variant] } }
+
+    func entry(_ i: Int) -> (edition: String, variant: String) { state.withLock { $0.list[i - LanguageCode.variantList.count] } }
+
+    /// An edition's variants when some were learned (the table's with them), nil otherwise.
+    func variants(of edition: String) -> [String]? { state.withLock { $0.byEdition[edition] } }
+
+    /// Every variant learned, as (edition, variant).
+    public var learned: [(edition: String, variant: String)] { state.withLock { $0.list } }
+}

@@ -266,5 +266,5 @@ extension LanguageCode {
     /// `converttitles=1` for an edition written in more than one script (a title in any variant finds the page, as
     /// MediaWiki's REST API finds it), nothing for the others: an Action API query that names pages by title adds it.
     /// Only reads: a save names the page the editor opened, under its canonical title.
-    package var convertTitles: [(String, String)] { LanguageCode.variants[code] == nil ? [] : [("converttitles", "1")] }
+    package var convertTitles: [(String, String)] { LanguageCode.hasVariants(code) ? [("converttitles", "1")] : [] }
 }

@@ -155,6 +155,7 @@ func startLedeApp(loops: Int = 1, _ configure: (inout Options) -> Void = { _ in 
     options.server.host = "127.0.0.1"; options.server.port = 0; options.server.loops = loops; options.server.accessLog = false
     options.logLevel = .off
     options.server.clients.rate = 0  // many requests from one loopback address; the rate-limit tests turn it on
+    options.wikiVariants = false     // no call at start-up the tests do not make themselves (WikiVariantTests turns it on)
     configure(&options)
     let app = try LedeApp(options: options)
     let server = app.makeServer(logger: Logger(level: .off))

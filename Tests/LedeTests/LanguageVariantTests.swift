@@ -172,3 +172,38 @@ final class EmbeddedVariantTests: XCTestCase {
                        "an edition in one script asks as before")
     }
 }
+
+/// The variants the wikis list, read from siteinfo (issue 69): a converter a wiki adds is accepted without a release,
+/// and the built-in table is MediaWiki's (tg has no tg-cyrl: tg is Cyrillic; mni-beng, zgh-latn and Balinese's).
+final class WikiVariantTests: FakeUpstreamTestCase {
+    static let siteinfo = """
+    {"batchcomplete":true,"query":{"languagevariants":{"en":{"en":{"fallbacks":[]},"en-x-piglatin":{"fallbacks":[]}},\
+    "zh":{"zh":{"fallbacks":[]},"zh-hans":{"fallbacks":["zh"]},"zh-hant":{"fallbacks":["zh"]}},"xx":{"xx-yy":{"fallbacks":[]}}}}}
+    """
+
+    override func configure(_ options: inout Options) {
+        super.configure(&options)
+        fake.set("siteinfo", .body(Self.siteinfo))
+        options.wikiVariants = true
+    }
+
+    func testAVariantTheWikisListIsAcceptedAndAskedFor() throws {
+        for _ in 0..<300 where LanguageCode("en-x-piglatin") == nil { usleep(10_000) }
+        XCTAssertNotNil(LanguageCode("en-x-piglatin"), "learned from siteinfo")
+        XCTAssertTrue((fake.requests(kind: "siteinfo").first?.query ?? "").contains("siprop=languagevariants"))
+        let (status, _, http) = try get(server, "/summary/Copenhagen?lang=en-x-piglatin").statusJSONAndResponse
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(http.header("Content-Language"), "en-x-piglatin")
+        XCTAssertEqual(fake.requests(kind: "summary").last?.headers["Accept-Language"], "en-x-piglatin", "REST converts by Accept-Language")
+        XCTAssertEqual(try get(server, "/summary/Copenhagen?lang=en-x-klingon").status, 400, "a variant no wiki lists is still refused")
+        XCTAssertNil(LanguageCode("xx-yy"), "an edition Lede does not know learns nothing")
+    }
+
+    func testTheTableIsMediaWikis() {
+        XCTAssertNil(LanguageCode("tg-cyrl"), "tg itself is the Cyrillic default")
+        XCTAssertEqual(LanguageCode("tg-latn")?.code, "tg")
+        XCTAssertEqual(LanguageCode("mni-beng")?.code, "mni")
+        XCTAssertEqual(LanguageCode("zgh-latn")?.code, "zgh")
+        XCTAssertEqual(LanguageCode("ban-x-pku")?.code, "ban")
+    }
+}

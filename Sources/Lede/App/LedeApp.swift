@@ -27,6 +27,9 @@ public final class LedeApp: Sendable {
 
     /// The upstream HTTP client of the live transports (nil when everything is embedded or injected).
     let client: HTTPClient?
+    /// Reads the wikis' variants at start-up and daily (`--wiki-variants`); cancelled with the app.
+    private let variantsTask: Task<Void, Never>?
+    deinit { variantsTask?.cancel() }
 
     /// The HTTP client for these options: `--upstream-connections`, `--upstream-ca`. Handlers' calls use pools
     /// on the server's own loops; one loop thread of the client's own serves the rare calls made elsewhere.
@@ -73,7 +76,26 @@ public final class LedeApp: Sendable {
         if share.typesetters == nil {
             Logger(level: options.logLevel).warning("share cards are off: no Noto Sans in the font directories", [("directories", FontCatalog.directories.joined(separator: " "))])
         }
+        // The wikis' own variants, from a live upstream (the embedded default goes by the table).
+        variantsTask = options.wikiVariants && !(chosen is EmbeddedTransport)
+            ? Self.learnVariants(api: api, lang: options.readingListsEdition, logger: Logger(level: options.logLevel)) : nil
         register()
+    }
+
+    /// The wikis' own list of variants, learned at start-up (a variant a wiki adds is accepted without a release) and
+    /// again daily; until it answers, and when it cannot, the built-in table (`LanguageCode.variants`) stands.
+    static func learnVariants(api: WikimediaClient, lang: LanguageCode, logger: Logger) -> Task<Void, Never> {
+        Task.detached {
+            while !Task.isCancelled {
+                var wait: UInt64 = 600
+                if let listed = try? await api.languageVariants(lang: lang) {
+                    let learned = LearnedVariants.shared.learn(listed)
+                    if !learned.isEmpty { logger.info("language variants learned from the wikis", [("variants", learned.joined(separator: ","))]) }
+                    wait = 86_400
+                }
+                try? await Task.sleep(nanoseconds: wait * 1_000_000_000)
+            }
+        }
     }
 
     /// An article's share card as a PNG at scale 2 (`lede share-card`).

@@ -9,6 +9,8 @@ public struct Options: Sendable {
     public var logLevel: Logger.Level = .info
     /// Serve `/_bench/plaintext` and `/_bench/json` (benchmark fixtures; off by default).
     var benchRoutes = false
+    /// Whether the variants the wikis list are read at start-up and daily (a live upstream only).
+    var wikiVariants = true
     public var showHelp = false
     /// `embedded`, or a base URL template with `{lang}` (`https://{lang}.wikipedia.org`).
     public var upstream = "embedded"
@@ -241,6 +243,7 @@ public struct Options: Sendable {
             default: throw ParseError(description: "\(source) must be stdout or off, not '\(value)'")
             }
         },
+        .onOff("wiki-variants", \.wikiVariants, "Read the language variants the wikis list (meta=siteinfo&siprop=languagevariants) at start-up and daily, beside the built-in table, so a converter a wiki adds is accepted as lang= (a live --upstream only)."),
         .onOff("bench-routes", \.benchRoutes, "Serve the benchmark fixtures /_bench/plaintext, /_bench/json and the event streams /_bench/events and POST /_bench/broadcast."),
         Flag("upstream", "embedded|URL", "Where Wikimedia data comes from: 'embedded' (bundled data, no network) or a base URL template with {lang}, e.g. https://{lang}.wikipedia.org or http://127.0.0.1:9000/{lang}.",
              shown: { .value($0.upstream) }) { o, value, source in

@@ -10,16 +10,16 @@ extension Coordinate {
     /// The same from values already read as decimals: nil when absent, `.some(nil)` when not a plain decimal.
     static func parse(lat: Double??, lon: Double??) -> Result<Coordinate, Problem> {
         guard let lat, let lon else {
-            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "Both lat and lon are required."))
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", .problemCoordinatesRequired))
         }
         guard let la = lat else {
-            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be a plain decimal number such as 52.3547498."))
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", .problemCoordinateNotDecimal, "lat", "52.3547498"))
         }
         guard let lo = lon else {
-            return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lon must be a plain decimal number such as 4.8339215."))
+            return .failure(Problem(status: 400, slug: "invalid-coordinates", .problemCoordinateNotDecimal, "lon", "4.8339215"))
         }
-        guard (-90...90).contains(la) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lat must be between -90 and 90.")) }
-        guard (-180...180).contains(lo) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", detail: "lon must be between -180 and 180.")) }
+        guard (-90...90).contains(la) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", .problemCoordinateRange, "lat", "-90", "90")) }
+        guard (-180...180).contains(lo) else { return .failure(Problem(status: 400, slug: "invalid-coordinates", .problemCoordinateRange, "lon", "-180", "180")) }
         return .success(Coordinate(latitude: la, longitude: lo)!)
     }
 }

@@ -16,9 +16,7 @@ enum InterfaceLanguage {
     static func resolve(_ request: HTTPRequest) throws -> String? {
         switch read(request) {
         case .malformed:
-            throw Problem(status: 400, slug: "invalid-parameter",
-                          detail: "uselang must be a language code such as de, pt-br or zh-hant.",
-                          extensions: [("parameter", JSONText.quote("uselang"))])
+            throw Problem(status: 400, slug: "invalid-parameter", .problemUselangInvalid, extensions: [("parameter", JSONText.quote("uselang"))])
         case .parameter(let code): return code
         case .header(let code): return code
         case .none: return nil

@@ -65,7 +65,7 @@ enum Parameters {
     static func int(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let raw = request.queryParameter(name) else { return value }
         guard raw.utf8.count <= 9, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw), range.contains(n) else {
-            throw Problem(status: 400, slug: "invalid-parameter", detail: "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+            throw Problem(status: 400, slug: "invalid-parameter", .problemIntegerRange, name, String(range.lowerBound), String(range.upperBound))
         }
         return n
     }

@@ -89,7 +89,7 @@ enum Responses {
     static func requireJSON(_ request: HTTPRequest) throws {
         let type = (request.headers["Content-Type"] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard type == "application/json" else {
-            throw Problem(status: 415, slug: "unsupported-media-type", detail: "Send the body as Content-Type: application/json.", headers: ["Accept-Post": "application/json"])
+            throw Problem(status: 415, slug: "unsupported-media-type", .problemJsonRequired, headers: ["Accept-Post": "application/json"])
         }
     }
 

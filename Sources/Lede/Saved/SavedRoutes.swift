@@ -63,9 +63,7 @@ enum SavedRoutes {
             let auth: String
             auth = try BearerAuthorization.extract(ctx.credentials)
             guard ctx.request.queryParameter("confirm") == "all" else {
-                throw Problem(status: 400, slug: "invalid-parameter",
-                              detail: "Removing every saved article cannot be undone: send confirm=all to do it.",
-                              extensions: [("parameter", JSONText.quote("confirm"))])
+                throw Problem(status: 400, slug: "invalid-parameter", .problemSavedConfirmAll, extensions: [("parameter", JSONText.quote("confirm"))])
             }
             return Responses.async {
                 let removed = try await service.removeAll(authorization: auth)

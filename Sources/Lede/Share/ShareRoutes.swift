@@ -14,7 +14,7 @@ enum ShareRoutes {
             lang = try LanguageCode.resolve(ctx.request)
             selection = try ctx.request.queryParameter("text").map { raw in
                 guard let s = ShareCard.selection(raw) else {
-                    throw Problem(status: 400, slug: "invalid-parameter", detail: "text is longer than \(ShareCard.maxTextCharacters) characters.",
+                    throw Problem(status: 400, slug: "invalid-parameter", .problemParameterTooLong, "text", String(ShareCard.maxTextCharacters),
                                   extensions: [("parameter", JSONText.quote("text"))])
                 }
                 return s
@@ -26,7 +26,7 @@ enum ShareRoutes {
                 switch ctx.request.queryParameter("format") ?? "png" {
                 case "png": format = .png
                 case "jpeg": format = .jpeg
-                default: throw Problem(status: 400, slug: "invalid-parameter", detail: "format must be png or jpeg.", extensions: [("parameter", JSONText.quote("format"))])
+                default: throw Problem(status: 400, slug: "invalid-parameter", .problemParameterChoice, "format", "png", "jpeg", extensions: [("parameter", JSONText.quote("format"))])
                 }
                 let named = LanguageCode.named(by: ctx.request)
                 return Responses.async {

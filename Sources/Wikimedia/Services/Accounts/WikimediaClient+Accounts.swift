@@ -32,3 +32,27 @@ extension WikimediaClient {
         }
     }
 }
+
+// MARK: - The wikis' language variants
+
+/// `meta=siteinfo&siprop=languagevariants`: every language with a converter, each with its variants (their fallbacks
+/// are not read). The same on every wiki of the farm.
+struct LanguageVariantsQuery: Decodable {
+    struct Skip: Decodable { init(from decoder: Decoder) throws {} }
+    var languagevariants: [String: [String: Skip]]?
+}
+
+extension WikimediaClient {
+    static func languageVariantsRequest(_ lang: LanguageCode) -> UpstreamRequest {
+        UpstreamRequest(lang: lang, path: "/w/api.php", query: [
+            ("action", "query"), ("meta", "siteinfo"), ("siprop", "languagevariants"), ("format", "json"), ("formatversion", "2"),
+        ], kind: .siteinfo)
+    }
+
+    /// The variants the wikis list, by language (each language's own code left out): what `LearnedVariants` learns.
+    public func languageVariants(lang: LanguageCode) async throws -> [String: [String]] {
+        let (q, _) = try await action(Self.languageVariantsRequest(lang), as: LanguageVariantsQuery.self)
+        guard let listed = q.languagevariants else { throw UpstreamError.malformed("siteinfo: no languagevariants") }
+        return listed.mapValues { $0.keys.sorted() }
+    }
+}
