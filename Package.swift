@@ -89,9 +89,10 @@ let package = Package(
         .target(name: "Lede", dependencies: ["LedeBasics", "Upstream", "Wikimedia", "WikimediaEmbedded", "HTTPCore", "HTTPServer", "HTTPClient", "Imaging"],
                 resources: [.embedInCode("i18n")], swiftSettings: callerIsolated + profiled, plugins: ["MessageKeys"]),
         // `MessageKey` generated from the catalogue's English at build time: adding a message is editing en.json and
-        // qqq.json only. The plugin runs the tool; both live in Sources/ (the repository has no Plugins/ folder).
-        .executableTarget(name: "MessageKeysTool", path: "Sources/MessageKeysTool"),
-        .plugin(name: "MessageKeys", capability: .buildTool(), dependencies: ["MessageKeysTool"], path: "Sources/MessageKeysPlugin"),
+        // qqq.json only. The plugin runs a POSIX sh and awk command whenever en.json changes (no tool of the package to
+        // build: a build with other flags, Fuzz/run.sh's, builds nothing more); it lives in Sources/ (the repository has
+        // no Plugins/ folder).
+        .plugin(name: "MessageKeys", capability: .buildTool(), path: "Sources/MessageKeysPlugin"),
         // The `lede` command: flags and environment → options → run.
         .executableTarget(name: "LedeCommand", dependencies: ["Lede", "HTTPCore", "HTTPServer"], swiftSettings: profiled),
         // Every fuzz target in one executable (Fuzz/README.md): libFuzzer through Fuzz/run.sh, corpus replay and the

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 # LEDE_FUZZ_BIN=path reuses a binary built before (long runs of several targets).
 build() {
   if [ -n "${LEDE_FUZZ_BIN:-}" ]; then bin=$LEDE_FUZZ_BIN; else
-    swift build -c release --product lede-fuzz --build-path .build-fuzz --sanitize fuzzer --sanitize address \
+    # LEDE_PGO=off: a fuzzing build is instrumented for coverage, not laid out for the benchmarks' paths.
+    LEDE_PGO=off swift build -c release --product lede-fuzz --build-path .build-fuzz --sanitize fuzzer --sanitize address \
       -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
       -Xswiftc -enable-testing -Xswiftc -DLEDE_FUZZ_TESTABLE -Xswiftc -DFUZZING > /tmp/lede-fuzz-build.txt 2>&1 \
       || { tail -30 /tmp/lede-fuzz-build.txt >&2; exit 1; }

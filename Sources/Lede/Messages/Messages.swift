@@ -3,7 +3,7 @@ import HTTPServer
 import LedeBasics
 
 /// The messages' keys, one case a message, are generated from `i18n/en.json` at build time (the MessageKeys plugin,
-/// `Sources/MessageKeysTool`): `lede-problem-title-400` is `problemTitle400`. What follows reads them.
+/// `Sources/MessageKeysPlugin`): `lede-problem-title-400` is `problemTitle400`. What follows reads them.
 extension MessageKey {
     /// The title of a problem with this status, when the catalogue has one.
     static func problemTitle(status: Int) -> MessageKey? { titles[status] }
