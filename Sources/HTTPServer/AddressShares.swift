@@ -35,7 +35,4 @@ final class AddressShares: Sendable {
             if left > 0 { table[key] = left } else { table[key] = nil }
         }
     }
-
-    /// What `address` holds now.
-    func holding(_ address: ClientAddress) -> Int { held.withLock { $0[AddressShares.counted(address)] ?? 0 } }
 }

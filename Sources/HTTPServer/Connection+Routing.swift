@@ -75,7 +75,7 @@ extension Connection {
             let method = String(request.method.prefix(40)), path = String(request.path.prefix(200)), methods = allow.joined(separator: ", ")
             var p = Problem(status: 405, detail: "\(method) is not allowed on \(path); use \(methods).",
                             message: ProblemMessage(server: .methodNotAllowed, [method, path, methods]))
-            p.headers.set("Allow", allow.joined(separator: ", "))
+            p.headers.set("Allow", methods)
             respond(p.response)
         case .notFound:
             // A path no route takes costs a unit too: a flood of 404s is a flood (only the probes are free).

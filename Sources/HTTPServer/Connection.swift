@@ -244,8 +244,7 @@ final class Connection: LoopDescriptorHandler {
             if refusedFromHead(head) { return false }
             bodyStarted = loop.now
             bodyReceived = 0
-            bodyAddress = core.forwarding.trusted.isEmpty ? peer
-                : core.forwarding.client(peer: peer, forwardedFor: head.headers.values("X-Forwarded-For")).address
+            bodyAddress = RequestIntake.client(head.headers, peer: peer, core: core).0
         }
         return reserveBody()
     }

@@ -14,10 +14,15 @@ enum RequestIntake {
         if let requestID = request.requestIDField, isValidRequestID(requestID) { p.requestID = RequestID(client: requestID) }
         else { p.requestID = server.nextRequestID() }
         p.trace = server.trace(for: request)
-        if core.forwarding.trusted.isEmpty { p.client = peer }
-        else { (p.client, p.viaProxy) = core.forwarding.client(peer: peer, forwardedFor: request.headers.values("X-Forwarded-For")) }
+        (p.client, p.viaProxy) = client(request.headers, peer: peer, core: core)
         p.credentials = Credentials.read(request)
         p.unprovenToken = 0
+    }
+
+    /// Who sent a request with these fields: the peer, or whom a trusted proxy forwarded for (and whether it did).
+    @inline(__always)
+    static func client(_ headers: HTTPHeaders, peer: ClientAddress, core: ServerCore) -> (ClientAddress, viaProxy: Bool) {
+        core.forwarding.trusted.isEmpty ? (peer, false) : core.forwarding.client(peer: peer, forwardedFor: headers.values("X-Forwarded-For"))
     }
 
     /// An `X-Request-ID` worth echoing: 1-128 visible ASCII bytes, no quote or backslash (it goes into JSON and logs).

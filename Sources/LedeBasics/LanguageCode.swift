@@ -207,7 +207,4 @@ public final class LearnedVariants: Sendable {
 
     /// An edition's variants when some were learned (the table's with them), nil otherwise.
     func variants(of edition: String) -> [String]? { state.withLock { $0.byEdition[edition] } }
-
-    /// Every variant learned, as (edition, variant).
-    public var learned: [(edition: String, variant: String)] { state.withLock { $0.list } }
 }

@@ -30,6 +30,13 @@ enum ArticleRoutes {
                 }
             }
             let key = "article:\(lang.tag):\(ArticleTitle.normalise(title))"
+            /// What the reader's order changes in a shared answer: nil when their editions change nothing; else the
+            /// editions to put first, and the key their answer is kept under in `orders`.
+            @Sendable func reordering(_ kept: ArticleScreen.Kept, _ body: PreparedBody) -> Reordering? {
+                guard let order = kept.order else { return nil }
+                let relevant = order.relevant(preferred, own: lang.code)
+                return relevant.isEmpty ? nil : Reordering(order: order, relevant: relevant, key: "\(key):\(body.etag):\(relevant.joined(separator: ","))")
+            }
             if let auth {
                 // A signed-in reader: the shared answer with this user's `editable`, private to them.
                 return Responses.async {
@@ -40,31 +47,21 @@ enum ArticleRoutes {
                         kept = try await ArticleScreen.keep(api: api, lang: lang, title: title, preferred: [], timeout: timeout, responses: responses, key: key, anonymousEdits: anonymousEdits)
                     }
                     var bytes = kept.fresh.identity
-                    if let order = kept.order {
-                        let relevant = order.relevant(preferred, own: lang.code)
-                        if !relevant.isEmpty { bytes = order.reordered(bytes, relevant: relevant) }
-                    }
+                    if let r = reordering(kept, kept.fresh) { bytes = r.order.reordered(bytes, relevant: r.relevant) }
                     var known: Bool?
                     if case .ok(let e) = await editable { known = e }
                     return Responses.json(bytes: ArticleScreen.settingEditable(bytes, known), cacheControl: "private, no-cache",
                                           headers: ["Vary": "Accept, Accept-Encoding, Accept-Language, Authorization", "Content-Language": lang.bcp47])
                 }
             }
-            /// The shared answer in this reader's order: as it is when their editions change nothing, from `orders`
-            /// when made before, else made off the loops (moved bytes and one compression) and kept there.
-            @Sendable func inOrder(_ kept: ArticleScreen.Kept, _ body: PreparedBody) -> HandlerResult {
-                guard let order = kept.order else { return .response(.prepared(body)) }
-                let relevant = order.relevant(preferred, own: lang.code)
-                if relevant.isEmpty { return .response(.prepared(body)) }
-                let orderKey = "\(key):\(body.etag):\(relevant.joined(separator: ","))"
-                if let made = orders.cachedValue(orderKey, as: PreparedBody.self) { return .response(.prepared(made)) }
-                return Responses.async {
-                    let made = try await Workers.shared.offLoop(body.identity.count) {
-                        PreparedBody(contentType: body.contentType, bytes: order.reordered(body.identity, relevant: relevant), headers: body.headers)
-                    }
-                    orders.insert(orderKey, made, cost: Responses.cost(of: made), ttl: Double(ArticleScreen.completeTTL * 2))
-                    return .prepared(made)
+            /// The shared answer in the reader's order, made off the loops (moved bytes and one compression) and kept in
+            /// `orders`.
+            @Sendable func reordered(_ body: PreparedBody, _ r: Reordering) async throws -> PreparedBody {
+                let made = try await Workers.shared.offLoop(body.identity.count) {
+                    PreparedBody(contentType: body.contentType, bytes: r.order.reordered(body.identity, relevant: r.relevant), headers: body.headers)
                 }
+                orders.insert(r.key, made, cost: Responses.cost(of: made), ttl: Double(ArticleScreen.completeTTL * 2))
+                return made
             }
             // Warm, or stale within its window while one rebuild runs in the background: no request waits for it.
             // A stale answer says so with a short lifetime. The refresh has no reader waiting: it is bound by the upstream
@@ -81,17 +78,25 @@ enum ArticleRoutes {
                         }
                     }
                 }
-                return inOrder(warm, stale ? warm.stale : warm.fresh)
+                let body = stale ? warm.stale : warm.fresh
+                guard let r = reordering(warm, body) else { return .response(.prepared(body)) }
+                if let made = orders.cachedValue(r.key, as: PreparedBody.self) { return .response(.prepared(made)) }
+                return Responses.async { .prepared(try await reordered(body, r)) }
             }
             return Responses.async {
                 let kept = try await ArticleScreen.keep(api: api, lang: lang, title: title, preferred: [], timeout: timeout, responses: responses, key: key,
                                                         anonymousEdits: anonymousEdits)
-                switch inOrder(kept, kept.fresh) {
-                case .async(let work): return try await work()
-                case .response(let r): return r
-                case .callback: return .prepared(kept.fresh)
-                }
+                guard let r = reordering(kept, kept.fresh) else { return .prepared(kept.fresh) }
+                if let made = orders.cachedValue(r.key, as: PreparedBody.self) { return .prepared(made) }
+                return .prepared(try await reordered(kept.fresh, r))
             }
         }
     }
+}
+
+/// A shared article answer's reader order: the editions put first and the key of the answer made in that order.
+struct Reordering: Sendable {
+    let order: EditionOrder
+    let relevant: [String]
+    let key: String
 }

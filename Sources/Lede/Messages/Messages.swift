@@ -132,7 +132,8 @@ struct Messages: Sendable {
     /// `NumberFormat`), and `$N`, in one pass over the template's bytes. A parameter's value is inserted as it is and
     /// never read again (a path holding `{{PLURAL:…}}` stays text).
     static func render(_ template: String, _ parameters: [String], language: String) -> String {
-        guard template.utf8.contains(123) else { return substitute(template, parameters) }
+        // Nothing to read: the template as it is (no copy).
+        guard template.utf8.contains(where: { $0 == 123 || ($0 == 36 && !parameters.isEmpty) }) else { return template }
         var template = template
         return template.withUTF8 { u in
             var out = [UInt8](); out.reserveCapacity(u.count + 32)
@@ -261,26 +262,8 @@ struct Messages: Sendable {
         }
     }
 
-    /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written). Over UTF-8 bytes: `$` and
-    /// ASCII digits never occur inside another character's bytes.
-    static func substitute(_ template: String, _ parameters: [String]) -> String {
-        guard !parameters.isEmpty else { return template }
-        var template = template
-        return template.withUTF8 { u in
-            guard u.contains(36) else { return String(decoding: u, as: UTF8.self) }
-            var out = [UInt8](); out.reserveCapacity(u.count + 32)
-            var i = 0
-            while i < u.count {
-                if u[i] == 36, i + 1 < u.count, u[i + 1] >= 49, u[i + 1] <= 57, Int(u[i + 1] - 48) <= parameters.count {
-                    out.append(contentsOf: parameters[Int(u[i + 1] - 48) - 1].utf8)
-                    i += 2
-                } else {
-                    out.append(u[i]); i += 1
-                }
-            }
-            return String(decoding: out, as: UTF8.self)
-        }
-    }
+    /// Replaces `$1`…`$9` (each once or more; a number with no parameter stays as written): `render` in English.
+    static func substitute(_ template: String, _ parameters: [String]) -> String { render(template, parameters, language: "en") }
 
     /// MediaWiki's fallback chain for a language, ending in English: its own code, the languages MediaWiki falls
     /// back to (`de-at` → `de`, `pt-br` → `pt`, `zh-hk` → `zh-hant` → `zh-hans`, `zh-tw` → `zh-hant`, `zh` and
