@@ -147,6 +147,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             return self.wfile.write(body)
+        if rest.startswith("/api/rest_v1/page/mobile-html-offline-resources/"):
+            meta, local = "//meta.wikimedia.org/api/rest_v1/data/", "//%s.wikipedia.org/api/rest_v1/data/" % lang
+            return self.answer(200, json.dumps([meta + "css/mobile/base", meta + "css/mobile/pcs", meta + "javascript/mobile/pcs",
+                                                local + "css/mobile/site", local + "i18n/pcs"]).encode())
         if rest.startswith("/api/rest_v1/page/media-list/"):
             return self.answer(200, json.dumps({"revision": "1", "tid": "1", "items": [
                 {"title": "File:YellowLabradorLooking_new.jpg", "leadImage": True, "section_id": 0, "type": "image", "showInGallery": True,
@@ -195,6 +199,12 @@ class Handler(BaseHTTPRequestHandler):
                 last["query"]["notifications"].pop("continue", None)
                 return self.answer(200, json.dumps(last).encode())
             return self.answer(200, NOTIFICATIONS)
+        if one("prop") == "info|revisions" and one("curtimestamp") == "1":
+            # The offline sync's revisions: every title a page at one revision, as MediaWiki answers with formatversion=2.
+            pages = [{"pageid": 4269567 + i, "ns": 0, "title": t.replace("_", " "), "lastrevid": 1234567 + i,
+                      "revisions": [{"revid": 1234567 + i, "parentid": 1234566 + i, "timestamp": "2026-11-20T08:00:00Z"}]}
+                     for i, t in enumerate(one("titles").split("|")) if t]
+            return self.answer(200, json.dumps({"batchcomplete": True, "curtimestamp": "2026-11-21T00:00:00Z", "query": {"pages": pages}}).encode())
         if one("prop") == "langlinks":
             title = one("titles") or "Dog"
             return self.answer(200, json.dumps({"batchcomplete": True, "query": {"pages": [{"pageid": 4269567, "ns": 0, "title": title.replace("_", " "), "langlinks": [
@@ -238,6 +248,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, json.dumps({"default": {"id": user["id"], "name": "default", "default": True}}).encode())
         if not user["setup"]:
             return self.rl_error(400, "readinglists-db-error-not-set-up")
+        if method == "GET" and parts[:2] == ["changes", "since"]:
+            return self.answer(200, json.dumps({"lists": [], "entries": []}).encode())
         if method == "GET" and not parts:
             return self.answer(200, json.dumps({"lists": [{"id": user["id"], "name": "default", "default": True, "description": "",
                                                            "created": "2025-01-01T00:00:00Z", "updated": "2026-11-20T10:00:00Z"}]}).encode())

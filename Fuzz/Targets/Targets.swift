@@ -280,6 +280,20 @@ func fuzzDecoders(_ bytes: UnsafeBufferPointer<UInt8>) {
         do { _ = try await client.mainPage(lang: lang) } catch { checkClean(error, "mainPage") }
         do { _ = try await client.mediaList(lang: lang, title: "Dog") } catch { checkClean(error, "mediaList") }
         do { _ = try await client.fileInfo(lang: lang, files: ["File:Dog.jpg"]) } catch { checkClean(error, "fileInfo") }
+        // Saved articles offline: the revisions' steps, PCS's resources and a pinned media list, written as a manifest.
+        do {
+            let r = try await client.pageRevisions(lang: lang, titles: ["Dog", "dog", "Cat"])
+            check(r.byTitle.keys.allSatisfy { ["Dog", "dog", "Cat"].contains($0) }, "revisions: a title not asked")
+        } catch { checkClean(error, "pageRevisions") }
+        do {
+            let resources = try await client.offlineResources(lang: lang, title: "Dog", revision: 7)
+            let media = try await client.mediaList(lang: lang, title: "Dog", revision: 7)
+            let m = OfflineRules.manifest(site: "https://en.wikipedia.org", page: "Dog", revision: 7, timestamp: nil, resources: resources, media: media, width: 640)
+            check((m.resources.map(\.url) + m.images.map(\.url)).allSatisfy { OfflineRules.wikimediaURL($0) == $0 }, "a manifest URL off Wikimedia's hosts")
+            checkLine(JSONLines.encode(OfflineRules.Article(lang: lang, title: "Dog", page: "Dog", manifest: m)), "offline manifest")
+        } catch { checkClean(error, "offline manifest") }
+        do { _ = try await client.readingListChanges(edition: lang, authorization: "Bearer x", since: "2026-11-01T00:00:00Z") }
+        catch { check(error is UpstreamError || error is ReadingListsFailure, "readingListChanges threw \(type(of: error))") }
         // The editor's answers: a page (written as the editor's JSON), a permission, an edit's outcome (its problem JSON).
         func checkEditor(_ error: Error, _ what: String) {
             if let refused = error as? EditRefusedError { checkLine(EditRules.problem(refused.message).jsonBytes(typeBase: LedeApp.naming.problemTypeBase), "\(what) problem"); return }

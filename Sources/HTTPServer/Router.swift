@@ -240,21 +240,28 @@ public final class Router: @unchecked Sendable {   // @unchecked: routes are add
         return resolve(method == "HEAD" ? "GET" : method, segments, literalRoutes(key))
     }
 
+    /// Whether a route's segments take a path's: each literal equal, each parameter non-empty.
+    private static func matches(_ pattern: [Segment], _ segments: [String]) -> Bool {
+        for i in pattern.indices {
+            switch pattern[i] {
+            case .literal(let l): if l != segments[i] { return false }
+            case .parameter: if segments[i].isEmpty { return false }
+            }
+        }
+        return true
+    }
+
     private func resolve(_ wanted: String, _ segments: [String], _ exactRoutes: [Route]?) -> Match {
         // Fast path: a literal route with this method.
         if let exactRoutes, let hit = exactRoutes.first(where: { $0.method == wanted }) { return .found(hit, [:]) }
         var candidates: [(Route, [String: String])] = exactRoutes?.map { ($0, [:]) } ?? []
-        for route in patterned where route.segments.count == segments.count {
+        for i in patterned.indices where patterned[i].segments.count == segments.count {
+            // Compared in place first (a route that does not match costs no copy and no dictionary), then its
+            // parameters read.
+            guard Self.matches(patterned[i].segments, segments) else { continue }
             var params: [String: String] = [:]
-            var ok = true
-            for (seg, value) in zip(route.segments, segments) {
-                switch seg {
-                case .literal(let l): if l != value { ok = false }
-                case .parameter(let name): if value.isEmpty { ok = false } else { params[name] = value }
-                }
-                if !ok { break }
-            }
-            if ok { candidates.append((route, params)) }
+            for (seg, value) in zip(patterned[i].segments, segments) { if case .parameter(let name) = seg { params[name] = value } }
+            candidates.append((patterned[i], params))
         }
         if candidates.isEmpty { return .notFound }
         if let hit = candidates.first(where: { $0.0.method == wanted }) { return .found(hit.0, hit.1) }

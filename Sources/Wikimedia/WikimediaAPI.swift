@@ -52,6 +52,17 @@ public protocol WikimediaAPI: Sendable {
     func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws
     /// The most entries a list may hold, when the wiki publishes it.
     func readingListEntryLimit(edition: LanguageCode) async throws -> Int?
+    /// Entries of any of the user's lists added, changed or removed (`deleted`) since an RFC 3339 date.
+    func readingListChanges(edition: LanguageCode, authorization: String, since date: String) async throws -> [ReadingListEntry]
+
+    // Saved articles offline (Offline/): public, per revision.
+    /// The current revision of up to 50 pages (redirects followed, titles converted to the edition's script), by
+    /// title as asked, with the wiki's clock.
+    func pageRevisions(lang: LanguageCode, titles: [String]) async throws -> PageRevisions
+    /// The CSS and JavaScript the mobile HTML of a page loads (protocol-relative URLs), pinned to a revision.
+    func offlineResources(lang: LanguageCode, title: String, revision: Int?) async throws -> [String]
+    /// The media list of one revision of a page.
+    func mediaList(lang: LanguageCode, title: String, revision: Int) async throws -> [MediaListItem]
 
     // Editing (Editing.swift): user-bound when `authorization` is given, an anonymous edit otherwise; never cached here.
     /// A section's wikitext (the whole page when `section` is nil) with whether the user may edit it.
@@ -83,6 +94,14 @@ extension WikimediaAPI {
     }
     public func deleteReadingListEntry(edition: LanguageCode, authorization: String, list: Int, entry: Int) async throws { throw UpstreamError.unavailable(status: 404) }
     public func readingListEntryLimit(edition: LanguageCode) async throws -> Int? { nil }
+    public func readingListChanges(edition: LanguageCode, authorization: String, since date: String) async throws -> [ReadingListEntry] {
+        throw UpstreamError.unavailable(status: 404)
+    }
+
+    // A stand-in with no offline calls: as a wiki without PCS.
+    public func pageRevisions(lang: LanguageCode, titles: [String]) async throws -> PageRevisions { throw UpstreamError.unavailable(status: 404) }
+    public func offlineResources(lang: LanguageCode, title: String, revision: Int?) async throws -> [String] { throw UpstreamError.unavailable(status: 404) }
+    public func mediaList(lang: LanguageCode, title: String, revision: Int) async throws -> [MediaListItem] { throw UpstreamError.unavailable(status: 404) }
 
     // A stand-in with no editor: as a wiki that answers nothing about editing.
     public func editorPage(lang: LanguageCode, title: String, section: Int?, authorization: String?, uselang: String?) async throws -> EditorPage {

@@ -14,4 +14,7 @@ extension CallKind {
     public static let readinglists = CallKind("readinglists"), editor = CallKind("editor"), edit = CallKind("edit")
     public static let readinglistsSetup = CallKind("readinglists-setup"), readinglistsEntries = CallKind("readinglists-entries")
     public static let readinglistsAdd = CallKind("readinglists-add"), readinglistsDelete = CallKind("readinglists-delete")
+    public static let readinglistsChanges = CallKind("readinglists-changes")
+    // Saved articles offline: the saved pages' current revisions (Action API), the mobile HTML's CSS and JavaScript (PCS).
+    public static let revisions = CallKind("revisions"), offlineResources = CallKind("offline-resources")
 }

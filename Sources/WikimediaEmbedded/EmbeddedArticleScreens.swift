@@ -154,11 +154,17 @@ enum EmbeddedArticleScreens {
     static func mediaList(title: String, lang: String) -> String {
         let files = englishTitle(title, lang: lang).flatMap { media[$0] } ?? []
         let items = files.enumerated().map { i, f -> String in
-            let thumb = EmbeddedTransport.thumbnail(f.name, width: 640)?.source.replacingOccurrences(of: "https:", with: "") ?? ""
+            func thumb(_ width: Int) -> String { EmbeddedTransport.thumbnail(f.name, width: width)?.source.replacingOccurrences(of: "https:", with: "") ?? "" }
             let caption = f.caption.map { ",\"caption\":{\"html\":\(JSONText.quote($0)),\"text\":\(JSONText.quote(HTMLText.plain($0)))}" } ?? ""
-            return "{\"title\":\(JSONText.quote("File:" + f.name)),\"leadImage\":\(i == 0),\"section_id\":0,\"type\":\"\(f.type)\",\"showInGallery\":\(f.showInGallery)\(caption),\"srcset\":[{\"src\":\(JSONText.quote(thumb)),\"scale\":\"1x\"}]}"
+            return "{\"title\":\(JSONText.quote("File:" + f.name)),\"leadImage\":\(i == 0),\"section_id\":0,\"type\":\"\(f.type)\",\"showInGallery\":\(f.showInGallery)\(caption),\"srcset\":[{\"src\":\(JSONText.quote(thumb(640))),\"scale\":\"1x\"},{\"src\":\(JSONText.quote(thumb(960))),\"scale\":\"1.5x\"},{\"src\":\(JSONText.quote(thumb(1280))),\"scale\":\"2x\"}]}"
         }
         return "{\"revision\":\"1234567\",\"tid\":\"00000000-0000-11ef-8000-000000000000\",\"items\":[\(items.joined(separator: ","))]}"
+    }
+
+    /// PCS's offline resources of a wiki's pages: meta's shared CSS and JavaScript, the wiki's own CSS and messages.
+    static func offlineResources(lang: String) -> String {
+        let meta = "//meta.wikimedia.org/api/rest_v1/data/", local = "//\(lang).wikipedia.org/api/rest_v1/data/"
+        return "[\"\(meta)css/mobile/base\",\"\(meta)css/mobile/pcs\",\"\(meta)javascript/mobile/pcs\",\"\(local)css/mobile/site\",\"\(local)i18n/pcs\"]"
     }
 
     static func imageinfo(_ titles: [String]) -> String {

@@ -22,7 +22,12 @@ final class EmbeddedEditor: Sendable {
         var text: String
         /// Older revisions' text, for conflicts (the last 50).
         var history: [Int: String]
+        /// When the current revision was saved (RFC 3339).
+        var timestamp = EmbeddedEditor.initialTimestamp
     }
+
+    /// When every embedded article's first revision was saved.
+    static let initialTimestamp = "2026-11-18T09:12:44Z"
 
     private struct State: Sendable {
         var pages: [String: Page] = [:]
@@ -57,6 +62,14 @@ final class EmbeddedEditor: Sendable {
         let p = Page(revision: 1_200_000_000 + article.pageid % 1_000_000 + article.title.utf8.count, text: Self.initialText(article, lang: lang), history: [:])
         s.pages[key] = p
         return p
+    }
+
+    /// A page's current revision and when it was saved (as `prop=revisions` names them).
+    func current(_ article: EmbeddedArticle, lang: String) -> (revision: Int, timestamp: String) {
+        state.withLock { s in
+            let p = page("\(lang):\(article.title)", article, lang: lang, in: &s)
+            return (p.revision, p.timestamp)
+        }
     }
 
     // MARK: - Sections (MediaWiki's: section 0 is the lead; section n is the n-th heading with what follows, down to the
@@ -201,8 +214,9 @@ final class EmbeddedEditor: Sendable {
             if p.history.count > 50, let oldest = p.history.keys.min() { p.history[oldest] = nil }
             p.revision = s.nextRevision
             p.text = newText
+            p.timestamp = EmbeddedClock.shared.stamp()
             s.pages[key] = p
-            return "{\"edit\":{\"result\":\"Success\",\"pageid\":\(article.pageid),\"title\":\(JSONText.quote(article.title)),\"contentmodel\":\"wikitext\",\"oldrevid\":\(old),\"newrevid\":\(p.revision),\"newtimestamp\":\"2026-11-20T09:00:00Z\",\"watched\":true}}"
+            return "{\"edit\":{\"result\":\"Success\",\"pageid\":\(article.pageid),\"title\":\(JSONText.quote(article.title)),\"contentmodel\":\"wikitext\",\"oldrevid\":\(old),\"newrevid\":\(p.revision),\"newtimestamp\":\"\(p.timestamp)\",\"watched\":true}}"
         }
     }
 

@@ -32,11 +32,18 @@ public final class EmbeddedReadingLists: Sendable {
         public var pageSize = 100
         /// Tokens not in the store: refused as an unknown user (false), or a new user who never set up sync (true).
         public var acceptsAnyToken = false
+        /// Days a removal is named by `changes/since` (`deletedRetentionDays`); an older date is refused.
+        public var deletedRetentionDays = 30
+        /// The wiki's clock (the time a save or a removal is stamped with).
+        public var clock = EmbeddedClock.shared
         public init() {}
     }
 
     private struct State: Sendable {
         var users: [String: User]
+        /// Entries removed, by user, with when (`updated`): what `changes/since` names as `deleted`, kept for the
+        /// retention time (the newest 10,000 a user).
+        var removed: [String: [Entry]] = [:]
         var nextID: Int
         var tick: Int
         var setUpCalls = 0, teardownCalls = 0
@@ -97,6 +104,15 @@ public final class EmbeddedReadingLists: Sendable {
             var user = s.users[token]!
             defer { s.users[token] = user }
             switch (request.method, rest.count) {
+            case (.get, 3) where rest[0] == "changes" && rest[1] == "since":
+                guard user.setUp else { return Self.error(400, "readinglists-db-error-not-set-up", "Bad Request") }
+                let date = rest[2].removingPercentEncoding ?? rest[2]
+                guard let since = Timestamp.parseRFC3339(date) else { return Self.error(400, "rest-invalid-date", "Bad Request") }
+                guard Double(settings.clock.seconds() - settings.deletedRetentionDays * 86_400) <= since else {
+                    return Self.error(400, "readinglists-db-error-too-old", "Bad Request")
+                }
+                let changed = (user.entries + (s.removed[token] ?? [])).filter { (Timestamp.parseRFC3339($0.updated) ?? 0) >= since }
+                return Self.page(changed, q, size: settings.pageSize, listID: user.listID, deleted: Set((s.removed[token] ?? []).map(\.id)))
             case (.post, 1) where rest[0] == "setup":
                 s.setUpCalls += 1
                 if user.setUp { return Self.error(400, "readinglists-db-error-already-set-up", "Bad Request") }
@@ -123,7 +139,7 @@ public final class EmbeddedReadingLists: Sendable {
                     }
                     guard user.entries.count < settings.maxEntries else { return Self.error(400, "readinglists-db-error-entry-limit", "Bad Request") }
                     s.tick += 1
-                    let at = Self.timestamp(1_795_000_000 + s.tick)
+                    let at = settings.clock.stamp()
                     let e = Entry(id: s.nextID, project: b.project, title: b.title, created: at, updated: at)
                     s.nextID += 1
                     user.entries.insert(e, at: 0)
@@ -132,7 +148,10 @@ public final class EmbeddedReadingLists: Sendable {
                     guard let id = Int(rest[2]), let i = user.entries.firstIndex(where: { $0.id == id }) else {
                         return Self.error(404, "readinglists-db-error-no-such-list-entry", "Not Found")
                     }
-                    user.entries.remove(at: i)
+                    var gone = user.entries.remove(at: i)
+                    gone.updated = settings.clock.stamp()
+                    s.removed[token, default: []].append(gone)
+                    if s.removed[token]!.count > 10_000 { s.removed[token]!.removeFirst() }
                     return Self.ok("{}")
                 default: return Self.error(405, "rest-wrong-method", "Method Not Allowed")
                 }
@@ -143,7 +162,7 @@ public final class EmbeddedReadingLists: Sendable {
     }
 
     /// A page of entries, most recently updated first, `limit` at most (and the store's page size); `next` is opaque.
-    private static func page(_ entries: [Entry], _ q: [String: String], size: Int) -> UpstreamResponse {
+    private static func page(_ entries: [Entry], _ q: [String: String], size: Int, listID: Int? = nil, deleted: Set<Int> = []) -> UpstreamResponse {
         let sorted = entries.enumerated().sorted { a, b in
             a.element.updated != b.element.updated ? a.element.updated > b.element.updated : a.offset < b.offset
         }.map(\.element)
@@ -151,7 +170,11 @@ public final class EmbeddedReadingLists: Sendable {
         let start = q["next"].flatMap { $0.hasPrefix("p") ? Int($0.dropFirst()) : nil } ?? 0
         guard start <= sorted.count else { return error(400, "readinglists-db-error-invalid-continue", "Bad Request") }
         let end = min(sorted.count, start + limit)
-        var body = "{\"entries\":[" + sorted[start..<end].map(entry).joined(separator: ",") + "]"
+        var body = "{\"entries\":[" + sorted[start..<end].map { e in
+            guard let listID else { return entry(e) }
+            // `changes/since` names each entry's list, and a removed one as `deleted`.
+            return String(entry(e).dropLast()) + ",\"listId\":\(listID)" + (deleted.contains(e.id) ? ",\"deleted\":true}" : "}")
+        }.joined(separator: ",") + "]"
         if end < sorted.count { body += ",\"next\":\"p\(end)\"" }
         return ok(body + "}")
     }

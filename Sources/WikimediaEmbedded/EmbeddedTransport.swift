@@ -93,11 +93,18 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
     struct RESTRoute: Sendable {
         let prefix: String
         var suffix = ""
+        /// PCS's page routes: a trailing `/{revision}` pins the answer to a revision.
+        var pinnable = false
         let answer: @Sendable (EmbeddedTransport, Call, String) -> UpstreamResponse
 
+        /// The title of `path`; on a pinnable route a trailing `/{revision}` is not part of it (a `/` in a title comes
+        /// percent-encoded).
         func title(in path: String) -> String {
-            let raw = String(path.dropFirst(prefix.count).dropLast(suffix.count))
-            return raw.removingPercentEncoding ?? raw
+            var raw = Substring(path.dropFirst(prefix.count).dropLast(suffix.count))
+            if pinnable, let slash = raw.lastIndex(of: "/"), raw[raw.index(after: slash)...].allSatisfy(\.isASCII), Int(raw[raw.index(after: slash)...]) != nil {
+                raw = raw[..<slash]
+            }
+            return String(raw).removingPercentEncoding ?? String(raw)
         }
     }
 
@@ -140,7 +147,13 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
             let html = EmbeddedArticleScreens.parsoidHTML(article, lang: call.lang)
             return UpstreamResponse(status: 200, body: Array(html.utf8), headers: ["etag": "W/\"\(article.pageid)/embedded-\(FNV1a.hash(Array(html.utf8)))\""])
         },
-        RESTRoute(prefix: "/api/rest_v1/page/media-list/") { t, call, asked in
+        RESTRoute(prefix: "/api/rest_v1/page/mobile-html-offline-resources/", pinnable: true) { t, call, asked in
+            // As PCS: the same list for every page of a wiki (meta's shared CSS and JavaScript, the wiki's own CSS and
+            // messages), pinned or not; no redirect followed.
+            guard call.articles.contains(where: { $0.title == call.resolved(asked).title }) else { return t.notFound("Page or revision not found.") }
+            return t.raw(EmbeddedArticleScreens.offlineResources(lang: call.lang))
+        },
+        RESTRoute(prefix: "/api/rest_v1/page/media-list/", pinnable: true) { t, call, asked in
             let page = t.restPage(asked, lang: call.lang)
             if let redirect = page.redirect { return redirect }
             guard call.articles.contains(where: { $0.title == page.title }) else { return t.notFound("Page or revision not found.") }
@@ -150,6 +163,9 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
 
     /// The Action API calls the client makes, in the order they are told apart.
     static let actionRoutes: [ActionRoute] = [
+        ActionRoute(name: "revisions", matches: { $0.q["prop"] == "info|revisions" && $0.q["rvprop"] == "ids|timestamp" }) { t, call in
+            t.raw(t.revisions(call))
+        },
         ActionRoute(name: "siteinfo", matches: { $0.q["meta"] == "siteinfo" }) { t, call in
             let main = EmbeddedArticles.mainPages[call.lang] ?? "Main Page"
             return t.raw("{\"batchcomplete\":true,\"query\":{\"general\":{\"mainpage\":\"\(main)\",\"sitename\":\"Wikipedia\",\"lang\":\"\(call.lang)\",\"readinglists-config\":{\"maxListsPerUser\":100,\"maxEntriesPerList\":\(t.readingLists.settings.maxEntries),\"deletedRetentionDays\":30}}}}")
@@ -316,6 +332,38 @@ public final class EmbeddedTransport: UpstreamTransport, Sendable {
         hits.sort { $0.1 < $1.1 }
         hits = Array(hits.prefix(Int(q["ggslimit"] ?? "20") ?? 20))
         return pages(hits.map(\.0), lang: lang, distances: hits.map(\.1))
+    }
+
+    // MARK: - Revisions
+
+    /// `prop=info|revisions` for the titles asked (as asked: before `Call` converted them), with `normalized`,
+    /// `converted` and `redirects` steps and `curtimestamp`, as MediaWiki answers with formatversion=2.
+    func revisions(_ call: Call) -> String {
+        let raw = (call.request.query + call.request.form).first { $0.0 == "titles" }?.1 ?? ""
+        var normalized: [String] = [], converted: [String] = [], redirects: [String] = [], pages: [String] = [], named: Set<String> = []
+        func step(_ from: String, _ to: String) -> String { "{\"from\":\(JSONText.quote(from)),\"to\":\(JSONText.quote(to))}" }
+        for asked in raw.split(separator: "|").map(String.init) {
+            var title = ArticleTitle.display(asked)
+            if title != asked { normalized.append(step(asked, title)) }
+            if call.q["converttitles"] != nil {
+                let stored = EmbeddedArticles.storedTitle(title, lang: call.lang)
+                if stored != title { converted.append(step(title, stored)); title = stored }
+            }
+            if let target = EmbeddedArticles.redirects[call.lang]?[title] { redirects.append(step(title, target)); title = target }
+            guard named.insert(title).inserted else { continue }
+            if let article = call.articles.first(where: { $0.title == title }) {
+                let (revision, timestamp) = editor.current(article, lang: call.lang)
+                pages.append("{\"pageid\":\(article.pageid),\"ns\":\(article.ns),\"title\":\(JSONText.quote(title)),\"contentmodel\":\"wikitext\",\"pagelanguage\":\"\(call.lang)\",\"touched\":\"\(timestamp)\",\"lastrevid\":\(revision),\"revisions\":[{\"revid\":\(revision),\"parentid\":\(revision - 1),\"timestamp\":\"\(timestamp)\"}]}")
+            } else {
+                pages.append("{\"ns\":0,\"title\":\(JSONText.quote(title)),\"missing\":true}")
+            }
+        }
+        var query: [String] = []
+        if !normalized.isEmpty { query.append("\"normalized\":[\(normalized.joined(separator: ","))]") }
+        if !converted.isEmpty { query.append("\"converted\":[\(converted.joined(separator: ","))]") }
+        if !redirects.isEmpty { query.append("\"redirects\":[\(redirects.joined(separator: ","))]") }
+        query.append("\"pages\":[\(pages.joined(separator: ","))]")
+        return "{\"batchcomplete\":true,\"curtimestamp\":\"\(EmbeddedClock.shared.stamp())\",\"query\":{\(query.joined(separator: ","))}}"
     }
 
     // MARK: - Notifications

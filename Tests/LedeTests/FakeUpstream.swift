@@ -27,6 +27,8 @@ final class FakeUpstream: @unchecked Sendable {
         case body(String)
         case oversized(Int)
         case hang
+        /// The test's own answer (status, JSON) to each request of the kind.
+        case handler(@Sendable (Recorded) -> (Int, String))
     }
 
     struct Recorded {
@@ -44,17 +46,29 @@ final class FakeUpstream: @unchecked Sendable {
     private var inFlight = 0
     /// The most requests the fake was answering at once.
     private(set) var maxInFlight = 0
-    let embedded = EmbeddedTransport()
+    let embedded: EmbeddedTransport
 
     var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
 
-    init() throws {
+    /// `readingLists`: the users and lists the reading lists' interface answers for (the embedded demo's by default).
+    init(readingLists: EmbeddedReadingLists = .demo()) throws {
+        embedded = EmbeddedTransport(readingLists: readingLists)
         let router = Router()
         server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxConnections = 1000 }
         let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx) } }
         router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
         router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)
         router.get("/{lang}/api/rest_v1/page/media-list/{title}", handler)
+        router.get("/{lang}/api/rest_v1/page/media-list/{title}/{revision}", handler)
+        router.get("/{lang}/api/rest_v1/page/mobile-html-offline-resources/{title}", handler)
+        router.get("/{lang}/api/rest_v1/page/mobile-html-offline-resources/{title}/{revision}", handler)
+        let lists = "/{lang}/w/rest.php/readinglists/v0/lists"
+        router.get(lists, handler)
+        router.post(lists + "/setup", handler)
+        router.get(lists + "/changes/since/{date}", handler)
+        router.get(lists + "/{id}/entries", handler)
+        router.post(lists + "/{id}/entries", handler)
+        router.add("DELETE", lists + "/{id}/entries/{entry}", handler)
         router.get("/{lang}/w/rest.php/v1/page/{title}/html", handler)
         router.get("/{lang}/w/api.php", handler)
         router.post("/{lang}/w/api.php", handler)
@@ -68,11 +82,17 @@ final class FakeUpstream: @unchecked Sendable {
     func requests(kind: String) -> [Recorded] { requests.filter { FakeUpstream.kind(path: $0.path, query: $0.query, body: $0.body) == kind } }
 
     static func kind(path: String, query: String?, body: String) -> String {
+        if path.contains("/readinglists/v0/lists") {
+            if path.contains("/changes/since/") { return "readinglists-changes" }
+            return path.hasSuffix("/entries") || path.contains("/entries/") ? "readinglists-entries" : "readinglists"
+        }
+        if path.contains("/page/mobile-html-offline-resources/") { return "offline-resources" }
         if path.contains("/feed/featured/") { return "feed" }
         if path.contains("/page/summary/") { return "summary" }
         if path.contains("/page/media-list/") { return "media" }
         if path.contains("/rest.php/v1/page/") { return "html" }
         let q = (query ?? "") + "&" + body
+        if q.contains("curtimestamp=1") { return "revisions" }
         if q.contains("action=parse") { return "contents" }
         if q.contains("prop=langlinks") { return "languages" }
         if q.contains("prop=imageinfo") { return "files" }
@@ -121,6 +141,9 @@ final class FakeUpstream: @unchecked Sendable {
         case .hang:
             try? await Task.sleep(nanoseconds: 3_000_000_000)
             return .json(Array("{}".utf8))
+        case .handler(let answer):
+            let (status, text) = answer(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
+            return HTTPResponse(status: status, contentType: "application/json", bytes: Array(text.utf8))
         }
     }
 
@@ -134,8 +157,10 @@ final class FakeUpstream: @unchecked Sendable {
                 return (PercentDecoding.decode(kv[0], plusAsSpace: true) ?? "", kv.count > 1 ? (PercentDecoding.decode(kv[1], plusAsSpace: true) ?? "") : "")
             }
         }
-        let req = UpstreamRequest(method: r.method == "POST" ? .post : .get, lang: lang, path: path, query: pairs(r.query),
-                                  form: r.method == "POST" ? pairs(body) : [], authorization: r.headers["Authorization"],
+        let method: UpstreamRequest.Method = r.method == "POST" ? .post : r.method == "DELETE" ? .delete : .get
+        let req = UpstreamRequest(method: method, lang: lang, path: path, query: pairs(r.query),
+                                  form: r.method == "POST" && !path.hasPrefix("/w/rest.php") ? pairs(body) : [],
+                                  json: path.hasPrefix("/w/rest.php") ? Array(r.body) : [], authorization: r.headers["Authorization"],
                                   kind: CallKind(rawValue: kind))   // the embedded transport reads no kind
         let answer = try! await embedded.send(req, deadline: 5)
         var h = HTTPHeaders()

@@ -130,6 +130,7 @@ public final class LedeApp: Sendable {
                                anonymousEdits: options.anonymousEdits)
         NotificationRoutes.register(on: router, api: api, hub: notifications)
         SavedRoutes.register(on: router, service: saved)
+        OfflineRoutes.register(on: router, service: OfflineService(api: api, responses: responses, saved: saved))
         EditRoutes.register(on: router, api: api, settings: EditRoutes.Settings(editTimeout: options.editTimeout, anonymousEdits: options.anonymousEdits))
         ShareRoutes.register(on: router, service: share, publicURL: options.publicURL)
         PlacesRoutes.register(on: router, places: options.places)

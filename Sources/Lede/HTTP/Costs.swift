@@ -6,4 +6,5 @@ enum Costs {
     static let write = 10
     static let edit = 20
     static let render = 10
+    static let sync = 20
 }

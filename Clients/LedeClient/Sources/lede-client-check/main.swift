@@ -156,6 +156,11 @@ func checkLines<Line: Codable & Sendable>(_ name: String, _ body: HTTPBody, _ re
     return decoded
 }
 
+func present<T>(_ value: T?, _ failure: String) throws -> T {
+    guard let value else { throw Failure(description: failure) }
+    return value
+}
+
 func expect<T>(_ name: String, _ body: () throws -> T) throws -> T {
     do { return try body() } catch { throw Failure(description: "\(name): not the documented case: \(error)") }
 }
@@ -256,6 +261,36 @@ func run() async throws {
     let unsaved = try await alice.unsaveArticle(path: .init(title: "Madrid"), query: .init(lang: .de))
     guard case .noContent = unsaved else { throw Failure(description: "DELETE /saved/{title}: not 204 but \(unsaved)") }
     checked += 1; print("ok  DELETE /saved/{title} 204")
+    // Saved articles offline: the whole list, nothing since its token, the same streamed, one article's manifest.
+    let offline = try await alice.getOffline()
+    let offlineBody = try expect("GET /offline") { try offline.ok.body.json }
+    guard offlineBody.complete, offlineBody.count > 0, offlineBody.articles.count == offlineBody.count,
+          offlineBody.articles.allSatisfy({ $0.status == .ok && $0.html != nil && !($0.resources ?? []).isEmpty }) else {
+        throw Failure(description: "GET /offline: not every saved article's manifest")
+    }
+    try roundTrip("GET /offline 200", offlineBody, aliceRec)
+    let unchangedOffline = try await alice.getOffline(query: .init(since: offlineBody.sync))
+    let unchangedBody = try expect("GET /offline since") { try unchangedOffline.ok.body.json }
+    // Nothing changed since (an edit in the seconds before the token's time would be listed again: the sync's margin).
+    guard !unchangedBody.complete, unchangedBody.articles.count < offlineBody.count else {
+        throw Failure(description: "GET /offline since its token: the whole list again: \(unchangedBody.articles.map(\.title))")
+    }
+    try roundTrip("GET /offline since 200", unchangedBody, aliceRec)
+    let classicOffline = try JSONSerialization.jsonObject(with: try encoder.encode(offlineBody)) as? [String: Any] ?? [:]
+    let streamedOffline = try await alice.getOffline(headers: .init(accept: [.init(contentType: .application_jsonl)]))
+    let offlineLines = try await checkLines("GET /offline streamed", try expect("GET /offline streamed") { try streamedOffline.ok.body.application_jsonl }, aliceRec,
+                                            of: Components.Schemas.OfflineStreamLine.self) { line in
+        guard let title = line["title"] as? String else { return [:] }
+        return (classicOffline["articles"] as? [[String: Any]])?.first { $0["title"] as? String == title && $0["lang"] as? String == line["lang"] as? String }
+    }
+    guard case .OfflineStreamHead? = offlineLines.first, case .OfflineStreamTail? = offlineLines.last, offlineLines.count == offlineBody.count + 2 else {
+        throw Failure(description: "GET /offline streamed: not a head, one line per article and the token")
+    }
+    let badToken = try await alice.getOffline(query: .init(since: "not-a-token"))
+    try roundTrip("GET /offline 400", try expect("GET /offline 400") { try badToken.badRequest.body.application_problem_plus_json }, aliceRec)
+    let pinned = try present(offlineBody.articles.first { $0.title == "Albert Einstein" && $0.lang == .en }?.revision, "GET /offline: no Albert Einstein")
+    let oneOffline = try await anon.getArticleOffline(path: .init(title: "Albert_Einstein"), query: .init(lang: .en, revision: pinned))
+    try roundTrip("GET /article/{title}/offline 200", try expect("GET /article/{title}/offline") { try oneOffline.ok.body.json }, rec)
     let (full, fullRec) = client("demo-full")
     let overLimit = try await full.saveArticle(path: .init(title: "Madrid"), query: .init(lang: .en))
     let limitProblem = try expect("PUT /saved/{title} 409") { try overLimit.conflict.body.application_problem_plus_json }

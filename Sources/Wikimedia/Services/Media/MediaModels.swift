@@ -13,9 +13,11 @@ public struct MediaListItem: Sendable, Equatable {
     public var captionText: String?
     /// The 1x `srcset` entry, protocol-relative as upstream sends it.
     public var src: String?
+    /// Every `srcset` entry (the sizes the mobile HTML names for this file), as upstream sends them.
+    public var srcset: [MediaSource]
 
     /// Memberwise (the synthesised one is internal): the embedded default builds these in another module.
-    package init(title: String, type: String, showInGallery: Bool, leadImage: Bool, captionHTML: String? = nil, captionText: String? = nil, src: String? = nil) {
+    package init(title: String, type: String, showInGallery: Bool, leadImage: Bool, captionHTML: String? = nil, captionText: String? = nil, src: String? = nil, srcset: [MediaSource] = []) {
         self.title = title
         self.type = type
         self.showInGallery = showInGallery
@@ -23,7 +25,16 @@ public struct MediaListItem: Sendable, Equatable {
         self.captionHTML = captionHTML
         self.captionText = captionText
         self.src = src
+        self.srcset = srcset
     }
+}
+
+/// One `srcset` entry of a media-list item: a thumbnail's URL (protocol-relative) and its pixel-density scale (`1x`,
+/// `1.5x`, `2x`).
+public struct MediaSource: Sendable, Equatable {
+    public var src: String
+    public var scale: String?
+    package init(src: String, scale: String?) { self.src = src; self.scale = scale }
 }
 
 /// `prop=imageinfo&iiprop=url|size|extmetadata`: one file's sizes and its description page's credits (HTML values).
@@ -76,7 +87,8 @@ extension MediaListItem: Decodable {
         let sources = c.lossyList(Source.self, .srcset, kind: "srcset", counter: nil) ?? []
         let src = (sources.first { $0.scale == "1x" } ?? sources.first)?.src
         self.init(title: title, type: c.lenientString(.type) ?? "image", showInGallery: c.lenientBool(.showInGallery) ?? true,
-                  leadImage: c.lenientBool(.leadImage) ?? false, captionHTML: caption?.html, captionText: caption?.text, src: src)
+                  leadImage: c.lenientBool(.leadImage) ?? false, captionHTML: caption?.html, captionText: caption?.text, src: src,
+                  srcset: sources.compactMap { s in s.src.flatMap { $0.isEmpty ? nil : MediaSource(src: $0, scale: s.scale) } })
     }
 }
 

@@ -32,12 +32,17 @@ public struct ReadingListEntry: Sendable, Equatable, Decodable {
     public var title: String
     public var created: String?
     public var updated: String?
+    /// The list it is on (`listId`: in the answers of `changes/since`).
+    public var listID: Int?
+    /// Removed (`changes/since` names entries removed since the date, for the extension's retention of 30 days).
+    public var deleted: Bool
 
-    public init(id: Int, project: String, title: String, created: String? = nil, updated: String? = nil) {
+    public init(id: Int, project: String, title: String, created: String? = nil, updated: String? = nil, listID: Int? = nil, deleted: Bool = false) {
         self.id = id; self.project = project; self.title = title; self.created = created; self.updated = updated
+        self.listID = listID; self.deleted = deleted
     }
 
-    enum CodingKeys: String, CodingKey { case id, project, title, created, updated }
+    enum CodingKeys: String, CodingKey { case id, project, title, created, updated, listId, deleted }
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         guard let id = c.lenientInt(.id), let project = c.lenientString(.project, nonEmpty: true), let title = c.lenientString(.title, nonEmpty: true)
@@ -45,6 +50,8 @@ public struct ReadingListEntry: Sendable, Equatable, Decodable {
         self.id = id; self.project = project; self.title = title
         created = c.lenientString(.created)
         updated = c.lenientString(.updated) ?? created
+        listID = c.lenientInt(.listId)
+        deleted = c.lenientBool(.deleted) ?? false
     }
 }
 

@@ -97,6 +97,23 @@ extension WikimediaClient {
         _ = try await readingListsExchange(Self.readingListDeleteRequest(edition, authorization, list: list, entry: entry))
     }
 
+    /// Entries added, changed or removed (`deleted`) since `date` (RFC 3339), on any of the user's lists: the
+    /// extension keeps removals for its retention time (30 days on Wikimedia's wikis); an older date is refused.
+    public func readingListChanges(edition: LanguageCode, authorization: String, since date: String) async throws -> [ReadingListEntry] {
+        let (entries, complete): ([ReadingListEntry], Bool) = try await following(pages: Self.maxEntryPages) {
+            Self.readingListChangesRequest(edition, authorization, since: date, next: $0)
+        }
+        if !complete { throw UpstreamError.malformed("reading lists: more changes than Lede reads") }
+        return entries
+    }
+
+    static func readingListChangesRequest(_ edition: LanguageCode, _ auth: String, since date: String, next: String?) -> UpstreamRequest {
+        var q = [("limit", "100")]
+        if let next { q.append(("next", next)) }
+        return UpstreamRequest(lang: edition.code, path: readingListsPath + "/changes/since/" + UpstreamRequest.percentEncode(date, keep: ":"), query: q,
+                               authorization: auth, kind: .readinglistsChanges)
+    }
+
     /// The most entries a list may hold on this wiki (`meta=siteinfo`, `general.readinglists-config`), when it says.
     public func readingListEntryLimit(edition: LanguageCode) async throws -> Int? {
         try await siteGeneral(lang: edition).maxEntriesPerList
