@@ -52,11 +52,13 @@ echo "offline sync, $entries saved articles, $images images each, upstream delay
 for r in $(seq 1 "$rounds"); do
   python3 Benchmarks/offline_upstream.py $up --entries "$entries" --images "$images" --delay "$delay" & pids+=("$!")
   "$bin" --host 127.0.0.1 --port $port --loops 2 --access-log off --log-level warning --upstream "http://127.0.0.1:$up/{lang}" \
-    --upstream-timeout 10 --wiki-variants off & pids+=("$!")
+    --upstream-timeout 10 --wiki-variants off & pids+=("$!"); lede=$!
   for _ in $(seq 1 50); do "$bin" healthcheck --port $port 2>/dev/null && break; sleep 0.1; done
   for _ in $(seq 1 50); do curl -s "127.0.0.1:$up/_calls" >/dev/null && break; sleep 0.1; done
+  rss0=$(awk '/VmRSS/ {print $2}' /proc/$lede/status)
   a=$(calls); read -r s1 b1 tok < <(sync ""); b=$(calls)
-  echo "round $r cold:      ${s1}s, $b1 bytes (gzip) to the phone, upstream calls: $(delta "$a" "$b")"
+  peak=$(awk '/VmHWM/ {print $2}' /proc/$lede/status)
+  echo "round $r cold:      ${s1}s, $b1 bytes (gzip) to the phone, upstream calls: $(delta "$a" "$b"); Lede's RSS ${rss0} kB before, peak ${peak} kB"
   read -r s2 b2 tok2 < <(sync "$tok"); c=$(calls)
   echo "round $r unchanged: ${s2}s, $b2 bytes, upstream calls: $(delta "$b" "$c")"
   curl -s -X POST "127.0.0.1:$up/_edit?n=$edited" >/dev/null; sleep 1
