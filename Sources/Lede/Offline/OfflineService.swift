@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 import LedeBasics
 import Wikimedia
@@ -143,28 +144,32 @@ final class OfflineService: Sendable {
             }
         }
         let api = self.api
-        return await withTaskGroup(of: ([Int], Result<PageRevisions, UpstreamError>).self) { group in
+        // Each child leaves its answer in `landed` and hands the group only its batch's number.
+        let landed = Landed<Result<PageRevisions, UpstreamError>>()
+        return await withTaskGroup(of: Int.self) { group in
             var next = 0, out: [Int: Result<PageRevision, UpstreamError>] = [:], earliest: Int?
             func start() {
                 guard next < batches.count else { return }
-                let (lang, indices) = batches[next]
+                let b = next, lang = batches[b].0, titles = batches[b].1.map { items[$0].title }
                 next += 1
-                let titles = indices.map { items[$0].title }
                 group.addTask {
-                    do { return (indices, .success(try await api.pageRevisions(lang: lang, titles: titles))) }
-                    catch { return (indices, .failure(error as? UpstreamError ?? .unavailable(status: 0))) }
+                    do { landed.put(b, .success(try await api.pageRevisions(lang: lang, titles: titles))) }
+                    catch { landed.put(b, .failure(error as? UpstreamError ?? .unavailable(status: 0))) }
+                    return b
                 }
             }
             for _ in 0..<min(settings.revisionConcurrency, batches.count) { start() }
-            for await (indices, result) in group {
-                switch result {
-                case .success(let answer):
+            for await b in group {
+                switch landed.take(b) {
+                case .success(let answer)?:
                     if let t = answer.now.flatMap(Timestamp.parseRFC3339) { earliest = min(earliest ?? Int(t), Int(t)) }
-                    for i in indices {
+                    for i in batches[b].1 {
                         out[i] = answer.byTitle[items[i].title].map { .success($0) } ?? .failure(.malformed("revisions: a title is not in the answer"))
                     }
-                case .failure(let e):
-                    for i in indices { out[i] = .failure(e) }
+                case .failure(let e)?:
+                    for i in batches[b].1 { out[i] = .failure(e) }
+                case nil:
+                    for i in batches[b].1 { out[i] = .failure(.unavailable(status: 0)) }
                 }
                 start()
             }
@@ -175,7 +180,8 @@ final class OfflineService: Sendable {
     /// The articles of a plan, `manifestConcurrency` at once, each handed to `landed` (its index in `plan.work`) as it
     /// is ready: its manifest, or a placeholder with why and when to ask again. Whether every one was whole.
     func articles(_ plan: Plan, width: Int, landed: (Int, OfflineRules.Article) async throws -> Void) async throws -> Bool {
-        try await withThrowingTaskGroup(of: (Int, OfflineRules.Article, Bool).self) { group in
+        let made = Landed<(OfflineRules.Article, Bool)>()
+        return try await withThrowingTaskGroup(of: Int.self) { group in
             var next = 0, whole = true
             func start() {
                 guard next < plan.work.count else { return }
@@ -185,25 +191,35 @@ final class OfflineService: Sendable {
                     let item = w.item
                     switch w.revision {
                     case .failure(let e):
-                        return (i, Self.placeholder(item, page: nil, error: e), false)
+                        made.put(i, (Self.placeholder(item, page: nil, error: e), false))
                     case .success(let r):
                         do {
                             let m = try await manifest(lang: item.lang, page: r.title, revision: r.revision ?? 0, timestamp: r.timestamp, width: width)
-                            return (i, OfflineRules.Article(lang: item.lang, title: item.title, page: r.title, manifest: m), true)
+                            made.put(i, (OfflineRules.Article(lang: item.lang, title: item.title, page: r.title, manifest: m), true))
                         } catch {
-                            return (i, Self.placeholder(item, page: r.title, error: error), false)
+                            made.put(i, (Self.placeholder(item, page: r.title, error: error), false))
                         }
                     }
+                    return i
                 }
             }
             for _ in 0..<min(settings.manifestConcurrency, plan.work.count) { start() }
-            for try await (i, article, ok) in group {
+            for try await i in group {
+                guard let (article, ok) = made.take(i) else { continue }
                 if !ok { whole = false }
                 try await landed(i, article)
                 start()
             }
             return whole
         }
+    }
+
+    /// What the children of a task group made, by their number, until the group's loop takes it (each child hands the
+    /// group only its number).
+    final class Landed<T: Sendable>: Sendable {
+        private let kept = Mutex<[Int: T]>([:])
+        func put(_ i: Int, _ value: T) { kept.withLock { $0[i] = value } }
+        func take(_ i: Int) -> T? { kept.withLock { $0.removeValue(forKey: i) } }
     }
 
     static func placeholder(_ item: SavedRules.Item, page: String?, error: any Error) -> OfflineRules.Article {
