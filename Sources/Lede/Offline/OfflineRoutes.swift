@@ -37,10 +37,8 @@ enum OfflineRoutes {
                 }
                 // JSON Lines: what the plan knows at once, each article as it is ready, and the token last (a reader cut
                 // off before it keeps its old token, and asks again for what it missed).
-                var streamHeaders = headers
-                streamHeaders.set("Vary", "Accept, Accept-Encoding, Authorization")
                 let head = JSONLines.line(JSONLines.encode(Head(articles: plan.work.count, complete: plan.complete, count: plan.count, removed: plan.removed)))
-                return .stream(contentType: JSONLines.mediaType, headers: streamHeaders) { body in
+                return .stream(contentType: JSONLines.mediaType, headers: headers) { body in
                     try await body.write(head)
                     let whole = try await service.articles(plan, width: width) { _, article in
                         try await body.write(JSONLines.line(JSONLines.encode(article)))
