@@ -12,9 +12,10 @@ import HTTPServer
 @testable import WikimediaEmbedded
 @testable import HTTPCore
 
-/// A fake Action API on a loopback port (our own HTTPServer) answering the editor's calls like MediaWiki does with
-/// `errorformat=html`: the editor query, `meta=tokens` (a fresh token per call, the anonymous `+\` without
-/// credentials) and `action=edit`, whose answers a test scripts in order. Every call is recorded.
+/// The editor's view of `FakeUpstream`: the Action API answering the editor's calls like MediaWiki does with
+/// `errorformat=html` — the editor query, `meta=tokens` (a fresh token per call, the anonymous `+\` without
+/// credentials) and `action=edit`, whose answers a test scripts in order — and any other call with a `badvalue`
+/// error. Every call is recorded.
 final class FakeActionAPI: Sendable {
     struct Call: Sendable {
         var method: String
@@ -34,25 +35,44 @@ final class FakeActionAPI: Sendable {
         var editDelay = 0.0
         var editor = FakeActionAPI.editorAnswer()
     }
-    private let state = Mutex(State())
-    let server: HTTPServer
-    var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
+    /// The script and what it counted, in a box the fake's handlers share.
+    private final class Script: Sendable { let state = Mutex(State()) }
+    private let script = Script()
+    let upstream: FakeUpstream
+    var template: String { upstream.template }
 
     init() throws {
-        let router = Router()
-        server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxBody = 8 << 20 }
-        let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx.request) } }
-        router.get("/{lang}/w/api.php", handler)
-        router.post("/{lang}/w/api.php", handler)
-        try server.start()
+        upstream = try FakeUpstream()
+        let script = self.script
+        let answer: FakeUpstream.Behaviour = .asyncHandler { r in
+            let call = Call(method: r.method, fields: Self.fields(r.method == "POST" ? r.body : r.query ?? ""), body: r.body,
+                            authorization: r.headers["Authorization"], forwardedFor: r.headers["X-Forwarded-For"])
+            let (text, delay): (String, Double) = script.state.withLock { s in
+                s.calls.append(call)
+                switch call.kind {
+                case "token":
+                    s.tokens += 1
+                    return (call.authorization == nil ? "{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\"+\\\\\"}}}"
+                                                      : "{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\"tok-\(s.tokens)+\\\\\"}}}", 0)
+                case "edit":
+                    let next = s.edits.count > 1 ? s.edits.removeFirst() : s.edits[0]
+                    return (next, s.editDelay)
+                case "editor": return (s.editor, 0)
+                default: return ("{\"errors\":[{\"code\":\"badvalue\",\"html\":\"Unexpected call.\"}]}", 0)
+                }
+            }
+            if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
+            return (200, text)
+        }
+        upstream.setOthers(answer)
     }
 
-    func stop() { server.shutdown(); server.waitUntilStopped() }
+    func stop() { upstream.stop() }
 
-    var calls: [Call] { state.withLock { $0.calls } }
+    var calls: [Call] { script.state.withLock { $0.calls } }
     func calls(_ kind: String) -> [Call] { calls.filter { $0.kind == kind } }
-    func script(edits: [String], delay: Double = 0) { state.withLock { $0.edits = edits; $0.editDelay = delay } }
-    func script(editor: String) { state.withLock { $0.editor = editor } }
+    func script(edits: [String], delay: Double = 0) { script.state.withLock { $0.edits = edits; $0.editDelay = delay } }
+    func script(editor: String) { script.state.withLock { $0.editor = editor } }
 
     static func fields(_ encoded: String) -> [String: String] {
         var out: [String: String] = [:]
@@ -61,28 +81,6 @@ final class FakeActionAPI: Sendable {
             out[String(kv[0]).removingPercentEncoding ?? ""] = kv.count > 1 ? String(kv[1]).removingPercentEncoding ?? "" : ""
         }
         return out
-    }
-
-    private func answer(_ r: HTTPRequest) async -> HTTPResponse {
-        let body = String(decoding: r.body, as: UTF8.self)
-        let call = Call(method: r.method, fields: Self.fields(r.method == "POST" ? body : r.query ?? ""), body: body, authorization: r.headers["Authorization"],
-                        forwardedFor: r.headers["X-Forwarded-For"])
-        let (text, delay): (String, Double) = state.withLock { s in
-            s.calls.append(call)
-            switch call.kind {
-            case "token":
-                s.tokens += 1
-                return (call.authorization == nil ? "{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\"+\\\\\"}}}"
-                                                  : "{\"batchcomplete\":true,\"query\":{\"tokens\":{\"csrftoken\":\"tok-\(s.tokens)+\\\\\"}}}", 0)
-            case "edit":
-                let next = s.edits.count > 1 ? s.edits.removeFirst() : s.edits[0]
-                return (next, s.editDelay)
-            case "editor": return (s.editor, 0)
-            default: return ("{\"errors\":[{\"code\":\"badvalue\",\"html\":\"Unexpected call.\"}]}", 0)
-            }
-        }
-        if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
-        return .json(Array(text.utf8))
     }
 
     static let success = "{\"edit\":{\"result\":\"Success\",\"pageid\":736,\"title\":\"Albert Einstein\",\"contentmodel\":\"wikitext\",\"oldrevid\":1250000000,\"newrevid\":1250000001,\"newtimestamp\":\"2026-11-27T10:00:00Z\",\"watched\":true}}"

@@ -29,6 +29,8 @@ final class FakeUpstream: @unchecked Sendable {
         case hang
         /// The test's own answer (status, JSON) to each request of the kind.
         case handler(@Sendable (Recorded) -> (Int, String))
+        /// The same, awaited; nil: the embedded default's answer.
+        case asyncHandler(@Sendable (Recorded) async -> (Int, String)?)
     }
 
     struct Recorded {
@@ -42,6 +44,7 @@ final class FakeUpstream: @unchecked Sendable {
     let server: HTTPServer
     private let lock = NSLock()
     private var behaviours: [String: Behaviour] = [:]
+    private var others: Behaviour = .embedded
     private var recorded: [Recorded] = []
     private var inFlight = 0
     /// The most requests the fake was answering at once.
@@ -54,7 +57,7 @@ final class FakeUpstream: @unchecked Sendable {
     init(readingLists: EmbeddedReadingLists = .demo()) throws {
         embedded = EmbeddedTransport(readingLists: readingLists)
         let router = Router()
-        server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxConnections = 1000 }
+        server = makeServer(router) { $0.timeouts.drain = 1; $0.limits.maxConnections = 1000; $0.limits.maxBody = 8 << 20 }
         let handler: Handler = { [unowned self] ctx in .async { await self.answer(ctx) } }
         router.get("/{lang}/api/rest_v1/feed/featured/{y}/{m}/{d}", handler)
         router.get("/{lang}/api/rest_v1/page/summary/{title}", handler)
@@ -65,6 +68,7 @@ final class FakeUpstream: @unchecked Sendable {
         let lists = "/{lang}/w/rest.php/readinglists/v0/lists"
         router.get(lists, handler)
         router.post(lists + "/setup", handler)
+        router.post(lists + "/teardown", handler)
         router.get(lists + "/changes/since/{date}", handler)
         router.get(lists + "/{id}/entries", handler)
         router.post(lists + "/{id}/entries", handler)
@@ -78,6 +82,8 @@ final class FakeUpstream: @unchecked Sendable {
     func stop() { server.shutdown(); server.waitUntilStopped() }
 
     func set(_ kind: String, _ behaviour: Behaviour) { lock.lock(); behaviours[kind] = behaviour; lock.unlock() }
+    /// How a kind with no behaviour of its own is answered (the embedded default's bytes, unless a test says otherwise).
+    func setOthers(_ behaviour: Behaviour) { lock.lock(); others = behaviour; lock.unlock() }
     var requests: [Recorded] { lock.lock(); defer { lock.unlock() }; return recorded }
     func requests(kind: String) -> [Recorded] { requests.filter { FakeUpstream.kind(path: $0.path, query: $0.query, body: $0.body) == kind } }
 
@@ -116,7 +122,7 @@ final class FakeUpstream: @unchecked Sendable {
         let behaviour = lock.withLock {
             recorded.append(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
             inFlight += 1; maxInFlight = max(maxInFlight, inFlight)
-            return behaviours[kind] ?? .embedded
+            return behaviours[kind] ?? others
         }
         defer { lock.withLock { inFlight -= 1 } }
         switch behaviour {
@@ -143,6 +149,11 @@ final class FakeUpstream: @unchecked Sendable {
             return .json(Array("{}".utf8))
         case .handler(let answer):
             let (status, text) = answer(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body))
+            return HTTPResponse(status: status, contentType: "application/json", bytes: Array(text.utf8))
+        case .asyncHandler(let answer):
+            guard let (status, text) = await answer(Recorded(method: r.method, path: r.path, query: r.query, headers: r.headers, body: body)) else {
+                return await fromEmbedded(r, body: body, kind: kind)
+            }
             return HTTPResponse(status: status, contentType: "application/json", bytes: Array(text.utf8))
         }
     }

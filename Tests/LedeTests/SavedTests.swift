@@ -13,92 +13,59 @@ import HTTPServer
 @testable import HTTPCore
 @testable import Upstream
 
-/// A fake reading-lists service on a loopback port (our own HTTPServer) speaking the extension's JSON — pages of
-/// `next`, `duplicate: true`, the error bodies `{errorKey, messageTranslations, httpCode, httpReason}` — with a summary
-/// for any title, and the ways each can fail.
+/// The Saved tab's view of `FakeUpstream`: the reading lists' interface over a store of the test's users (the embedded
+/// default's, with its `next` pages, `duplicate: true` and error bodies), a summary for any title, what was asked, and
+/// the ways each can fail or lag.
 final class FakeReadingLists: Sendable {
-    let server: HTTPServer
-    let store: EmbeddedReadingLists
+    let upstream: FakeUpstream
+    var store: EmbeddedReadingLists { upstream.embedded.readingLists }
+    var template: String { upstream.template }
     struct Seen: Sendable { var method: String; var path: String; var query: String? }
     private struct State: Sendable {
-        var seen: [Seen] = []
         var deletesInFlight = 0, maxDeletesInFlight = 0
         var failingSummaries: Set<String> = []
         /// Entry ids whose first DELETE answers 503 (a transient failure).
         var flakyDeletes: Set<Int> = []
         var deleteDelay = 0.0, summaryDelay = 0.0
     }
-    private let state = Mutex(State())
-
-    var template: String { "http://127.0.0.1:\(server.port)/{lang}" }
+    /// The faults and what they counted, in a box the fake's handlers share.
+    private final class Faults: Sendable { let state = Mutex(State()) }
+    private let faults = Faults()
 
     init(users: [String: EmbeddedReadingLists.User], settings: EmbeddedReadingLists.Settings = .init()) throws {
-        store = EmbeddedReadingLists(users: users, settings: settings)
-        let router = Router()
-        server = makeServer(router) { $0.timeouts.drain = 1 }
-        let lists: Handler = { [unowned self] ctx in .async { await self.lists(ctx) } }
-        let base = "/{lang}/w/rest.php/readinglists/v0/lists"
-        router.get(base, lists)
-        router.post(base + "/setup", lists)
-        router.post(base + "/teardown", lists)
-        router.get(base + "/{id}/entries", lists)
-        router.post(base + "/{id}/entries", lists)
-        router.add("DELETE", base + "/{id}/entries/{entry}", lists)
-        router.get("/{lang}/api/rest_v1/page/summary/{title}") { [unowned self] ctx in .async { await self.summary(ctx) } }
-        router.get("/{lang}/w/api.php") { [unowned self] ctx in
-            self.record(ctx.request)
-            return .response(.json(Array("{\"query\":{\"general\":{\"mainpage\":\"Main Page\",\"readinglists-config\":{\"maxEntriesPerList\":\(self.store.settings.maxEntries)}}}}".utf8)))
-        }
-        try server.start()
-    }
-
-    func stop() { server.shutdown(); server.waitUntilStopped() }
-
-    var seen: [Seen] { state.withLock { $0.seen } }
-    func seen(_ method: String, _ contains: String) -> [Seen] { seen.filter { $0.method == method && $0.path.contains(contains) } }
-    var maxDeletesInFlight: Int { state.withLock { $0.maxDeletesInFlight } }
-    func failSummary(of title: String) { _ = state.withLock { $0.failingSummaries.insert(title) } }
-    func failFirstDelete(of id: Int) { _ = state.withLock { $0.flakyDeletes.insert(id) } }
-    func delays(delete: Double = 0, summary: Double = 0) { state.withLock { $0.deleteDelay = delete; $0.summaryDelay = summary } }
-
-    private func record(_ r: HTTPRequest) { state.withLock { $0.seen.append(Seen(method: r.method, path: r.path, query: r.query)) } }
-
-    private func lists(_ ctx: RequestContext) async -> HTTPResponse {
-        let r = ctx.request
-        record(r)
-        let path = "/" + r.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "/")
-        let isDelete = r.method == "DELETE"
-        if isDelete {
-            let (delay, flaky) = state.withLock { s -> (Double, Bool) in
+        upstream = try FakeUpstream(readingLists: EmbeddedReadingLists(users: users, settings: settings))
+        let faults = self.faults
+        upstream.set("summary", .asyncHandler { r in
+            let parts = r.path.split(separator: "/")
+            let lang = String(parts.first ?? "en")
+            let title = (PercentDecoding.decode(parts.last ?? "", plusAsSpace: false) ?? "").replacingOccurrences(of: "_", with: " ")
+            let (fails, delay) = faults.state.withLock { ($0.failingSummaries.contains(title), $0.summaryDelay) }
+            if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
+            if fails { return (500, "{\"detail\":\"boom\"}") }
+            return (200, "{\"type\":\"standard\",\"title\":\(JSONText.quote(title)),\"displaytitle\":\(JSONText.quote(title)),\"lang\":\"\(lang)\",\"dir\":\"ltr\","
+                + "\"extract\":\(JSONText.quote(title + " (/ˈtest/) is an article.")),\"extract_html\":\(JSONText.quote("<p>" + title + " is an article.</p>"))}")
+        })
+        upstream.set("readinglists-entries", .asyncHandler { r in
+            guard r.method == "DELETE" else { return nil }
+            let id = Int(r.path.split(separator: "/").last ?? "") ?? -1
+            let (delay, flaky) = faults.state.withLock { s -> (Double, Bool) in
                 s.deletesInFlight += 1; s.maxDeletesInFlight = max(s.maxDeletesInFlight, s.deletesInFlight)
-                let id = Int(ctx.parameter("entry") ?? "") ?? -1
                 return (s.deleteDelay, s.flakyDeletes.remove(id) != nil)
             }
-            defer { state.withLock { $0.deletesInFlight -= 1 } }
+            defer { faults.state.withLock { $0.deletesInFlight -= 1 } }
             if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
-            if flaky { return HTTPResponse(status: 503, contentType: "text/plain", bytes: Array("busy".utf8)) }
-        }
-        let query = (r.query ?? "").split(separator: "&").map { p -> (String, String) in
-            let kv = p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (PercentDecoding.decode(kv[0], plusAsSpace: true) ?? "", kv.count > 1 ? (PercentDecoding.decode(kv[1], plusAsSpace: true) ?? "") : "")
-        }
-        let method: UpstreamRequest.Method = r.method == "POST" ? .post : (isDelete ? .delete : .get)
-        let answer = store.answer(UpstreamRequest(method: method, lang: ctx.parameter("lang") ?? "en", path: path, query: query, json: r.body,
-                                                  authorization: r.headers["Authorization"], kind: .readinglists))
-        return HTTPResponse(status: answer.status, contentType: "application/json", bytes: answer.body)
+            return flaky ? (503, "busy") : nil
+        })
     }
 
-    private func summary(_ ctx: RequestContext) async -> HTTPResponse {
-        record(ctx.request)
-        let lang = ctx.parameter("lang") ?? "en"
-        let title = (ctx.parameter("title") ?? "").replacingOccurrences(of: "_", with: " ")
-        let (fails, delay) = state.withLock { ($0.failingSummaries.contains(title), $0.summaryDelay) }
-        if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
-        if fails { return HTTPResponse(status: 500, contentType: "application/json", bytes: Array("{\"detail\":\"boom\"}".utf8)) }
-        let body = "{\"type\":\"standard\",\"title\":\(JSONText.quote(title)),\"displaytitle\":\(JSONText.quote(title)),\"lang\":\"\(lang)\",\"dir\":\"ltr\","
-            + "\"extract\":\(JSONText.quote(title + " (/ˈtest/) is an article.")),\"extract_html\":\(JSONText.quote("<p>" + title + " is an article.</p>"))}"
-        return .json(Array(body.utf8))
-    }
+    func stop() { upstream.stop() }
+
+    var seen: [Seen] { upstream.requests.map { Seen(method: $0.method, path: $0.path, query: $0.query) } }
+    func seen(_ method: String, _ contains: String) -> [Seen] { seen.filter { $0.method == method && $0.path.contains(contains) } }
+    var maxDeletesInFlight: Int { faults.state.withLock { $0.maxDeletesInFlight } }
+    func failSummary(of title: String) { _ = faults.state.withLock { $0.failingSummaries.insert(title) } }
+    func failFirstDelete(of id: Int) { _ = faults.state.withLock { $0.flakyDeletes.insert(id) } }
+    func delays(delete: Double = 0, summary: Double = 0) { faults.state.withLock { $0.deleteDelay = delete; $0.summaryDelay = summary } }
 
     /// `n` entries, newest first, spread over `editions` in turn (`Article 0` is the newest).
     static func entries(_ n: Int, editions: [String], from id: Int = 1) -> [EmbeddedReadingLists.Entry] {
