@@ -40,16 +40,16 @@ enum EditRules {
         guard !body.isEmpty else { throw bad("The body is empty; send {\"wikitext\",\"summary\",\"baseRevision\"}.") }
         let object: [String: JSONValue]
         do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
-            throw bad("The body is not a JSON object.")
+            throw bad(.problemBodyNotObject)
         }
         let unknown = object.keys.filter { !saveFields.contains($0) }.sorted()
-        guard unknown.isEmpty else { throw bad("Unknown field(s): \(unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")).", field: unknown[0]) }
-        guard case .string(let wikitext)? = object["wikitext"] else { throw bad("wikitext is required, as a string.", field: "wikitext") }
+        guard unknown.isEmpty else { throw bad(.problemBodyUnknownFields, unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", "), field: unknown[0]) }
+        guard case .string(let wikitext)? = object["wikitext"] else { throw bad(.problemFieldStringRequired, "wikitext", field: "wikitext") }
         guard wikitext.utf8.count <= maxWikitextBytes else {
             throw Problem(status: 413, slug: "edit-too-large", .problemWikitextTooLarge, "2 MiB",
                           extensions: [("limit", "\(maxWikitextBytes)")])
         }
-        guard case .string(let summary)? = object["summary"] else { throw bad("summary is required, as a string (it may be empty).", field: "summary") }
+        guard case .string(let summary)? = object["summary"] else { throw bad(.problemFieldStringRequired, "summary", field: "summary") }
         guard summary.count <= maxSummaryCharacters else { throw bad("summary is longer than \(maxSummaryCharacters) characters.", field: "summary") }
         guard case .int(let base)? = object["baseRevision"], base > 0 else {
             throw bad("baseRevision is required: the revision the editor opened, a positive whole number.", field: "baseRevision")
@@ -64,7 +64,7 @@ enum EditRules {
         switch object["minor"] {
         case nil, .null?: minor = false
         case .bool(let b)?: minor = b
-        default: throw bad("minor must be true or false.", field: "minor")
+        default: throw bad(.problemFieldBoolean, "minor", field: "minor")
         }
         var captchaID: String?, captchaAnswer: String?
         switch object["captcha"] {
@@ -92,6 +92,10 @@ enum EditRules {
 
     static func bad(_ detail: String, field: String? = nil) -> Problem {
         Problem(status: 400, slug: "invalid-edit", detail: detail, extensions: field.map { [("field", JSONText.quote($0))] } ?? [])
+    }
+
+    static func bad(_ key: MessageKey, _ parameters: String..., field: String? = nil) -> Problem {
+        Problem(status: 400, slug: "invalid-edit", key, parameters: parameters, extensions: field.map { [("field", JSONText.quote($0))] } ?? [])
     }
 
     // MARK: - The wiki's refusals, in one table

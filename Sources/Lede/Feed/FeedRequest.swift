@@ -124,7 +124,7 @@ struct FeedRequest: Sendable, Equatable {
         let today = FeedDate.today(now: now.timeIntervalSince1970)
         var date = today
         if let raw = v[1]?.string {
-            guard let d = FeedDate(raw) else { throw bad("date must be YYYY-MM-DD.") }
+            guard let d = FeedDate(raw) else { throw bad(.problemDateInvalid, "date") }
             // A well-formed date outside the feed's days names no feed: 404, like upstream's featured feed.
             guard d <= today else { throw Problem(status: 404, slug: "no-feed-for-date", .problemNoFeedFuture, raw) }
             guard d >= earliest else { throw Problem(status: 404, slug: "no-feed-for-date", .problemNoFeedBeforeStart, raw, "2015-01-01") }
@@ -159,7 +159,7 @@ struct FeedRequest: Sendable, Equatable {
         var backgroundedAt: Date?
         if let raw = v[7] {
             let seconds = raw.isPlain ? Timestamp.parseRFC3339(bytes: raw.bytes) : Timestamp.parseRFC3339(raw.string)
-            guard let seconds else { throw bad("backgroundedAt must be an ISO 8601 date-time such as 2026-11-20T08:30:00Z.") }
+            guard let seconds else { throw bad(.problemDatetimeInvalid, "backgroundedAt") }
             backgroundedAt = Date(timeIntervalSince1970: seconds)
         }
         var request = FeedRequest(lang: lang, date: date, isToday: date == today, sections: sections, nearby: nearby, because: because,
@@ -175,7 +175,7 @@ struct FeedRequest: Sendable, Equatable {
         return now.timeIntervalSince(backgroundedAt) > continueReadingAfter
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-feed-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-feed-request", key, parameters: parameters) }
 
     /// The first value of each parameter the feed reads (others are ignored): no dictionary per request.
 }

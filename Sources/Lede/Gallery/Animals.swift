@@ -70,9 +70,10 @@ enum Animals {
         switch raw {
         case nil, "false", "0": return false
         case "true", "1": return true
-        default: throw bad("\(name) must be true or false.")
+        default: throw bad(.problemFieldBoolean, name)
         }
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", key, parameters: parameters) }
 }

@@ -13,9 +13,9 @@ enum QueryList {
             return String(s[a...b])
         }
         guard items.allSatisfy({ !$0.isEmpty && $0.unicodeScalars.count <= maxItemLength }) else {
-            throw Problem(status: 400, slug: slug, detail: "\(name) is a comma list with no empty items.")
+            throw Problem(status: 400, slug: slug, .problemListEmptyItem, name)
         }
-        guard items.count <= max else { throw Problem(status: 400, slug: slug, detail: "\(name) holds at most \(max) entries.") }
+        guard items.count <= max else { throw Problem(status: 400, slug: slug, .problemListTooLong, name, String(max)) }
         return items
     }
 
@@ -23,7 +23,7 @@ enum QueryList {
     static func cases<T: RawRepresentable & CaseIterable>(_ raw: String, of: T.Type, name: String, slug: String) throws -> [T] where T.RawValue == String {
         try items(raw, name: name, slug: slug, max: 20).map { item in
             guard let v = T(rawValue: item) else {
-                throw Problem(status: 400, slug: slug, detail: "Unknown \(name) '\(item.prefix(40))'; known: \(T.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw Problem(status: 400, slug: slug, .problemListUnknown, name, String(item.prefix(40)), T.allCases.map(\.rawValue).joined(separator: ", "))
             }
             return v
         }

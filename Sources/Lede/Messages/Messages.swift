@@ -329,6 +329,12 @@ extension Problem {
     /// the reader's language when answered (`ProblemWords`).
     init(status: Int, slug: String? = nil, _ key: MessageKey, _ parameters: String..., headers: HTTPHeaders = HTTPHeaders(),
          extensions: [(String, String)] = []) {
+        self.init(status: status, slug: slug, key, parameters: parameters, headers: headers, extensions: extensions)
+    }
+
+    /// The same with the message's parameters as a list (for the screens' own `bad(_:_:)` helpers).
+    init(status: Int, slug: String? = nil, _ key: MessageKey, parameters: [String], headers: HTTPHeaders = HTTPHeaders(),
+         extensions: [(String, String)] = []) {
         self.init(status: status, slug: slug, detail: Messages.shared.text(key, in: "en", parameters: parameters),
                   message: ProblemMessage(key.rawValue, parameters), headers: headers, extensions: extensions)
     }

@@ -126,12 +126,12 @@ enum NotificationRoutes {
             let auth: String, lang: LanguageCode, feedOn: Bool, filter: NotificationFilter, limit: Int, cont: String?, groups: Set<FilterGroup>?
             (auth, lang, feedOn) = try userRequest(ctx)
             let f = ctx.request.queryParameter("filter") ?? "all"
-            guard let parsed = NotificationFilter(rawValue: f) else { throw bad("filter must be unread, read or all.") }
+            guard let parsed = NotificationFilter(rawValue: f) else { throw bad(.problemParameterOneOf, "filter", "unread, read, all") }
             filter = parsed
             limit = try Parameters.int(ctx.request, "limit", default: 20, range: 1...50)
             cont = ctx.request.queryParameter("continue")
             if let c = cont, c.isEmpty || c.utf8.count > 100 || !c.utf8.allSatisfy({ (48...57).contains($0) || $0 == 124 }) {
-                throw bad("continue must be the value a previous page returned.")
+                throw bad(.problemContinueInvalid, "continue")
             }
             groups = try ctx.request.queryParameter("types").map(parseGroups)
             let uselang = try InterfaceLanguage.resolve(ctx.request)
@@ -173,7 +173,7 @@ enum NotificationRoutes {
         switch request.queryParameter("feed") ?? "on" {
         case "on": return true
         case "off": return false
-        default: throw bad("feed must be on or off.")
+        default: throw bad(.problemParameterChoice, "feed", "on", "off")
         }
     }
 
@@ -182,6 +182,7 @@ enum NotificationRoutes {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", key, parameters: parameters) }
 }
 
 /// One bell stream's end of the hub: each update written to the stream's channel as events; the few that come between

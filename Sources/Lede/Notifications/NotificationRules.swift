@@ -148,10 +148,10 @@ enum MarkReadRequest: Equatable, Sendable {
         guard !body.isEmpty else { throw bad("The body is empty; send {\"ids\":[…]} or {\"all\":true}.") }
         let object: [String: JSONValue]
         do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
-            throw bad("The body is not a JSON object.")
+            throw bad(.problemBodyNotObject)
         }
         let unknown = object.keys.filter { $0 != "ids" && $0 != "all" }.sorted()
-        guard unknown.isEmpty else { throw bad("Unknown field(s): \(unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")).") }
+        guard unknown.isEmpty else { throw bad(.problemBodyUnknownFields, unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")) }
         switch (object["ids"], object["all"]) {
         case (nil, .bool(true)?): return .all
         case (nil, _?): throw bad("all must be true.")
@@ -183,5 +183,6 @@ enum MarkReadRequest: Equatable, Sendable {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-mark-read", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-mark-read", key, parameters: parameters) }
 }
 

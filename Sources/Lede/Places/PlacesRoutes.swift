@@ -48,7 +48,7 @@ enum PlacesRoutes {
     static func query(_ r: HTTPRequest) throws -> [String: String] {
         var q: [String: String] = [:]
         for item in r.queryItems {
-            guard q[item.name] == nil else { throw bad("\(item.name.prefix(40)) is given more than once.") }
+            guard q[item.name] == nil else { throw bad(.problemParameterRepeated, String(item.name.prefix(40))) }
             q[item.name] = item.value
         }
         return q
@@ -79,4 +79,5 @@ enum PlacesRoutes {
     }
 
     static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-deeplink-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-deeplink-request", key, parameters: parameters) }
 }

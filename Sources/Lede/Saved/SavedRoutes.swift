@@ -17,7 +17,7 @@ enum SavedRoutes {
             auth = try BearerAuthorization.extract(ctx.credentials)
             limit = try Parameters.int(ctx.request, "limit", default: defaultLimit, range: 1...maxLimit)
             offset = try ctx.request.queryParameter("continue").map { raw in
-                guard let o = SavedRules.offset(ofContinue: raw) else { throw bad("continue must be the value a previous page returned.") }
+                guard let o = SavedRules.offset(ofContinue: raw) else { throw bad(.problemContinueInvalid, "continue") }
                 return o
             } ?? 0
             streamed = JSONLines.preferred(by: ctx.request)
@@ -174,5 +174,5 @@ enum SavedRoutes {
         }
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-saved-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-saved-request", key, parameters: parameters) }
 }
