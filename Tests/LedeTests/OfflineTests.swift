@@ -83,6 +83,9 @@ final class OfflineRulesTests: XCTestCase {
         XCTAssertNil(resolved["Joe_Biden"]?.revision, "asked without prop=revisions: no revision, and not missing")
         XCTAssertEqual(resolved["Joe_Biden"]?.missing, false)
         XCTAssertNil(resolved["Not asked"])
+        // An answer without the `normalized` step: the page is still found by the title's display form.
+        let bare = try client.decode(RevisionsEnvelope.self, Array(#"{"query":{"pages":[{"pageid":1,"ns":0,"title":"Albert Einstein","lastrevid":5}]}}"#.utf8), kind: .revisions)
+        XCTAssertEqual(try XCTUnwrap(bare.query).resolve(["Albert_Einstein"])["Albert_Einstein"]?.revision, 5)
     }
 
     func testRedirectsConversionsAndLoopsAreFollowedOnce() throws {

@@ -72,7 +72,9 @@ struct RevisionsQuery: Decodable {
         for title in asked {
             var t = title, seen: Set<String> = [title]
             while let next = step[t], seen.insert(next).inserted { t = next }
-            guard let p = pageByTitle[t] ?? pageByTitle[title] else { continue }
+            // A wiki that names the page without a `normalized` step for it (underscores, a lower-case first letter)
+            // is matched by the title's display form.
+            guard let p = pageByTitle[t] ?? pageByTitle[title] ?? pageByTitle[ArticleTitle.display(title)] else { continue }
             out[title] = p.missing ? PageRevision(title: p.title, missing: true)
                                    : PageRevision(title: p.title, pageID: p.pageid, revision: p.revision, timestamp: p.timestamp)
         }
