@@ -64,7 +64,8 @@ enum Parameters {
 
     static func int(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let raw = request.queryParameter(name) else { return value }
-        guard raw.utf8.count <= 9, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw), range.contains(n) else {
+        // Nine digits, or eighteen for a range past them (a revision id): never more than an Int holds.
+        guard raw.utf8.count <= (range.upperBound > 999_999_999 ? 18 : 9), raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw), range.contains(n) else {
             throw Problem(status: 400, slug: "invalid-parameter", .problemIntegerRange, name, String(range.lowerBound), String(range.upperBound))
         }
         return n

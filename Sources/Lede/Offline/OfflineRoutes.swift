@@ -19,9 +19,7 @@ enum OfflineRoutes {
             let auth = try BearerAuthorization.extract(ctx.credentials)
             let width = try Parameters.int(ctx.request, "width", default: OfflineRules.defaultWidth, range: OfflineRules.widthRange)
             let token = try ctx.request.queryParameter("since").map { raw -> OfflineRules.SyncToken in
-                guard let t = OfflineRules.read(raw) else {
-                    throw Problem(status: 400, slug: "invalid-sync-token", .problemOfflineToken, extensions: [("parameter", JSONText.quote("since"))])
-                }
+                guard let t = OfflineRules.read(raw) else { throw OfflineService.tokenRefused() }
                 return t
             }
             let streamed = JSONLines.preferred(by: ctx.request)
@@ -51,7 +49,7 @@ enum OfflineRoutes {
         router.get("/article/{title}/offline") { ctx in
             let lang = try LanguageCode.resolve(ctx.request), title = try Parameters.articleTitle(ctx.parameter("title"))
             let width = try Parameters.int(ctx.request, "width", default: OfflineRules.defaultWidth, range: OfflineRules.widthRange)
-            let pinned = try ctx.request.queryParameter("revision").map(revision)
+            let pinned = try ctx.request.queryParameter("revision").map { _ in try Parameters.int(ctx.request, "revision", default: 0, range: 1...maxRevision) }
             let vary = LanguageCode.named(by: ctx.request) ? Responses.varyByEncoding : Responses.varyByLanguage
             return Responses.async {
                 let page: String, revision: Int, timestamp: String?
@@ -73,14 +71,6 @@ enum OfflineRoutes {
 
     /// The largest revision id `revision=` takes (English Wikipedia's are past 1.3 billion).
     static let maxRevision = 999_999_999_999
-
-    /// `revision=`: a whole number, 1 to `maxRevision`.
-    static func revision(_ raw: String) throws -> Int {
-        guard raw.utf8.count <= 12, !raw.isEmpty, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw), n >= 1 else {
-            throw Problem(status: 400, slug: "invalid-parameter", .problemIntegerRange, "revision", "1", String(maxRevision))
-        }
-        return n
-    }
 
     /// `GET /offline` as one JSON document.
     struct Answer: Encodable {

@@ -85,7 +85,7 @@ final class OfflineService: Sendable {
         var since = token?.since ?? 0
         if let token, token.list != list {
             // A token written before the user had a list names no list: the whole list, as for no token.
-            guard token.list == 0 else { throw Problem(status: 400, slug: "invalid-sync-token", .problemOfflineToken, extensions: [("parameter", JSONText.quote("since"))]) }
+            guard token.list == 0 else { throw Self.tokenRefused() }
             since = 0
         }
         var complete = since == 0 || now() - since > OfflineRules.retention
@@ -220,6 +220,11 @@ final class OfflineService: Sendable {
         private let kept = Mutex<[Int: T]>([:])
         func put(_ i: Int, _ value: T) { kept.withLock { $0[i] = value } }
         func take(_ i: Int) -> T? { kept.withLock { $0.removeValue(forKey: i) } }
+    }
+
+    /// A `since` this server did not write for the reader's list: the 400 naming it.
+    static func tokenRefused() -> Problem {
+        Problem(status: 400, slug: "invalid-sync-token", .problemOfflineToken, extensions: [("parameter", JSONText.quote("since"))])
     }
 
     static func placeholder(_ item: SavedRules.Item, page: String?, error: any Error) -> OfflineRules.Article {
