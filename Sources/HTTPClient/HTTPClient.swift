@@ -44,9 +44,9 @@ extension HTTPClientError: CustomStringConvertible {
 public struct ClientRequest: Sendable {
     public var method: String
     public var url: String
-    public var headers: [(String, String)]
+    public var headers: HTTPHeaders
     public var body: [UInt8]
-    public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8] = []) {
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method; self.url = url; self.headers = headers; self.body = body
     }
     /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be sent again when a reused connection turns out closed.
@@ -247,7 +247,7 @@ public final class HTTPClient: Sendable {
     /// credentials) after its own fields and `body` after the head (its
     /// `Content-Length` written here), within `timeout` seconds in all: only these per-call parts are checked
     /// and written; the URL is not parsed, nor the rest of the head written, again.
-    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], field: (name: String, value: String)? = nil,
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
                         body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
         let bytes = try Self.requestBytes(request, headers: headers, field: field, body: body)
         return try await send(bytes, origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
@@ -260,7 +260,7 @@ public final class HTTPClient: Sendable {
     /// thread, once, after the connection that carried the call is back in its pool (it may make another call at
     /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
     /// (a per-call field that is not valid) is answered before this returns.
-    public func execute(_ request: PreparedRequest, headers: [(String, String)] = [], field: (name: String, value: String)? = nil,
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
                         body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
         let bytes: [UInt8]
@@ -284,7 +284,7 @@ public final class HTTPClient: Sendable {
 
     /// A prepared request's bytes for one call: its head, the per-call fields (checked), the end and the body.
     @inline(__always)
-    private static func requestBytes(_ request: PreparedRequest, headers: [(String, String)], field: (name: String, value: String)?,
+    private static func requestBytes(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?,
                                      body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(request.head.count + fieldBytes(headers) + (field.map { fieldBytes($0.name, $0.value) } ?? 0) + 32 + body.count)
@@ -311,7 +311,7 @@ public final class HTTPClient: Sendable {
 
     // MARK: - The request head
 
-    static func fieldBytes(_ fields: [(String, String)]) -> Int { fields.reduce(0) { $0 + fieldBytes($1.0, $1.1) } }
+    static func fieldBytes(_ fields: HTTPHeaders) -> Int { fields.isEmpty ? 0 : fields.fields.reduce(0) { $0 + fieldBytes($1.name, $1.value) } }
     /// A field line's bytes: name, `: `, value, CRLF.
     static func fieldBytes(_ name: String, _ value: String) -> Int { name.utf8.count + value.utf8.count + 4 }
 
@@ -325,8 +325,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Field lines, each checked: a token for a name, no CR, LF or other control character in a value.
-    static func writeFields(_ fields: [(String, String)], into bytes: inout [UInt8]) throws(HTTPClientError) {
-        for (k, v) in fields { try writeField(k, v, into: &bytes) }
+    static func writeFields(_ fields: HTTPHeaders, into bytes: inout [UInt8]) throws(HTTPClientError) {
+        if fields.isEmpty { return }
+        for (k, v) in fields.fields { try writeField(k, v, into: &bytes) }
     }
 
     /// One field line, checked as `writeFields` checks each.
@@ -361,7 +362,7 @@ public final class PreparedRequest: Sendable {
     /// The request line, `Host` and the fixed fields, each line ending in CRLF (no blank line).
     let head: [UInt8]
 
-    public init(method: String = "GET", url: String, headers: [(String, String)] = []) throws(HTTPClientError) {
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders()) throws(HTTPClientError) {
         let (origin, target) = try Origin.parse(url)
         var head: [UInt8] = []
         HTTPClient.writeStart(method, target, origin, into: &head)

@@ -1,152 +1,83 @@
 import EventLoops
 import HTTPCore
 
-/// The head of an HTTP/1.1 response.
+/// The head of an HTTP/1.1 response: its status line and its fields, in the `HTTPHeaders` both directions use (kept as
+/// the bytes that arrived; nothing is made a string unless asked for).
 public struct ResponseHead: Sendable, Equatable {
     public var status: Int
     public var versionMinor: Int
-    /// The head as it arrived: the status line and the field lines, each with its CRLF (not the empty line). Names
-    /// and values are read from here: nothing is made a string unless asked for.
-    let bytes: [UInt8]
-    let reasonStart: Int
-    /// Each field line's name and trimmed value, as offsets into `bytes`.
-    let spans: [Span]
-
-    struct Span: Sendable, Equatable {
-        var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
-        /// The field, when it is one the client asks about (`Known`), recognised once as the head is parsed.
-        var kind: Known
-    }
-
-    /// The fields the client reads (framing, persistence, content coding) and the ones callers ask for most
-    /// (`Location`, `Retry-After`): each head's names are compared with these once, not once per question.
-    enum Known: UInt8, Sendable {
-        case other, contentLength, transferEncoding, connection, contentEncoding, location, retryAfter
-
-        /// The kind of a field name (a token), ASCII case-insensitively — the rule `sameName` applies.
-        static func of(_ n: UnsafeBufferPointer<UInt8>) -> Known {
-            func equals(_ literal: StaticString) -> Bool {
-                ResponseHead.sameName(n, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-            }
-            switch n.count {
-            case 8: return equals("location") ? .location : .other
-            case 10: return equals("connection") ? .connection : .other
-            case 11: return equals("retry-after") ? .retryAfter : .other
-            case 14: return equals("content-length") ? .contentLength : .other
-            case 16: return equals("content-encoding") ? .contentEncoding : .other
-            case 17: return equals("transfer-encoding") ? .transferEncoding : .other
-            default: return .other
-            }
-        }
-
-        /// The kind of a name a caller asks for (`.other` for any name not listed).
-        static func of(_ name: String) -> Known {
-            var name = name
-            return name.withUTF8 { of($0) }
-        }
-    }
-
-    init(status: Int, versionMinor: Int, bytes: [UInt8], reasonStart: Int, spans: [Span]) {
-        self.status = status; self.versionMinor = versionMinor; self.bytes = bytes; self.reasonStart = reasonStart; self.spans = spans
-    }
-
     /// The reason phrase as sent (possibly empty).
-    public var reason: String {
-        let end = spans.first.map { Int($0.nameStart) - 2 } ?? bytes.count - 2
-        return String(decoding: bytes[min(reasonStart, end)..<end], as: UTF8.self)
+    public var reason: String
+    public var headers: HTTPHeaders
+    /// Whether a `Content-Encoding` field was sent (noted as the head was parsed).
+    public let hasContentEncoding: Bool
+
+    init(status: Int, versionMinor: Int, reason: String, headers: HTTPHeaders, hasContentEncoding: Bool) {
+        self.status = status; self.versionMinor = versionMinor; self.reason = reason; self.headers = headers
+        self.hasContentEncoding = hasContentEncoding
     }
 
     /// Field lines in order, names as sent.
-    public var fields: [(name: String, value: String)] {
-        spans.map { (name: String(decoding: bytes[Int($0.nameStart)..<Int($0.nameEnd)], as: UTF8.self),
-                      value: String(decoding: bytes[Int($0.valueStart)..<Int($0.valueEnd)], as: UTF8.self)) }
-    }
+    public var fields: [(name: String, value: String)] { headers.fields }
 
     public static func == (a: ResponseHead, b: ResponseHead) -> Bool {
         a.status == b.status && a.reason == b.reason && a.versionMinor == b.versionMinor
             && a.fields.elementsEqual(b.fields, by: { $0.name == $1.name && $0.value == $1.value })
     }
 
-    /// Field `i`'s value bytes.
-    func valueBytes(_ i: Int) -> ArraySlice<UInt8> { bytes[Int(spans[i].valueStart)..<Int(spans[i].valueEnd)] }
-
     /// The first value of a field, by case-insensitive name.
-    public func value(_ name: String) -> String? {
-        let known = Known.of(name)
-        if known != .other { return value(known) }
-        for i in spans.indices where nameEquals(i, name) { return String(decoding: valueBytes(i), as: UTF8.self) }
-        return nil
-    }
-
-    /// The first value of a field the client recognises as it parses (no name compared again).
-    func value(_ known: Known) -> String? {
-        for i in spans.indices where spans[i].kind == known { return String(decoding: valueBytes(i), as: UTF8.self) }
-        return nil
-    }
-
+    public func value(_ name: String) -> String? { headers[name] }
     /// `Location`, as `value("Location")`.
-    public var location: String? { value(.location) }
+    public var location: String? { headers["Location"] }
     /// `Retry-After`, as `value("Retry-After")`.
-    public var retryAfter: String? { value(.retryAfter) }
-    /// Whether a `Content-Encoding` field was sent.
-    public var hasContentEncoding: Bool { spans.contains { $0.kind == .contentEncoding } }
+    public var retryAfter: String? { headers["Retry-After"] }
 
-    /// Every value of a field, comma lists split and trimmed.
+    /// Every value of a field, comma lists split and trimmed (case kept).
     public func values(_ name: String) -> [String] {
         var out: [String] = []
-        let known = Known.of(name)
-        for i in spans.indices where known == .other ? nameEquals(i, name) : spans[i].kind == known {
-            for part in valueBytes(i).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                let t = Self.trimmed(part)
-                if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) }
-            }
+        headers.forEach(named: name) { v in
+            Self.forEachMember(v) { t in if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) } }
         }
         return out
     }
 
-    private func nameEquals(_ i: Int, _ name: String) -> Bool {
-        let s = spans[i]
-        return Self.sameName(bytes[Int(s.nameStart)..<Int(s.nameEnd)], name.utf8)
-    }
+    /// The kind of a field the parser acts on (framing, persistence, content coding), by its name (a token), ASCII
+    /// case-insensitively.
+    enum Known: UInt8, Sendable {
+        case other, contentLength, transferEncoding, connection, contentEncoding
 
-    /// ASCII case-insensitive equality of field names (tokens are ASCII), without allocating.
-    static func sameName<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let l = x | 0x20
-            guard l == y | 0x20, l >= 97, l <= 122 else { return false }
+        static func of(_ n: UnsafeBufferPointer<UInt8>) -> Known {
+            switch n.count {
+            case 10: return ASCII.equalsLowercase(n, "connection") ? .connection : .other
+            case 14: return ASCII.equalsLowercase(n, "content-length") ? .contentLength : .other
+            case 16: return ASCII.equalsLowercase(n, "content-encoding") ? .contentEncoding : .other
+            case 17: return ASCII.equalsLowercase(n, "transfer-encoding") ? .transferEncoding : .other
+            default: return .other
+            }
         }
-        return true
     }
 
     /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
-    static func lists(_ value: ArraySlice<UInt8>, _ token: StaticString) -> Bool {
-        let t = UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)
+    static func lists(_ value: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
         var found = false
-        forEachMember(value) { p in if !found, p.count == t.count, zip(p, t).allSatisfy({ ($0 | 0x20) == $1 }) { found = true } }
+        forEachMember(value) { p in if !found, ASCII.equalsLowercase(p, token) { found = true } }
         return found
     }
 
     /// Each member of a comma-separated value, trimmed of spaces and tabs, empty ones included (no array of parts).
-    static func forEachMember<E: Error>(_ value: ArraySlice<UInt8>, _ body: (ArraySlice<UInt8>) throws(E) -> Void) throws(E) {
-        var start = value.startIndex
-        var i = value.startIndex
+    static func forEachMember<E: Error>(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+        var start = 0, i = 0
         while true {
-            if i == value.endIndex || value[i] == UInt8(ascii: ",") {
-                try body(trimmed(value[start..<i]))
-                if i == value.endIndex { return }
+            if i == value.count || value[i] == UInt8(ascii: ",") {
+                var a = start, b = i
+                while a < b, value[a] == 32 || value[a] == 9 { a += 1 }
+                while b > a, value[b - 1] == 32 || value[b - 1] == 9 { b -= 1 }
+                try body(UnsafeBufferPointer(rebasing: value[a..<b]))
+                if i == value.count { return }
                 start = i + 1
             }
             i += 1
         }
-    }
-
-    /// Without leading and trailing spaces and tabs.
-    static func trimmed(_ s: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var t = s
-        while let f = t.first, f == 32 || f == 9 { t = t.dropFirst() }
-        while let l = t.last, l == 32 || l == 9 { t = t.dropLast() }
-        return t
     }
 }
 
@@ -205,6 +136,9 @@ public struct ResponseParser {
     /// Where the scan for the end of a chunk-size or trailer line resumes.
     private var lineScan = 0
     public private(set) var head: ResponseHead?
+    /// The field list heads are read into: its buffers are kept for the next head on the connection when the last
+    /// head handed out is gone (a kept-alive connection's answers then allocate none for their fields).
+    private var headers = HTTPHeaders()
     public private(set) var body: [UInt8] = []
     /// Whether the connection may carry another request after this response.
     public private(set) var keepAlive = false
@@ -301,8 +235,8 @@ public struct ResponseParser {
                     continue
                 }
                 head = h
-                let framing = try Self.framing(of: h, requestWasHead: requestWasHead, maxBody: limits.maxBody)
-                keepAlive = Self.persistent(h) && framing != .untilClose
+                let framing = try Self.framing(of: h, lastFraming, requestWasHead: requestWasHead, maxBody: limits.maxBody)
+                keepAlive = Self.persistent(h, lastFraming) && framing != .untilClose
                 switch framing {
                 case .none: state = .done
                 case .length(0): state = .done
@@ -399,18 +333,56 @@ public struct ResponseParser {
         defer { headLines.removeAll(keepingCapacity: true) }
         headScan = end; headLineStart = end
         guard let statusLine = headLines.first else { throw .malformed("no status line") }
-        // The head's bytes, once (its final empty line left out); names and values are offsets into them.
-        let base = start
-        let bytes = Array(buffer[base..<(i - 1)])
-        let head = try bytes.withUnsafeBufferPointer { (b) throws(ResponseError) -> ResponseHead in
-            let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound - base, statusLine.upperBound - base)
-            var spans: [ResponseHead.Span] = []
-            spans.reserveCapacity(headLines.count - 1)
-            for range in headLines.dropFirst() { spans.append(try Self.field(b, range.lowerBound - base, range.upperBound - base)) }
-            return ResponseHead(status: status, versionMinor: versionMinor, bytes: bytes, reasonStart: reasonStart, spans: spans)
+        // The fields go into the parser's own list (its buffers reused when no earlier head holds them), and what the
+        // parser acts on is noted in the same pass: the framing, persistence and content-coding fields.
+        headers.removeAll(reservingBytes: 2048, fields: 32)
+        var framing = FramingFields()
+        let (status, versionMinor, reason) = try buffer.withUnsafeBufferPointer { (b) throws(ResponseError) -> (Int, Int, String) in
+            let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound)
+            for range in headLines.dropFirst() {
+                let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound)
+                let ls = range.lowerBound
+                let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
+                try framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
+                headers.add(line: UnsafeBufferPointer(rebasing: b[ls..<range.upperBound]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
+            }
+            return (status, versionMinor, String(decoding: UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound]), as: UTF8.self))
         }
         start = end
-        return head
+        lastFraming = framing
+        return ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers, hasContentEncoding: framing.contentEncoding)
+    }
+
+    /// What the last head's fields say of its framing and persistence (RFC 9112 §6.3, §9.3), noted as it was read.
+    private var lastFraming = FramingFields()
+
+    struct FramingFields {
+        /// Transfer codings, lower-cased, in order (an array only when the field was sent).
+        var transferCodings: [String] = []
+        /// The Content-Length value (every member of every field the same).
+        var length: Int?
+        var lengthInvalid = false
+        var close = false, keepAlive = false, contentEncoding = false
+
+        mutating func note(_ kind: ResponseHead.Known, _ value: UnsafeBufferPointer<UInt8>) throws(ResponseError) {
+            switch kind {
+            case .other: return
+            case .contentEncoding: contentEncoding = true
+            case .connection:
+                if ResponseHead.lists(value, "close") { close = true }
+                if ResponseHead.lists(value, "keep-alive") { keepAlive = true }
+            case .transferEncoding:
+                ResponseHead.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
+            case .contentLength:
+                try ResponseHead.forEachMember(value) { (t) throws(ResponseError) in
+                    var n = 0
+                    if t.isEmpty || t.count > 15 || !t.allSatisfy({ (48...57).contains($0) }) { lengthInvalid = true; n = -1 }
+                    else { for d in t { n = n * 10 + Int(d - 48) } }
+                    if let first = length, first != n { throw .malformed("Content-Length values disagree") }
+                    length = n
+                }
+            }
+        }
     }
 
     /// `HTTP/1.x NNN reason` in `b[ls..<le]`: the status, the minor version and where the reason starts.
@@ -432,8 +404,8 @@ public struct ResponseParser {
         return (status, Int(b[ls + 7] - 48), min(ls + 13, le))
     }
 
-    /// A field line `b[ls..<le]`: its name and its value without surrounding spaces and tabs.
-    static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> ResponseHead.Span {
+    /// A field line `b[ls..<le]`: where its name ends (the colon) and its value without surrounding spaces and tabs.
+    static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> (colon: Int, valueStart: Int, valueEnd: Int) {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
@@ -451,33 +423,15 @@ public struct ResponseParser {
         while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
         while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
         guard ByteScan.isFieldValue(b, from: vs, to: ve) else { throw .malformed("a field value holds control characters") }
-        return ResponseHead.Span(nameStart: Int32(ls), nameEnd: Int32(colon), valueStart: Int32(vs), valueEnd: Int32(ve),
-                                 kind: .of(UnsafeBufferPointer(rebasing: b[ls..<colon])))
+        return (colon, vs, ve)
     }
 
-    /// RFC 9112 §6.3, strictly. One pass over the fields; nothing allocated for the usual single Content-Length.
-    static func framing(of h: ResponseHead, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
+    /// RFC 9112 §6.3, strictly, from the fields noted as the head was read.
+    static func framing(of h: ResponseHead, _ f: FramingFields, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
         if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
-        var te: [String] = []
-        var length: ArraySlice<UInt8>?
-        for i in h.spans.indices {
-            let kind = h.spans[i].kind
-            if kind == .transferEncoding {
-                ResponseHead.forEachMember(h.valueBytes(i)) { t in
-                    if !t.isEmpty { te.append(String(decoding: t, as: UTF8.self).lowercased()) }
-                }
-            } else if kind == .contentLength {
-                try ResponseHead.forEachMember(h.valueBytes(i)) { (t) throws(ResponseError) in
-                    if let first = length {
-                        guard first.elementsEqual(t) else { throw .malformed("Content-Length values disagree") }
-                    } else {
-                        length = t
-                    }
-                }
-            }
-        }
+        let te = f.transferCodings
         if !te.isEmpty {
-            guard length == nil else { throw .malformed("both Transfer-Encoding and Content-Length") }
+            guard f.length == nil else { throw .malformed("both Transfer-Encoding and Content-Length") }
             guard te.last == "chunked" else {
                 guard te.allSatisfy({ $0 != "chunked" }) else { throw .malformed("chunked is not the last transfer coding") }
                 return .untilClose
@@ -485,24 +439,17 @@ public struct ResponseParser {
             guard te.count == 1 else { throw .malformed("a transfer coding other than chunked") }
             return .chunked
         }
-        if let digits = length {
-            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ (48...57).contains($0) }) else {
-                throw .malformed("Content-Length is not a number")
-            }
-            let n = digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+        if let n = f.length {
+            guard !f.lengthInvalid, n >= 0 else { throw .malformed("Content-Length is not a number") }
             guard n <= maxBody else { throw .tooLarge }
             return .length(n)
         }
         return .untilClose
     }
 
-    static func persistent(_ h: ResponseHead) -> Bool {
-        var keepAlive = false
-        for i in h.spans.indices where h.spans[i].kind == .connection {
-            if ResponseHead.lists(h.valueBytes(i), "close") { return false }
-            if ResponseHead.lists(h.valueBytes(i), "keep-alive") { keepAlive = true }
-        }
-        return h.versionMinor >= 1 || keepAlive
+    static func persistent(_ h: ResponseHead, _ f: FramingFields) -> Bool {
+        if f.close { return false }
+        return h.versionMinor >= 1 || f.keepAlive
     }
 
     static func chunkSize(_ line: ArraySlice<UInt8>) throws(ResponseError) -> Int {

@@ -36,7 +36,8 @@ extension Connection {
                 budget = b
             }
             let context = RequestContext(request: request, parameters: params, id: current.requestID, route: route.pattern, trace: current.trace,
-                                         client: current.client, viaTrustedProxy: current.viaProxy, credentials: current.credentials)
+                                         client: current.client, viaTrustedProxy: current.viaProxy, credentials: current.credentials,
+                                         language: current.language ?? .unnamed)
             let result: HandlerResult
             do { result = try route.handler(context) } catch { result = .response(Problem.answering(error).response) }
             switch result {

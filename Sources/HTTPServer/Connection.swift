@@ -79,6 +79,9 @@ final class Connection: LoopDescriptorHandler {
         var viaProxy = false
         /// What its `Authorization` says, read once.
         var credentials = Credentials.none
+        /// The languages it asks words in, read once (by the app's localizer); nil until read (a request answered
+        /// before it was dispatched has them read by the problem stage).
+        var language: RequestLanguage?
         /// Its bearer token's digest when the token is not (yet) an accepted client (0: none, or accepted): what
         /// its answer may teach the budgets (`ClientBudgets.learn`).
         var unprovenToken: UInt64 = 0
@@ -328,7 +331,8 @@ final class Connection: LoopDescriptorHandler {
         let queuedBefore = bodies.pendingBytes
         var response = response
         if case .problem(let record) = response.body {
-            response = ProblemStage.rendered(response, record.problem, current.request, current.trace,
+            let language = current.language ?? core.localizer?.language(of: current.request) ?? .unnamed
+            response = ProblemStage.rendered(response, record.problem, language, current.trace,
                                              typeBase: core.configuration.naming.problemTypeBase, localizer: core.localizer)
         } else {
             response = ProblemStage.withTraceID(response, current.trace)

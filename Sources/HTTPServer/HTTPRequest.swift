@@ -21,6 +21,7 @@ public struct HTTPRequest: Sendable {
         var mayAcceptGzip: Bool
         /// An `Authorization` field was sent (noted by the parser; a request made in code says true).
         var mayHaveAuthorization = true
+        var mayHaveAcceptLanguage = true
 
         init(method: String, target: [UInt8], parts: TargetParts, versionMajor: Int, versionMinor: Int,
              headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
@@ -34,7 +35,7 @@ public struct HTTPRequest: Sendable {
             let s = Storage(method: method, target: target, parts: parts, versionMajor: versionMajor,
                             versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch,
                             requestIDField: requestIDField, mayAcceptGzip: mayAcceptGzip)
-            s.mayHaveAuthorization = mayHaveAuthorization
+            s.mayHaveAuthorization = mayHaveAuthorization; s.mayHaveAcceptLanguage = mayHaveAcceptLanguage
             return s
         }
     }
@@ -107,7 +108,10 @@ public struct HTTPRequest: Sendable {
     }
     public var versionMajor: Int { get { storage.versionMajor } set { unique().versionMajor = newValue } }
     public var versionMinor: Int { get { storage.versionMinor } set { unique().versionMinor = newValue } }
-    public var headers: HTTPHeaders { get { storage.headers } set { unique().headers = newValue } }
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        set { let s = unique(); s.headers = newValue; s.mayHaveAuthorization = true; s.mayHaveAcceptLanguage = true }   // fields set in code: looked up
+    }
     public var body: [UInt8] { get { storage.body } set { unique().body = newValue } }
     /// Whether the connection may stay open after the response.
     public var keepAlive: Bool { get { storage.keepAlive } set { unique().keepAlive = newValue } }
@@ -117,6 +121,8 @@ public struct HTTPRequest: Sendable {
     var requestIDField: String? { storage.requestIDField }
     var mayAcceptGzip: Bool { storage.mayAcceptGzip }
     var mayHaveAuthorization: Bool { storage.mayHaveAuthorization }
+    /// False when the parser saw no `Accept-Language` field (a request made in code may have one: true).
+    public var mayHaveAcceptLanguage: Bool { storage.mayHaveAcceptLanguage }
 
     public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),

@@ -142,11 +142,13 @@ extension Problem: ProblemConvertible {
     }
 }
 
-/// Words for a problem in the language of the request it answers: given to the server by the app (the server knows
-/// no language). Asked only for answers made from a `Problem`.
+/// The app's languages, given to the server (the server knows none): a request's languages, read once when it is
+/// dispatched, and a problem's words in them. Asked for words only for answers made from a `Problem`.
 public protocol ProblemLocalizer: Sendable {
-    /// The problem's words in the request's interface language; nil to leave the problem as written.
-    func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage?
+    /// The languages `request` asks words in (`RequestLanguage.unnamed` when none).
+    func language(of request: HTTPRequest) -> RequestLanguage
+    /// The problem's words in the request's language; nil to leave the problem as written.
+    func words(for problem: Problem, language: RequestLanguage) -> ProblemWordsInLanguage?
 }
 
 /// A problem's title and detail in one language.

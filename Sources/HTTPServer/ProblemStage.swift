@@ -7,11 +7,11 @@ enum ProblemStage {
     /// A problem encoded for the request it answers, once: `type` from the app's base, its standard title and its
     /// catalogued detail in the request's language (with `Content-Language`, and `Vary: Accept-Language` when the header
     /// chose it), the request's trace as its last member.
-    static func rendered(_ response: HTTPResponse, _ problem: Problem, _ request: HTTPRequest, _ trace: TraceContext?, typeBase: String,
+    static func rendered(_ response: HTTPResponse, _ problem: Problem, _ language: RequestLanguage, _ trace: TraceContext?, typeBase: String,
                          localizer: (any ProblemLocalizer)?) -> HTTPResponse {
         var problem = problem
         var r = response
-        if let localizer, let words = localizer.words(for: problem, request: request), words.title != nil || words.detail != nil {
+        if let localizer, let words = localizer.words(for: problem, language: language), words.title != nil || words.detail != nil {
             if let title = words.title { problem.title = title }
             if let detail = words.detail { problem.detail = detail }
             r.headers.set("Content-Language", words.language)

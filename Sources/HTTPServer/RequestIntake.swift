@@ -3,7 +3,7 @@ import HTTPCore
 /// The first stage of every request, run once when it is dispatched: what the server reads of it before any other
 /// stage runs — its id (the client's `X-Request-ID` when well-formed, else the server's), its trace (W3C Trace
 /// Context, kept from `traceparent` or fresh), who sent it (the peer, or whom a trusted proxy forwarded for) and its
-/// credentials. Every later stage (the rate limiter, the handler, the problem stage, the access log) reads these.
+/// credentials, and the languages it asks words in (read by the app's localizer). Every later stage (the rate limiter, the handler, the problem stage, the access log) reads these.
 enum RequestIntake {
     /// Fills `p` (an emptied `Pending`, the connection's own: read in place, never copied) for `request`.
     @inline(__always)
@@ -16,6 +16,7 @@ enum RequestIntake {
         p.trace = server.trace(for: request)
         (p.client, p.viaProxy) = client(request.headers, peer: peer, core: core)
         p.credentials = Credentials.read(request)
+        p.language = core.localizer?.language(of: request) ?? .unnamed
         p.unprovenToken = 0
     }
 

@@ -79,6 +79,7 @@ public struct RequestParser {
         var ifNoneMatch: String?
         var requestID: String?
         var authorization = false
+        var acceptLanguage = false
     }
 
     private enum State {
@@ -471,7 +472,9 @@ public struct RequestParser {
             if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
             else if ASCII.equalsLowercase(name, "authorization") { known.authorization = true }
         case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
-        case 15: if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
+        case 15:
+            if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
+            else if ASCII.equalsLowercase(name, "accept-language") { known.acceptLanguage = true }
         case 17: if ASCII.equalsLowercase(name, "transfer-encoding") { known.framing = true }
         default: break
         }
@@ -604,14 +607,14 @@ public struct RequestParser {
             swap(&box.ifNoneMatch, &known.ifNoneMatch); swap(&box.requestIDField, &known.requestID)
             box.versionMajor = versionMajor; box.versionMinor = versionMinor
             box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
-            box.mayHaveAuthorization = known.authorization
+            box.mayHaveAuthorization = known.authorization; box.mayHaveAcceptLanguage = known.acceptLanguage
             request = HTTPRequest(storage: box)
         } else {
             request = HTTPRequest(storage: HTTPRequest.Storage(
                 method: method, target: target, parts: parts, versionMajor: versionMajor,
                 versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
                 ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding))
-            request.storage.mayHaveAuthorization = known.authorization
+            request.storage.mayHaveAuthorization = known.authorization; request.storage.mayHaveAcceptLanguage = known.acceptLanguage
             // The request keeps these arrays; the parser's next ones start empty.
             target = []
             headers = HTTPHeaders()

@@ -1,3 +1,4 @@
+import HTTPCore
 import EventLoops
 
 /// A body produced over time: the response's status and fields go out at once, then whatever the producer

@@ -18,17 +18,19 @@ public struct RequestContext: Sendable {
     public let viaTrustedProxy: Bool
     /// What its `Authorization` says, read once (the rate limiter keyed the request by it).
     public let credentials: Credentials
+    /// The languages it asks words in, read once by the app's localizer (`.unnamed` without one).
+    public let language: RequestLanguage
 
     public init(request: HTTPRequest, parameters: [String: String] = [:], requestID: String = "-", route: String = "", trace: TraceContext? = nil,
-                client: ClientAddress = .unknown, viaTrustedProxy: Bool = false) {
+                client: ClientAddress = .unknown, viaTrustedProxy: Bool = false, language: RequestLanguage = .unnamed) {
         self.init(request: request, parameters: parameters, id: RequestID(client: requestID), route: route, trace: trace,
-                  client: client, viaTrustedProxy: viaTrustedProxy, credentials: Credentials.read(request))
+                  client: client, viaTrustedProxy: viaTrustedProxy, credentials: Credentials.read(request), language: language)
     }
 
     init(request: HTTPRequest, parameters: [String: String], id: RequestID, route: String, trace: TraceContext?,
-         client: ClientAddress, viaTrustedProxy: Bool, credentials: Credentials) {
+         client: ClientAddress, viaTrustedProxy: Bool, credentials: Credentials, language: RequestLanguage) {
         self.request = request; self.parameters = parameters; self.id = id; self.route = route; self.trace = trace
-        self.client = client; self.viaTrustedProxy = viaTrustedProxy; self.credentials = credentials
+        self.client = client; self.viaTrustedProxy = viaTrustedProxy; self.credentials = credentials; self.language = language
     }
 
     /// A forwarding header's value when the request came through a trusted proxy; nil otherwise (a client's own

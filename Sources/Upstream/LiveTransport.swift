@@ -15,7 +15,7 @@ public final class LiveTransport: UpstreamTransport {
     /// The template split at `{lang}`.
     private let templateParts: [String]
     /// The fields every call sends, in this order, before the per-call ones (`Authorization`, `Content-Type`).
-    private let fixedFields: [(String, String)]
+    private let fixedFields: HTTPHeaders
 
     public static let version = "0.2.0"
 
@@ -25,7 +25,7 @@ public final class LiveTransport: UpstreamTransport {
         self.userAgent = "Lede/\(LiveTransport.version) (\(contact))"
         self.client = client
         self.templateParts = template.components(separatedBy: "{lang}")
-        fixedFields = [("User-Agent", userAgent), ("Accept", "application/json"), ("Accept-Encoding", "gzip")]
+        fixedFields = ["User-Agent": userAgent, "Accept": "application/json", "Accept-Encoding": "gzip"]
     }
 
     /// A transport with a client of its own (one loop, the default pool size, the system trust store).
@@ -48,22 +48,22 @@ public final class LiveTransport: UpstreamTransport {
     /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's or DELETE's come in `fields`.
     /// With a request's trace current, its `traceparent` (a child: a new span id whose parent is the request's span) and
     /// `tracestate` go along.
-    private static func perCall(_ request: UpstreamRequest) -> (fields: [(String, String)], field: (name: String, value: String)?, body: [UInt8]) {
-        var fields: [(String, String)] = []
+    private static func perCall(_ request: UpstreamRequest) -> (fields: HTTPHeaders, field: (name: String, value: String)?, body: [UInt8]) {
+        var fields = HTTPHeaders()
         if let trace = TraceContext.current {
-            fields.append(("traceparent", trace.child()))
-            if let state = trace.state { fields.append(("tracestate", state)) }
+            fields.add("traceparent", trace.child())
+            if let state = trace.state { fields.add("tracestate", state) }
         }
-        if let address = request.forwardedFor { fields.append(("X-Forwarded-For", address)) }
-        if let variant = request.variant { fields.append(("Accept-Language", variant)) }
+        if let address = request.forwardedFor { fields.add("X-Forwarded-For", address) }
+        if let variant = request.variant { fields.add("Accept-Language", variant) }
         if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
-        if let auth = request.authorization { fields.append(("Authorization", auth)) }
+        if let auth = request.authorization { fields.add("Authorization", auth) }
         switch request.method {
         case .post where !request.json.isEmpty:
-            fields.append(("Content-Type", "application/json"))
+            fields.add("Content-Type", "application/json")
             return (fields, nil, request.json)
         case .post:
-            fields.append(("Content-Type", "application/x-www-form-urlencoded"))
+            fields.add("Content-Type", "application/x-www-form-urlencoded")
             return (fields, nil, request.encodedForm ?? Array(UpstreamRequest.formBody(request.form).utf8))
         default:
             return (fields, nil, [])   // DELETE: no body
@@ -86,14 +86,10 @@ public final class LiveTransport: UpstreamTransport {
         return true
     }
 
-    /// The client's response as the rest of Lede reads it: status, body and the fields it acts on.
-    private static func answer(_ response: ClientResponse, keepsETag: Bool = false) -> UpstreamResponse {
-        // The response fields the client acts on, read by the kind the parser gave them.
-        var kept: [String: String] = [:]
-        if let v = response.head.location { kept["location"] = v }
-        if let v = response.head.retryAfter { kept["retry-after"] = v }
-        if keepsETag, let v = response.head.value("etag") { kept["etag"] = v }   // Parsoid's: the revision and render
-        return UpstreamResponse(status: response.status, body: response.body, headers: kept)
+    /// The client's response as the rest of Lede reads it: status, body and its fields (the same list the client read
+    /// them into: nothing copied, no string made until a field is asked for).
+    private static func answer(_ response: ClientResponse) -> UpstreamResponse {
+        UpstreamResponse(status: response.status, body: response.body, headers: response.head.headers)
     }
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
@@ -106,14 +102,16 @@ public final class LiveTransport: UpstreamTransport {
             if let ready {
                 response = try await client.execute(ready, headers: perCall, field: field, body: body, timeout: deadline)
             } else {
-                let fields = fixedFields + perCall + (field.map { [($0.name, $0.value)] } ?? [])
+                var fields = fixedFields
+                for f in perCall.fields { fields.add(f.name, f.value) }
+                if let field { fields.add(field.name, field.value) }
                 response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
                                                     timeout: deadline)
             }
         } catch {
             throw Self.upstreamError(error)
         }
-        return Self.answer(response, keepsETag: request.keepsETag)
+        return Self.answer(response)
     }
 
     /// How a failed exchange reads to the rest of Lede.

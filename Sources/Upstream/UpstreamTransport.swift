@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPClient
 import LedeBasics
 
@@ -79,9 +80,6 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var forwardedFor: String?
     /// The script variant a REST answer is asked in (`Accept-Language`); nil: the edition's default.
     public var variant: String?
-    /// Whether the answer's `ETag` is kept (Parsoid's names the revision and render); read only for calls that ask,
-    /// so other answers make no entry for it.
-    public var keepsETag = false
     /// `form` already encoded (`formBody`), made off the event loops for a large form (an edit's megabytes of wikitext);
     /// nil: the transport encodes `form` itself.
     public var encodedForm: [UInt8]?
@@ -226,8 +224,8 @@ public struct UpstreamResponse: Sendable {
     public var status: Int
     public var body: [UInt8]
     /// Response fields the client acts on, by lower-case name (`location`, `retry-after`).
-    public var headers: [String: String]
-    public init(status: Int, body: [UInt8], headers: [String: String] = [:]) { self.status = status; self.body = body; self.headers = headers }
+    public var headers: HTTPHeaders
+    public init(status: Int, body: [UInt8], headers: HTTPHeaders = HTTPHeaders()) { self.status = status; self.body = body; self.headers = headers }
 }
 
 /// A request's ready-made form, made by (and only used by) the transport named by `owner`.

@@ -45,7 +45,6 @@ public final class EmbeddedReadingLists: Sendable {
         /// retention time (the newest 10,000 a user).
         var removed: [String: [Entry]] = [:]
         var nextID: Int
-        var tick: Int
         var setUpCalls = 0, teardownCalls = 0
     }
     private let state: Mutex<State>
@@ -54,7 +53,7 @@ public final class EmbeddedReadingLists: Sendable {
     public init(users: [String: User], settings: Settings = Settings()) {
         self.settings = settings
         let top = users.values.flatMap { $0.entries.map(\.id) + [$0.listID] }.max() ?? 0
-        state = Mutex(State(users: users, nextID: top + 1, tick: 0))
+        state = Mutex(State(users: users, nextID: top + 1))
     }
 
     /// The embedded default's demo users.
@@ -75,10 +74,7 @@ public final class EmbeddedReadingLists: Sendable {
                                             "demo-full": User(setUp: true, listID: 8, entries: full)])
     }
 
-    static func timestamp(_ seconds: Int) -> String {
-        let d = FeedDate(dayNumber: seconds / 86_400), s = seconds % 86_400
-        return "\(d)T\(TextFormat.padded(s / 3600, 2)):\(TextFormat.padded(s / 60 % 60, 2)):\(TextFormat.padded(s % 60, 2))Z"
-    }
+    static func timestamp(_ seconds: Int) -> String { Timestamp.rfc3339(seconds: seconds) }
 
     public var setUpCalls: Int { state.withLock { $0.setUpCalls } }
     public var teardownCalls: Int { state.withLock { $0.teardownCalls } }
@@ -118,14 +114,14 @@ public final class EmbeddedReadingLists: Sendable {
                 if user.setUp { return Self.error(400, "readinglists-db-error-already-set-up", "Bad Request") }
                 user.setUp = true
                 user.listID = s.nextID; s.nextID += 1
-                return Self.ok("{\"default\":\(Self.list(user, tick: s.tick))}")
+                return Self.ok("{\"default\":\(Self.list(user, removed: s.removed[token] ?? []))}")
             case (.post, 1) where rest[0] == "teardown":
                 s.teardownCalls += 1
                 user = User(setUp: false, listID: 0)
                 return Self.ok("{}")
             case (.get, 0):
                 guard user.setUp else { return Self.error(400, "readinglists-db-error-not-set-up", "Bad Request") }
-                return Self.ok("{\"lists\":[\(Self.list(user, tick: s.tick))]}")
+                return Self.ok("{\"lists\":[\(Self.list(user, removed: s.removed[token] ?? []))]}")
             case (_, 2...3) where rest[1] == "entries":
                 guard user.setUp else { return Self.error(400, "readinglists-db-error-not-set-up", "Bad Request") }
                 guard Int(rest[0]) == user.listID else { return Self.error(404, "readinglists-db-error-no-such-list", "Not Found") }
@@ -138,7 +134,6 @@ public final class EmbeddedReadingLists: Sendable {
                         return Self.ok("{\"id\":\(held.id),\"entry\":\(Self.entry(held)),\"duplicate\":true}")
                     }
                     guard user.entries.count < settings.maxEntries else { return Self.error(400, "readinglists-db-error-entry-limit", "Bad Request") }
-                    s.tick += 1
                     let at = settings.clock.stamp()
                     let e = Entry(id: s.nextID, project: b.project, title: b.title, created: at, updated: at)
                     s.nextID += 1
@@ -179,8 +174,11 @@ public final class EmbeddedReadingLists: Sendable {
         return ok(body + "}")
     }
 
-    private static func list(_ user: User, tick: Int) -> String {
-        "{\"id\":\(user.listID),\"name\":\"default\",\"default\":true,\"description\":\"\",\"created\":\"2025-01-01T00:00:00Z\",\"updated\":\"\(timestamp(1_795_000_000 + tick))\"}"
+    /// The default list: `updated` is its latest change, a save or a removal (RFC 3339 UTC stamps sort as text).
+    private static func list(_ user: User, removed: [Entry]) -> String {
+        let created = "2025-01-01T00:00:00Z"
+        let updated = max(user.entries.lazy.map(\.updated).max() ?? created, removed.lazy.map(\.updated).max() ?? created)
+        return "{\"id\":\(user.listID),\"name\":\"default\",\"default\":true,\"description\":\"\",\"created\":\"\(created)\",\"updated\":\"\(updated)\"}"
     }
 
     private static func entry(_ e: Entry) -> String {

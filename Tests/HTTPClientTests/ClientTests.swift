@@ -150,35 +150,35 @@ final class ClientTests: XCTestCase {
     /// A prepared request (URL parsed, head written once) is sent again and again with per-call fields and bodies,
     /// on the same pooled connection; per-call fields are checked like any other; a bad URL fails when preparing.
     func testAPreparedRequestIsSentManyTimesWithPerCallFieldsAndBodies() async throws {
-        let hello = try PreparedRequest(url: base + "/hello", headers: [("Accept", "text/plain")])
+        let hello = try PreparedRequest(url: base + "/hello", headers: ["Accept": "text/plain"])
         for i in 0..<5 {
-            let r = try await client.execute(hello, headers: [("X-Call", "\(i)")], timeout: 2)
+            let r = try await client.execute(hello, headers: ["X-Call": "\(i)"], timeout: 2)
             XCTAssertEqual(r.status, 200)
             XCTAssertEqual(String(decoding: r.body, as: UTF8.self), "hello")
         }
-        let echo = try PreparedRequest(method: "POST", url: base + "/echo", headers: [("Content-Type", "text/plain")])
+        let echo = try PreparedRequest(method: "POST", url: base + "/echo", headers: ["Content-Type": "text/plain"])
         for word in ["ping", "pong"] {
             let r = try await client.execute(echo, body: Array(word.utf8), timeout: 2)
             XCTAssertEqual(String(decoding: r.body, as: UTF8.self), word)
         }
         XCTAssertEqual(client.metrics.row(origin).created, 1, "one kept-alive connection for all seven")
-        do { _ = try await client.execute(hello, headers: [("X-Bad", "a\r\nInjected: 1")], timeout: 2); XCTFail("CRLF in a field") } catch {
+        do { _ = try await client.execute(hello, headers: ["X-Bad": "a\r\nInjected: 1"], timeout: 2); XCTFail("CRLF in a field") } catch {
             guard case .invalidURL = error else { return XCTFail("\(error)") }
         }
         XCTAssertThrowsError(try PreparedRequest(url: "ftp://example.org/"))
-        XCTAssertThrowsError(try PreparedRequest(url: base + "/", headers: [("Bad Name", "x")]))
+        XCTAssertThrowsError(try PreparedRequest(url: base + "/", headers: ["Bad Name": "x"]))
     }
 
     func testPostBodyAndLargeBodies() async throws {
-        let r = try await client.execute(ClientRequest(method: "POST", url: base + "/echo", headers: [("Content-Type", "text/plain")], body: Array("ping".utf8)), timeout: 2)
+        let r = try await client.execute(ClientRequest(method: "POST", url: base + "/echo", headers: ["Content-Type": "text/plain"], body: Array("ping".utf8)), timeout: 2)
         XCTAssertEqual(String(decoding: r.body, as: UTF8.self), "ping")
-        let big = try await client.execute(ClientRequest(url: base + "/big", headers: [("Accept-Encoding", "gzip")]), timeout: 2)
+        let big = try await client.execute(ClientRequest(url: base + "/big", headers: ["Accept-Encoding": "gzip"]), timeout: 2)
         XCTAssertEqual(big.body.count, 200_000, "gzip answer inflated")
         XCTAssertEqual(big.head.value("Content-Encoding"), "gzip")
         let tiny = try HTTPClient(configuration: .init(maxResponseBytes: 100_000))
         defer { tiny.shutdown() }
         do { _ = try await tiny.execute(ClientRequest(url: base + "/big"), timeout: 2); XCTFail() } catch { XCTAssertEqual(error, .tooLarge) }
-        do { _ = try await tiny.execute(ClientRequest(url: base + "/big", headers: [("Accept-Encoding", "gzip")]), timeout: 2); XCTFail() } catch {
+        do { _ = try await tiny.execute(ClientRequest(url: base + "/big", headers: ["Accept-Encoding": "gzip"]), timeout: 2); XCTFail() } catch {
             XCTAssertEqual(error, .tooLarge, "the cap holds after inflating too")
         }
     }

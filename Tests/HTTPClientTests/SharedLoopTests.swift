@@ -86,13 +86,13 @@ final class SharedLoopTests: XCTestCase {
         defer { up.shutdown(); up.waitUntilStopped() }
         let client = try HTTPClient(configuration: .init(loops: 1, connectionsPerOrigin: 2))
         defer { client.shutdown() }
-        let prepared = try PreparedRequest(url: "http://127.0.0.1:\(up.port)/n", headers: [("Accept", "application/json")])
+        let prepared = try PreparedRequest(url: "http://127.0.0.1:\(up.port)/n", headers: ["Accept": "application/json"])
         let seen = Seen()
         let server = try front(loops: 2) { router in
             router.get("/fan") { _ in
                 .callback { responder in
                     let loop = EventLoop.current
-                    client.execute(prepared, headers: [("Authorization", "Bearer t")], timeout: 2) { result in
+                    client.execute(prepared, headers: ["Authorization": "Bearer t"], timeout: 2) { result in
                         seen.record(loop != nil && EventLoop.current === loop && withUnsafeCurrentTask { $0 == nil })
                         switch result {
                         case .success(let r): responder.respond(HTTPResponse(status: r.status, contentType: "application/json", bytes: r.body))
@@ -169,8 +169,8 @@ final class SharedLoopTests: XCTestCase {
         // A per-call field with a line break (in the list or as the one field) or a name that is not a token is
         // refused before anything is sent, before `execute` returns. (Each is counted on its own: the refused
         // connection above is answered on the client's loop whenever it fails.)
-        let invalid: [([(String, String)], (name: String, value: String)?)] = [
-            ([("Authorization", "Bearer a\r\nX-Smuggled: 1")], nil), ([], ("Authorization", "Bearer a\nX-Smuggled: 1")), ([], ("Bad Name", "v")),
+        let invalid: [(HTTPHeaders, (name: String, value: String)?)] = [
+            (["Authorization": "Bearer a\r\nX-Smuggled: 1"], nil), ([:], ("Authorization", "Bearer a\nX-Smuggled: 1")), ([:], ("Bad Name", "v")),
         ]
         for (headers, field) in invalid {
             let now = Answers()

@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -88,9 +88,9 @@ final class RGalleryRulesTests: XCTestCase {
     func testKeywordsAndMessages() {
         for ok in ["cats", "EarthPorn", "a_1", String(repeating: "x", count: 21)] { XCTAssertTrue(RedditRules.isValidKeyword(ok), ok) }
         for bad in ["a", String(repeating: "x", count: 22), "cats dogs", "c-a-t", "../x", "ça", ""] { XCTAssertFalse(RedditRules.isValidKeyword(bad), bad) }
-        XCTAssertEqual(RedditRules.noResultsMessage(acceptLanguage: "it-IT,it;q=0.9"), "Nessun risultato")
-        XCTAssertEqual(RedditRules.noResultsMessage(acceptLanguage: "en-US"), "No results")
-        XCTAssertEqual(RedditRules.noResultsMessage(acceptLanguage: nil), "No results")
+        XCTAssertEqual(RedditRules.noResultsMessage(words: InterfaceLanguage.wordsFromAcceptLanguage("it-IT,it;q=0.9")), "Nessun risultato")
+        XCTAssertEqual(RedditRules.noResultsMessage(words: InterfaceLanguage.wordsFromAcceptLanguage("en-US")), "No results")
+        XCTAssertEqual(RedditRules.noResultsMessage(words: nil), "No results")
     }
 }
 

@@ -117,6 +117,21 @@ final class LayoutTests: XCTestCase {
         }
     }
 
+    /// One header type in both directions (`HTTPCore.HTTPHeaders`): the server's requests and answers, the client's
+    /// calls and the answers it reads, the upstream layer's responses. No module keeps header fields as a tuple list or
+    /// a dictionary of its own.
+    func testOneHeaderTypeServesBothDirections() throws {
+        var files: [(path: String, text: String)] = []
+        for folder in ["Sources/HTTPServer", "Sources/HTTPClient", "Sources/Upstream", "Sources/Wikimedia", "Sources/WikimediaEmbedded", "Sources/Lede"] {
+            files += try Self.swiftFiles(folder)
+        }
+        for (path, text) in files {
+            XCTAssertNil(text.range(of: "(headers|Headers|HeaderFields): \\[(\\(String, String\\)|String: String)\\]", options: .regularExpression),
+                         "\(path) keeps header fields in a type of its own")
+            XCTAssertNil(text.range(of: "struct \\w*Headers\\b", options: .regularExpression), "\(path) declares a header type")
+        }
+    }
+
     func testNoTwoPathsDifferOnlyByCase() throws {
         var seen: [String: String] = [:]
         let skipped: Set<String> = [".build", ".git", ".swiftpm", "out", "corpus-work"]

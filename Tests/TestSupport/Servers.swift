@@ -19,15 +19,15 @@ public func testConfiguration(loops: Int = 2, _ configure: (inout ServerConfigur
 }
 
 /// A server of `router`'s routes with the test configuration, not yet started (a fake that registers routes after).
-public func makeServer(_ router: Router, loops: Int = 1, logger: Logger = Logger(level: .off),
+public func makeServer(_ router: Router, loops: Int = 1, logger: Logger = Logger(level: .off), localizer: (any ProblemLocalizer)? = nil,
                        _ configure: (inout ServerConfiguration) -> Void = { _ in }) -> HTTPServer {
-    HTTPServer(configuration: testConfiguration(loops: loops, configure), router: router, logger: logger)
+    HTTPServer(configuration: testConfiguration(loops: loops, configure), router: router, logger: logger, localizer: localizer)
 }
 
 /// The same, started.
-public func startServer(_ router: Router, loops: Int = 1, logger: Logger = Logger(level: .off),
+public func startServer(_ router: Router, loops: Int = 1, logger: Logger = Logger(level: .off), localizer: (any ProblemLocalizer)? = nil,
                         _ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
-    let server = makeServer(router, loops: loops, logger: logger, configure)
+    let server = makeServer(router, loops: loops, logger: logger, localizer: localizer, configure)
     try server.start()
     return server
 }

@@ -31,8 +31,8 @@ enum EditRoutes {
             let auth: String?, lang: LanguageCode, title: String, section: Int?
             (auth, lang, title) = try target(ctx)
             section = try EditRules.section(ctx.request.queryParameter("section"))
-            let uselang = try InterfaceLanguage.resolve(ctx.request)
-            let words = InterfaceLanguage.words(ctx.request)?.language   // Lede's own notices: a language of the catalogue
+            let uselang = try InterfaceLanguage.resolve(ctx)
+            let words = ctx.language.words   // Lede's own notices: a language of the catalogue
             return Responses.async {
                 do {
                     var opened = try await api.editorPage(lang: lang, title: title, section: section, authorization: auth, uselang: uselang)
@@ -62,7 +62,7 @@ enum EditRoutes {
             // Wikimedia attributes an anonymous edit to the address it is made for (it believes this deployment's
             // X-Forwarded-For when the deployment is on its list of trusted proxies).
             let forwardedFor = auth == nil ? ctx.client.description : nil
-            let uselang = try InterfaceLanguage.resolve(ctx.request)
+            let uselang = try InterfaceLanguage.resolve(ctx)
             return Responses.async {
                 // A page's wikitext is up to 2 MiB: read off the loops.
                 let save = try await Workers.shared.offLoop(body.count) { try EditRules.parseSave(body) }

@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPServer
 import LedeBasics
 import Wikimedia

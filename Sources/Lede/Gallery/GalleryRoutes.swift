@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPServer
 import LedeBasics
 import Wikimedia
@@ -25,7 +26,7 @@ enum GalleryRoutes {
             q = try keyword(ctx.request)
             // The answer depends on the keyword and, for an empty grid, on the message's language: one prepared
             // answer per pair, served on the loop while the listing behind it is fresh.
-            let message = RedditRules.noResultsMessage(acceptLanguage: ctx.request.headers["Accept-Language"])
+            let message = RedditRules.noResultsMessage(words: ctx.language.words)
             let key = "images:\(q.lowercased())|\(message)"
             if let warm = responses.cachedValue(key, as: PreparedBody.self) { return .response(.prepared(warm)) }
             return Responses.async {

@@ -72,9 +72,11 @@ enum RedditRules {
         images.filter { $0.id != selected && !exclude.contains($0.id) }
     }
 
-    /// `No results` in the app's two languages (English, Italian) from Accept-Language.
-    static func noResultsMessage(acceptLanguage: String?) -> String {
-        LanguageCode.fromAcceptLanguage(acceptLanguage)?.code == "it" ? "Nessun risultato" : "No results"
+    /// `No results` in the app's two languages (English, Italian), by the language of the reader's words (the
+    /// request's, read once: `RequestContext.language.words`).
+    static func noResultsMessage(words: String?) -> String {
+        guard let words else { return "No results" }
+        return words == "it" || words.hasPrefix("it-") ? "Nessun risultato" : "No results"
     }
 }
 

@@ -13,23 +13,29 @@ import HTTPCore
 ///   the catalogue has no Norwegian), or English when the reader puts English first.
 /// Nil when the request names none: nothing is asked, the wiki answers in its own language, Lede in English.
 enum InterfaceLanguage {
-    static func resolve(_ request: HTTPRequest) throws -> String? {
-        switch read(request) {
-        case .malformed:
-            throw Problem(status: 400, slug: "invalid-parameter", .problemUselangInvalid, extensions: [("parameter", JSONText.quote("uselang"))])
-        case .parameter(let code): return code
-        case .header(let code): return code
-        case .none: return nil
+    /// The request's languages, read once when it is dispatched (`ProblemWords.language(of:)`): a `uselang` that is
+    /// well-formed decides both; a malformed one is remembered (the routes that pass it on refuse it) and leaves the
+    /// header to choose Lede's words.
+    static func read(_ request: HTTPRequest) -> RequestLanguage {
+        var asked = RequestLanguage.Asked.none, words: String?, byHeader = false
+        if request.query != nil, let raw = request.queryParameter("uselang") {
+            if let code = parameter(raw) { asked = .parameter(code); words = code } else { asked = .malformed }
         }
+        if words == nil, request.mayHaveAcceptLanguage, let header = request.headers["Accept-Language"] {
+            if asked == .none, let code = fromAcceptLanguage(header) { asked = .header(code) }
+            if let code = wordsFromAcceptLanguage(header) { words = code; byHeader = true }
+        }
+        return RequestLanguage(asked: asked, words: words, wordsByHeader: byHeader)
     }
 
-    /// Where the request names its interface language, read without refusing: a malformed `uselang` is told apart
-    /// (a route refuses it; a problem's words, being an answer already, are read from the header).
-    enum Reading { case parameter(String), header(String), malformed, none }
-
-    static func read(_ request: HTTPRequest) -> Reading {
-        if request.query != nil, let raw = request.queryParameter("uselang") { return parameter(raw).map(Reading.parameter) ?? .malformed }
-        return fromAcceptLanguage(request.headers["Accept-Language"]).map(Reading.header) ?? .none
+    /// The `uselang` to send for the request: nil when it names none; a malformed `uselang` is refused (400).
+    static func resolve(_ ctx: RequestContext) throws -> String? {
+        switch ctx.language.asked {
+        case .malformed:
+            throw Problem(status: 400, slug: "invalid-parameter", .problemUselangInvalid, extensions: [("parameter", JSONText.quote("uselang"))])
+        case .parameter(let code), .header(let code): return code
+        case .none: return nil
+        }
     }
 
     /// `uselang=` as MediaWiki's code: a tag MediaWiki has messages for, by `MediaWikiLanguage`; a well-formed code it
@@ -41,14 +47,7 @@ enum InterfaceLanguage {
         AcceptLanguage.best(header) { MediaWikiLanguage.code(forTag: String(decoding: $0, as: UTF8.self)) }
     }
 
-    /// The language of Lede's own words for `request`, and whether `Accept-Language` chose it (for `Vary`): a valid
-    /// `uselang` (its chain decides), else the first tag by q-value whose chain reaches the catalogue before English
-    /// or that is English. Nil: the request names none that does.
-    static func words(_ request: HTTPRequest) -> (language: String, byHeader: Bool)? {
-        if request.query != nil, let raw = request.queryParameter("uselang"), let code = parameter(raw) { return (code, false) }
-        return wordsFromAcceptLanguage(request.headers["Accept-Language"]).map { ($0, true) }
-    }
-
+    /// The first tag by q-value whose chain reaches the catalogue before English, or that is English.
     static func wordsFromAcceptLanguage(_ header: String?) -> String? {
         AcceptLanguage.best(header) { tag in
             guard let code = MediaWikiLanguage.code(forTag: String(decoding: tag, as: UTF8.self)) else { return nil }

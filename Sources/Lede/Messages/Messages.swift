@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 import HTTPServer
 import LedeBasics
@@ -297,15 +298,17 @@ struct Messages: Sendable {
     ]
 }
 
-/// Every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the catalogue;
-/// English answers stay as the server wrote them.
-/// Every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the catalogue, and
-/// its detail where the problem names a message of it; English answers stay as the server wrote them (the catalogue is
-/// not read for them: a request with neither field costs two field lookups).
+/// The app's languages for the server: each request's, read once when it is dispatched (`InterfaceLanguage.read`),
+/// and every problem's title in the reader's interface language (`uselang`, else `Accept-Language`), from the
+/// catalogue, with its detail where the problem names a message of it. English answers stay as the server wrote them
+/// (the catalogue is not read for them; a request with neither `uselang` nor `Accept-Language` costs no field lookup).
 struct ProblemWords: ProblemLocalizer {
-    func words(for problem: Problem, request: HTTPRequest) -> ProblemWordsInLanguage? {
-        // A malformed `uselang` (the problem is probably that very parameter's) leaves the header to choose.
-        guard let (language, byHeader) = InterfaceLanguage.words(request) else { return nil }
+    func language(of request: HTTPRequest) -> RequestLanguage { InterfaceLanguage.read(request) }
+
+    func words(for problem: Problem, language requested: RequestLanguage) -> ProblemWordsInLanguage? {
+        // A malformed `uselang` (the problem is probably that very parameter's) left the header to choose.
+        guard let language = requested.words else { return nil }
+        let byHeader = requested.wordsByHeader
         let messages = Messages.shared
         // One fallback chain for both lookups; a message found only in English leaves the problem as written.
         let chain = Messages.fallbacks(language)

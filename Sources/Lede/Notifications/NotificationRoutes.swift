@@ -81,7 +81,7 @@ enum NotificationRoutes {
             // Resume after the newest notification the client saw (an id of Wikimedia's, valid on every replica).
             resumeAfter = try lastEventID(ctx.request.headers["Last-Event-ID"])
             // Echo's words (each notification's header) in the reader's interface language: one poll per language.
-            let uselang = try InterfaceLanguage.resolve(ctx.request)
+            let uselang = try InterfaceLanguage.resolve(ctx)
             // No task per stream, opening or open: the subscription waits for the user's first round as a callback,
             // and the hub pushes each update into the stream's channel (on its connection's loop).
             return .callback { responder in
@@ -134,7 +134,7 @@ enum NotificationRoutes {
                 throw bad(.problemContinueInvalid, "continue")
             }
             groups = try ctx.request.queryParameter("types").map(parseGroups)
-            let uselang = try InterfaceLanguage.resolve(ctx.request)
+            let uselang = try InterfaceLanguage.resolve(ctx)
             return Responses.async {
                 let page = try await api.notifications(lang: lang, authorization: auth, filter: filter, limit: limit, continueFrom: cont, uselang: uselang)
                 var items = page.list.map(NotificationItem.init)

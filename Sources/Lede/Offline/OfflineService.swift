@@ -137,89 +137,53 @@ final class OfflineService: Sendable {
     func revisions(_ items: [SavedRules.Item]) async -> ([Int: Result<PageRevision, UpstreamError>], Int?) {
         var byLang: [LanguageCode: [Int]] = [:]
         for (i, item) in items.enumerated() { byLang[item.lang, default: []].append(i) }
-        var batches: [(LanguageCode, [Int])] = []
-        for (lang, indices) in byLang.sorted(by: { $0.key.code < $1.key.code }) {
-            for start in stride(from: 0, to: indices.count, by: PageRevisions.maxPerCall) {
-                batches.append((lang, Array(indices[start..<min(indices.count, start + PageRevisions.maxPerCall)])))
+        let batches: [(LanguageCode, [Int])] = byLang.sorted(by: { $0.key.code < $1.key.code }).flatMap { lang, indices in
+            stride(from: 0, to: indices.count, by: PageRevisions.maxPerCall).map { start in
+                (lang, Array(indices[start..<min(indices.count, start + PageRevisions.maxPerCall)]))
             }
         }
         let api = self.api
-        // Each child leaves its answer in `landed` and hands the group only its batch's number.
-        let landed = Landed<Result<PageRevisions, UpstreamError>>()
-        return await withTaskGroup(of: Int.self) { group in
-            var next = 0, out: [Int: Result<PageRevision, UpstreamError>] = [:], earliest: Int?
-            func start() {
-                guard next < batches.count else { return }
-                let b = next, lang = batches[b].0, titles = batches[b].1.map { items[$0].title }
-                next += 1
-                group.addTask {
-                    do { landed.put(b, .success(try await api.pageRevisions(lang: lang, titles: titles))) }
-                    catch { landed.put(b, .failure(error as? UpstreamError ?? .unavailable(status: 0))) }
-                    return b
+        var out: [Int: Result<PageRevision, UpstreamError>] = [:], earliest: Int?
+        await BoundedWork.run(count: batches.count, concurrency: settings.revisionConcurrency, { b in
+            let lang = batches[b].0, titles = batches[b].1.map { items[$0].title }
+            do { return Result<PageRevisions, UpstreamError>.success(try await api.pageRevisions(lang: lang, titles: titles)) }
+            catch { return .failure(error as? UpstreamError ?? .unavailable(status: 0)) }
+        }) { (b: Int, answer: Result<PageRevisions, UpstreamError>) in
+            switch answer {
+            case .success(let answer):
+                if let t = answer.now.flatMap(Timestamp.parseRFC3339) { earliest = min(earliest ?? Int(t), Int(t)) }
+                for i in batches[b].1 {
+                    out[i] = answer.byTitle[items[i].title].map { .success($0) } ?? .failure(.malformed("revisions: a title is not in the answer"))
                 }
+            case .failure(let e):
+                for i in batches[b].1 { out[i] = .failure(e) }
             }
-            for _ in 0..<min(settings.revisionConcurrency, batches.count) { start() }
-            for await b in group {
-                switch landed.take(b) {
-                case .success(let answer)?:
-                    if let t = answer.now.flatMap(Timestamp.parseRFC3339) { earliest = min(earliest ?? Int(t), Int(t)) }
-                    for i in batches[b].1 {
-                        out[i] = answer.byTitle[items[i].title].map { .success($0) } ?? .failure(.malformed("revisions: a title is not in the answer"))
-                    }
-                case .failure(let e)?:
-                    for i in batches[b].1 { out[i] = .failure(e) }
-                case nil:
-                    for i in batches[b].1 { out[i] = .failure(.unavailable(status: 0)) }
-                }
-                start()
-            }
-            return (out, earliest)
         }
+        return (out, earliest)
     }
 
     /// The articles of a plan, `manifestConcurrency` at once, each handed to `landed` (its index in `plan.work`) as it
     /// is ready: its manifest, or a placeholder with why and when to ask again. Whether every one was whole.
     func articles(_ plan: Plan, width: Int, landed: (Int, OfflineRules.Article) async throws -> Void) async throws -> Bool {
-        let made = Landed<(OfflineRules.Article, Bool)>()
-        return try await withThrowingTaskGroup(of: Int.self) { group in
-            var next = 0, whole = true
-            func start() {
-                guard next < plan.work.count else { return }
-                let i = next, w = plan.work[i]
-                next += 1
-                group.addTask { [self] in
-                    let item = w.item
-                    switch w.revision {
-                    case .failure(let e):
-                        made.put(i, (Self.placeholder(item, page: nil, error: e), false))
-                    case .success(let r):
-                        do {
-                            let m = try await manifest(lang: item.lang, page: r.title, revision: r.revision ?? 0, timestamp: r.timestamp, width: width)
-                            made.put(i, (OfflineRules.Article(lang: item.lang, title: item.title, page: r.title, manifest: m), true))
-                        } catch {
-                            made.put(i, (Self.placeholder(item, page: r.title, error: error), false))
-                        }
-                    }
-                    return i
+        var whole = true
+        try await BoundedWork.run(count: plan.work.count, concurrency: settings.manifestConcurrency, { [self] i in
+            let w = plan.work[i], item = w.item
+            switch w.revision {
+            case .failure(let e):
+                return (Self.placeholder(item, page: nil, error: e), false)
+            case .success(let r):
+                do {
+                    let m = try await manifest(lang: item.lang, page: r.title, revision: r.revision ?? 0, timestamp: r.timestamp, width: width)
+                    return (OfflineRules.Article(lang: item.lang, title: item.title, page: r.title, manifest: m), true)
+                } catch {
+                    return (Self.placeholder(item, page: r.title, error: error), false)
                 }
             }
-            for _ in 0..<min(settings.manifestConcurrency, plan.work.count) { start() }
-            for try await i in group {
-                guard let (article, ok) = made.take(i) else { continue }
-                if !ok { whole = false }
-                try await landed(i, article)
-                start()
-            }
-            return whole
+        }) { i, made in
+            if !made.1 { whole = false }
+            try await landed(i, made.0)
         }
-    }
-
-    /// What the children of a task group made, by their number, until the group's loop takes it (each child hands the
-    /// group only its number).
-    final class Landed<T: Sendable>: Sendable {
-        private let kept = Mutex<[Int: T]>([:])
-        func put(_ i: Int, _ value: T) { kept.withLock { $0[i] = value } }
-        func take(_ i: Int) -> T? { kept.withLock { $0.removeValue(forKey: i) } }
+        return whole
     }
 
     /// A `since` this server did not write for the reader's list: the 400 naming it.

@@ -125,19 +125,8 @@ final class SavedService: Sendable {
     func fetchCards(_ items: ArraySlice<SavedRules.Item>, known: Set<Int>,
                     landed: (Int, [UInt8]?) async throws -> Void) async throws {
         let wanted = items.indices.filter { !known.contains($0) }
-        try await withThrowingTaskGroup(of: (Int, [UInt8]?).self) { group in
-            var next = 0
-            func start() {
-                guard next < wanted.count else { return }
-                let i = wanted[next], item = items[i]
-                next += 1
-                group.addTask { [self] in (i, await card(item)) }
-            }
-            for _ in 0..<min(settings.cardConcurrency, wanted.count) { start() }
-            for try await (i, card) in group {
-                try await landed(i, card)
-                start()
-            }
+        try await BoundedWork.run(count: wanted.count, concurrency: settings.cardConcurrency, { [self] n in await card(items[wanted[n]]) }) { n, card in
+            try await landed(wanted[n], card)
         }
     }
 
@@ -187,21 +176,13 @@ final class SavedService: Sendable {
     /// Deletes entries, `deleteConcurrency` at once, each retried once on a transient failure (a delete is idempotent:
     /// one that is gone already counts as done). The entries that could not be deleted, with why.
     func delete(_ ids: [Int], list: Int, authorization: String) async -> [(id: Int, error: any Error)] {
-        await withTaskGroup(of: (Int, (any Error)?).self) { group in
-            var next = 0, failed: [(id: Int, error: any Error)] = []
-            func start() {
-                guard next < ids.count else { return }
-                let id = ids[next]
-                next += 1
-                group.addTask { [self] in (id, await deleteOne(id, list: list, authorization: authorization)) }
-            }
-            for _ in 0..<min(settings.deleteConcurrency, ids.count) { start() }
-            for await (id, error) in group {
-                if let error { failed.append((id, error)) }
-                start()
-            }
-            return failed
+        var failed: [(id: Int, error: any Error)] = []
+        await BoundedWork.run(count: ids.count, concurrency: settings.deleteConcurrency, { [self] n in
+            await deleteOne(ids[n], list: list, authorization: authorization)
+        }) { n, error in
+            if let error { failed.append((ids[n], error)) }
         }
+        return failed
     }
 
     private func deleteOne(_ id: Int, list: Int, authorization: String) async -> (any Error)? {

@@ -6,10 +6,9 @@ import Upstream
 // Parsoid's HTML of a page (the references are read from it).
 extension WikimediaClient {
     static func pageHTMLRequest(_ lang: LanguageCode, _ title: String) -> UpstreamRequest {
-        var req = UpstreamRequest(lang: lang, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
-                                  kind: .html)
-        req.keepsETag = true
-        return req
+        // Its answer's `ETag` names the revision and render (`PageHTML.etag`).
+        UpstreamRequest(lang: lang, path: "/w/rest.php/v1/page/" + UpstreamRequest.percentEncode(ArticleTitle.normalise(title), keep: ":") + "/html",
+                        kind: .html)
     }
 
     /// Parsoid's HTML of the page (redirects followed) and its `ETag` (revision and render): bytes, never decoded as JSON

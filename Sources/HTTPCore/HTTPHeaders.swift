@@ -1,5 +1,5 @@
-import HTTPCore
-/// An ordered list of header fields with case-insensitive lookup. Names keep the case they were sent with.
+/// An ordered list of header fields with case-insensitive lookup: a request's and a response's, in both directions (the
+/// server's requests and answers, the client's calls and the answers it reads). Names keep the case they were sent with.
 /// Fields received (a parsed request's) are kept as bytes: each field line copied once from the parser's buffer into
 /// one growing buffer, with a span per field, and made strings only when asked for; an emptied list keeps the
 /// buffer for the next request. Fields added by code (a response's) are kept as the strings they were given, after
@@ -118,14 +118,22 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
 
     public mutating func add(_ name: String, _ value: String) { added.append((name: name, value: value)) }
 
-    /// The parser's: a received field line it has checked, from its buffer (`name` and `value` are ranges in it).
-    mutating func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
+    /// A parser's: a received field line it has checked, from its buffer (`name` and `value` are ranges in it).
+    package mutating func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
         mutableReceived().append(line: line, name: name, value: value)
     }
 
     /// Empties the list; an unshared box of received fields is kept, with its buffers, for the next request.
-    mutating func removeAllKeepingCapacity() {
+    package mutating func removeAllKeepingCapacity() {
         if isKnownUniquelyReferenced(&received) { received.unsafelyUnwrapped.removeAll() } else { received = nil }
+        if !added.isEmpty { added.removeAll(keepingCapacity: true) }
+    }
+
+    /// Empties the list for fields about to be received: an unshared box keeps its buffers; otherwise (a list handed
+    /// out still holds them) a new box is made with room for `bytes` of field lines and `fields` fields.
+    package mutating func removeAll(reservingBytes bytes: Int, fields: Int) {
+        if isKnownUniquelyReferenced(&received) { received.unsafelyUnwrapped.removeAll() }
+        else { received = Received(byteCapacity: bytes, spanCapacity: fields) }
         if !added.isEmpty { added.removeAll(keepingCapacity: true) }
     }
 
@@ -188,7 +196,7 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
 
 extension String {
     /// ASCII case-insensitive equality over contiguous UTF-8 (header names are ASCII).
-    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
+    package func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
         if self == other { return true }
         guard self.utf8.count == other.utf8.count else { return false }
         var a = self, b = other
@@ -197,50 +205,21 @@ extension String {
 }
 
 extension Substring {
-    func asciiCaseInsensitiveEquals(_ other: String) -> Bool { String(self).asciiCaseInsensitiveEquals(other) }
+    package func asciiCaseInsensitiveEquals(_ other: String) -> Bool { String(self).asciiCaseInsensitiveEquals(other) }
 }
 
 extension StringProtocol {
-    func lowercasedASCII() -> String {
+    package func lowercasedASCII() -> String {
         String(decoding: self.utf8.map(ASCII.lower), as: UTF8.self)
     }
 
     /// Drops leading and trailing spaces and horizontal tabs (HTTP's optional whitespace).
-    func trimmingOWS() -> Substring {
+    package func trimmingOWS() -> Substring {
         let s = Substring(self)
         let u = s.utf8
         var a = u.startIndex, b = u.endIndex
         while a < b, u[a] == 32 || u[a] == 9 { a = u.index(after: a) }
         while b > a, u[u.index(before: b)] == 32 || u[u.index(before: b)] == 9 { b = u.index(before: b) }
         return Substring(u[a..<b])
-    }
-}
-
-/// Proactive negotiation between two media types on `Accept` (RFC 9110 §12.5.1): the more specific range wins for
-/// each type (`type/subtype` over `type/*` over `*/*`); no `Accept` accepts everything.
-public enum MediaNegotiation {
-    /// The weight (thousandths) `Accept` gives `mediaType` (lower-case `type/subtype`).
-    public static func weight(of mediaType: String, in headers: HTTPHeaders) -> Int {
-        let fields = headers.values("Accept")
-        if fields.isEmpty { return 1000 }
-        let type = mediaType.split(separator: "/").first.map(String.init) ?? mediaType
-        var exact: Int?, typeWide: Int?, any: Int?
-        for value in fields {
-            WeightedList.forEach(value) { range, q in
-                let r = String(decoding: range.map(ASCII.lower), as: UTF8.self)
-                let w = q ?? 0
-                if r == mediaType { exact = max(exact ?? 0, w) }
-                else if r == type + "/*" { typeWide = max(typeWide ?? 0, w) }
-                else if r == "*/*" { any = max(any ?? 0, w) }
-                return true
-            }
-        }
-        return exact ?? typeWide ?? any ?? 0
-    }
-
-    /// Whether `Accept` asks for `preferred` rather than `fallback`: `preferred` weighs more (a tie keeps the fallback).
-    public static func prefers(_ preferred: String, over fallback: String, in headers: HTTPHeaders) -> Bool {
-        let p = weight(of: preferred, in: headers)
-        return p > 0 && p > weight(of: fallback, in: headers)
     }
 }
