@@ -115,6 +115,8 @@ public enum ServerMessage: String, CaseIterable, Sendable {
     case bodyTooSlow = "body-too-slow"
     /// The budget of request bodies (all, or the address's share) is full.
     case bodiesBusy = "bodies-busy"
+    /// A handler lost its responder without answering.
+    case noAnswer = "no-answer"
 }
 
 /// The problem a response was made from, carried with it to the connection, which encodes it (with the app's type

@@ -119,12 +119,11 @@ final class MessagesTests: XCTestCase {
                 if literal || helper { found[url.lastPathComponent, default: 0] += 1 }
             }
         }
-        let left: [String: Int] = [   // 62 on 2026-11-29 at first, 51 at its end; 33 after the next session's first batch
-            "AnimalRoutes.swift": 1, "Animals.swift": 1, "Connection.swift": 1, "EditRules.swift": 7,
-            "GalleryRoutes.swift": 3, "NotificationRoutes.swift": 1,
-            "NotificationRules.swift": 8, "PlacesRoutes.swift": 2,
-            "Router.swift": 1, "SavedService.swift": 1, "Server.swift": 1,
-            "ShareService.swift": 4, "UpstreamError+Problem.swift": 2,
+        // 62 on 2026-11-29 at first, 51 at its end; 33 after the next session's first batch; 2 after the second. The two
+        // left are answered before any request is read (its head not complete in time; the connection limit reached at
+        // accept), so there is no language to read for them.
+        let left: [String: Int] = [
+            "Connection.swift": 1, "Server.swift": 1,
         ].filter { $0.value > 0 }
         for (file, count) in found {
             XCTAssertLessThanOrEqual(count, left[file] ?? 0, "\(file) writes \(count) problem details in English in the code; give new ones a message of the catalogue")
@@ -231,6 +230,43 @@ final class ProblemLanguageTests: XCTestCase {
         XCTAssertEqual(refused.header("connection"), "close")
     }
 
+    /// The refusals of malformed requests that were English in the code until this pass (issue 69): each in German for
+    /// `Accept-Language: de`, the names and values sent kept as written.
+    func testTheMalformedRequestsRefusalsAreInTheReadersLanguage() throws {
+        let server = try startLede()
+        defer { server.shutdown(); server.waitUntilStopped() }
+        let de = ["Accept-Language": "de", "Authorization": "Bearer demo-alice", "Content-Type": "application/json"]
+        let cases: [(target: String, method: String, body: String, detail: String)] = [
+            ("/notifications/read", "POST", "", "Sende {\"ids\":[…]} oder {\"all\":true}."),
+            ("/notifications/read", "POST", "{\"all\":false}", "all muss true sein."),
+            ("/notifications/read", "POST", "{\"ids\":[]}", "ids ist leer."),
+            ("/notifications/read", "POST", "{\"ids\":[0]}", "ids darf nur positive ganze Zahlen enthalten."),
+            ("/notifications/read", "POST", "{\"ids\":1}", "ids muss ein Array sein."),
+            ("/notifications/read", "POST", "{\"ids\":[1],\"all\":true}", "Sende entweder ids oder all, nicht beides."),
+            ("/notifications/read", "POST", "{\"ids\":[\(Array(repeating: "1", count: 501).joined(separator: ","))]}",
+             "ids enthält zu viele Einträge (höchstens 500)."),
+            ("/article/Dog/edit", "POST", "", "Der Inhalt der Anfrage ist leer; sende {\"wikitext\",\"summary\",\"baseRevision\"}."),
+            ("/article/Dog/edit", "POST", "{\"wikitext\":\"x\",\"summary\":\"s\"}",
+             "baseRevision ist erforderlich: die Version, in der der Editor geöffnet wurde, eine positive ganze Zahl."),
+            ("/article/Dog/edit?section=x", "GET", "",
+             "section muss eine Abschnittsnummer sein (0 ist die Einleitung) oder für die ganze Seite fehlen."),
+            ("/images?q=a", "GET", "", "q muss der Name eines Subreddits sein: 2 bis 21 Buchstaben, Ziffern oder Unterstriche."),
+            ("/animals?favorites=x", "GET", "", "favorites enthält Tier-IDs, und das sind ganze Zahlen."),
+            ("/animals/x", "GET", "", "Die Tier-ID ist eine ganze Zahl."),
+            ("/places/deeplink?lat=1&lon=2&name=\(String(repeating: "a", count: 201))", "GET", "",
+             "name darf höchstens 200 Zeichen lang sein und keine Steuerzeichen enthalten."),
+        ]
+        for c in cases {
+            let r = try get(server, c.target, de, method: c.method, body: Array(c.body.utf8))
+            XCTAssertEqual(r.status, 400, "\(c.target) \(c.body)")
+            XCTAssertEqual(r.json["detail"] as? String, c.detail, "\(c.target) \(c.body)")
+            XCTAssertEqual(r.headers["content-language"], "de", c.target)
+        }
+        let stream = try get(server, "/notifications/stream", de.merging(["Last-Event-ID": "later"]) { a, _ in a })
+        XCTAssertEqual(stream.json["detail"] as? String,
+                       "Last-Event-ID muss die ID eines Ereignisses sein, das dieser Stream gesendet hat (1 bis 19 Ziffern), nicht „later“.")
+    }
+
     func testAProblemsDetailIsInTheReadersLanguageWithItsValues() throws {
         let server = try startLede()
         defer { server.shutdown(); server.waitUntilStopped() }
@@ -256,11 +292,11 @@ final class ProblemLanguageTests: XCTestCase {
         XCTAssertEqual(r.status, 400)
         XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
         XCTAssertEqual(body["detail"] as? String, "date muss ein Datum in der Form YYYY-MM-DD sein.")
-        // A detail still written in English in the code stays English under a translated title.
+        // A route's hint: the route it names kept as written.
         r = try get(server, "/places/deeplink?article=Rijksmuseum", ["Accept-Language": "de"]); body = r.json
         XCTAssertEqual(r.status, 400)
         XCTAssertEqual(body["title"] as? String, "Ungültige Anfrage")
-        XCTAssertTrue((body["detail"] as? String ?? "").hasPrefix("An article's link is GET /places/deeplink/{title}"), "\(body)")
+        XCTAssertEqual(body["detail"] as? String, "Der Link eines Artikels ist GET /places/deeplink/{title}?lang=…; diese Route nimmt einen Punkt (lat, lon und optional name).")
         // A well-formed date with no feed: a reader may meet it, so it is translated, the date kept.
         r = try get(server, "/feed?date=2014-12-31", ["Accept-Language": "de"]); body = r.json
         XCTAssertEqual(r.status, 404)

@@ -152,7 +152,7 @@ final class ShareTests: XCTestCase {
         XCTAssertEqual(status, 502)
         let problem = try XCTUnwrap(try JSONSerialization.jsonObject(with: body) as? [String: Any])
         XCTAssertEqual(problem["type"] as? String, "urn:lede:problem:share-image-refused")
-        XCTAssertTrue((problem["detail"] as? String ?? "").contains("8000×5000"))
+        XCTAssertTrue((problem["detail"] as? String ?? "").contains("8000 × 5000"))
     }
 
     func testATruncatedLeadImageIsRefusedCleanly() async throws {

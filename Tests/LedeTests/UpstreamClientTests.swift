@@ -265,7 +265,7 @@ final class UpstreamClientTests: XCTestCase {
         let rejected = Problem(upstream: .rejected(parameter: "continue", code: "badcontinue"))
         XCTAssertEqual(rejected.status, 400)
         XCTAssertEqual(rejected.slug, "invalid-parameter")
-        XCTAssertTrue(rejected.detail.contains("`continue`"))
+        XCTAssertTrue(rejected.detail.contains("the value of continue (badcontinue)"), rejected.detail)
         XCTAssertEqual(rejected.extensions.first?.0, "parameter")
         XCTAssertEqual(Problem(upstream: .unavailable(status: 503)).status, 502)
         XCTAssertEqual(Problem(upstream: .rateLimited(retryAfter: 6)).headers["Retry-After"], "6")

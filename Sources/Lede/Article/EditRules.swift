@@ -37,7 +37,7 @@ enum EditRules {
 
     /// `{"section"?,"wikitext","summary","baseRevision","minor"?,"captcha"?:{"id","answer"}}`, strictly.
     static func parseSave(_ body: [UInt8]) throws -> SaveRequest {
-        guard !body.isEmpty else { throw bad("The body is empty; send {\"wikitext\",\"summary\",\"baseRevision\"}.") }
+        guard !body.isEmpty else { throw bad(.problemBodyEmpty, "{\"wikitext\",\"summary\",\"baseRevision\"}") }
         let object: [String: JSONValue]
         do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
             throw bad(.problemBodyNotObject)
@@ -50,15 +50,15 @@ enum EditRules {
                           extensions: [("limit", "\(maxWikitextBytes)")])
         }
         guard case .string(let summary)? = object["summary"] else { throw bad(.problemFieldStringRequired, "summary", field: "summary") }
-        guard summary.count <= maxSummaryCharacters else { throw bad("summary is longer than \(maxSummaryCharacters) characters.", field: "summary") }
+        guard summary.count <= maxSummaryCharacters else { throw bad(.problemParameterTooLong, "summary", String(maxSummaryCharacters), field: "summary") }
         guard case .int(let base)? = object["baseRevision"], base > 0 else {
-            throw bad("baseRevision is required: the revision the editor opened, a positive whole number.", field: "baseRevision")
+            throw bad(.problemEditBaseRevision, "baseRevision", field: "baseRevision")
         }
         var section: Int?
         switch object["section"] {
         case nil, .null?: section = nil
         case .int(let n)? where (0...10_000).contains(n): section = n
-        default: throw bad("section must be a section number (0 is the lead) or absent for the whole page.", field: "section")
+        default: throw bad(.problemEditSection, "section", field: "section")
         }
         var minor = false
         switch object["minor"] {
@@ -72,10 +72,10 @@ enum EditRules {
         case .object(let c)?:
             guard Set(c.keys) == ["id", "answer"], case .string(let id)? = c["id"], case .string(let answer)? = c["answer"],
                   !id.isEmpty, id.utf8.count <= 100, answer.utf8.count <= 200 else {
-                throw bad("captcha must be {\"id\",\"answer\"}: the id a 428 gave and the reader's answer.", field: "captcha")
+                throw bad(.problemEditCaptcha, "captcha", "{\"id\",\"answer\"}", field: "captcha")
             }
             captchaID = id; captchaAnswer = answer
-        default: throw bad("captcha must be {\"id\",\"answer\"}.", field: "captcha")
+        default: throw bad(.problemEditCaptcha, "captcha", "{\"id\",\"answer\"}", field: "captcha")
         }
         return SaveRequest(section: section, wikitext: wikitext, summary: summary, baseRevision: base, minor: minor, captchaID: captchaID, captchaAnswer: captchaAnswer)
     }
@@ -84,14 +84,10 @@ enum EditRules {
     static func section(_ raw: String?) throws -> Int? {
         guard let raw else { return nil }
         guard !raw.isEmpty, raw.utf8.count <= 5, raw.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(raw) else {
-            throw Problem(status: 400, slug: "invalid-parameter", detail: "section must be a section number (0 is the lead), or absent for the whole page.",
+            throw Problem(status: 400, slug: "invalid-parameter", .problemEditSection, "section",
                           extensions: [("parameter", JSONText.quote("section"))])
         }
         return n
-    }
-
-    static func bad(_ detail: String, field: String? = nil) -> Problem {
-        Problem(status: 400, slug: "invalid-edit", detail: detail, extensions: field.map { [("field", JSONText.quote($0))] } ?? [])
     }
 
     static func bad(_ key: MessageKey, _ parameters: String..., field: String? = nil) -> Problem {

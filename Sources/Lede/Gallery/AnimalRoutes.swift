@@ -51,7 +51,7 @@ enum AnimalRoutes {
 
     static func find(_ raw: String?) throws -> Animal {
         guard let raw, raw.utf8.count <= 9, raw.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(raw) else {
-            throw Problem(status: 400, slug: "invalid-gallery-request", detail: "The animal id is a number.")
+            throw Problem(status: 400, slug: "invalid-gallery-request", .problemAnimalId)
         }
         guard let a = Animals.all.first(where: { $0.id == id }) else {
             throw Problem(status: 404, slug: "not-found", .problemNoAnimal, String(id))

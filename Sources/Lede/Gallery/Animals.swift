@@ -61,7 +61,7 @@ enum Animals {
 
     static func favorites(_ raw: String?) throws -> Set<Int> {
         Set(try list(raw, name: "favorites").map { item in
-            guard item.utf8.count <= 9, item.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(item) else { throw bad("favorites are animal ids (numbers).") }
+            guard item.utf8.count <= 9, item.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(item) else { throw bad(.problemAnimalFavorites, "favorites") }
             return id
         })
     }
@@ -74,6 +74,5 @@ enum Animals {
         }
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", detail: detail) }
     static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", key, parameters: parameters) }
 }

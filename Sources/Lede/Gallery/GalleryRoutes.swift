@@ -40,9 +40,9 @@ enum GalleryRoutes {
             let q: String, id: String, exclude: Set<String>
             q = try keyword(ctx.request)
             id = ctx.parameter("id") ?? ""
-            guard isPostID(id) else { throw bad("The image id is a Reddit post id (letters and digits).") }
+            guard isPostID(id) else { throw bad(.problemGalleryImageId) }
             let items = try Animals.list(ctx.request.queryParameter("exclude"), name: "exclude")
-            guard items.allSatisfy(isPostID) else { throw bad("exclude is a comma list of image ids.") }
+            guard items.allSatisfy(isPostID) else { throw bad(.problemGalleryExclude, "exclude") }
             exclude = Set(items)
             // One prepared answer per keyword, image and exclusion set (bounded LRU, like the grids).
             let key = "image:\(q.lowercased()):\(id):\(exclude.sorted().joined(separator: ","))"
@@ -75,12 +75,12 @@ enum GalleryRoutes {
 
     static func keyword(_ r: HTTPRequest) throws -> String {
         guard let q = r.queryParameter("q"), RedditRules.isValidKeyword(q) else {
-            throw bad("q must be a subreddit name: 2 to 21 letters, digits or underscores.")
+            throw bad(.problemGallerySubreddit, "q", "2", "21")
         }
         return q
     }
 
     static func isPostID(_ s: String) -> Bool { (1...20).contains(s.utf8.count) && s.utf8.allSatisfy { (48...57).contains($0) || (97...122).contains($0) || (65...90).contains($0) } }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", detail: detail) }
+    static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-gallery-request", key, parameters: parameters) }
 }

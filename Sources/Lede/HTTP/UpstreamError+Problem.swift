@@ -31,8 +31,7 @@ extension Problem {
         case .tooLarge:
             self.init(status: 502, slug: "upstream-too-large", .problemUpstreamTooLarge)
         case .untrusted(let why):
-            self.init(status: 502, slug: "upstream-certificate",
-                      detail: "The upstream server's certificate could not be verified (\(why)); Lede does not call it unverified.")
+            self.init(status: 502, slug: "upstream-certificate", .problemUpstreamCertificate, why)
         case .notAuthorised:
             self.init(status: 401, slug: "not-authorised", .problemUpstreamNotAuthorised, headers: ["WWW-Authenticate": BearerAuthorization.challenge])
         case .notFound(let detail):
@@ -41,9 +40,12 @@ extension Problem {
         case .rateLimited(let seconds):
             self.init(status: 503, slug: "upstream-rate-limited", .problemUpstreamRateLimited, String(seconds), headers: ["Retry-After": "\(seconds)"])
         case .rejected(let parameter, let code):
-            let what = parameter.map { "the value of `\($0)`" } ?? "a value of this request"
-            self.init(status: 400, slug: "invalid-parameter", detail: "Wikipedia refused \(what) (\(code)); correct it and try again.",
-                      extensions: parameter.map { [("parameter", JSONText.quote($0))] } ?? [])
+            if let parameter {
+                self.init(status: 400, slug: "invalid-parameter", .problemUpstreamRefusedParameter, parameter, code,
+                          extensions: [("parameter", JSONText.quote(parameter))])
+            } else {
+                self.init(status: 400, slug: "invalid-parameter", .problemUpstreamRefusedValue, code)
+            }
         case .circuitOpen(let seconds):
             self.init(status: 503, slug: "upstream-circuit-open", .problemUpstreamCircuitOpen, String(seconds), headers: ["Retry-After": "\(seconds)"])
         }

@@ -27,6 +27,7 @@ extension MessageKey {
         case .methodNotImplemented: self = .problemMethodNotImplemented
         case .bodyTooSlow: self = .problemBodyTooSlow
         case .bodiesBusy: self = .problemBodiesBusy
+        case .noAnswer: self = .problemNoAnswer
         }
     }
 

@@ -64,7 +64,7 @@ enum NotificationRoutes {
         guard let raw else { return nil }
         let t = raw.trimmingCharacters(in: .whitespaces)
         guard (1...19).contains(t.utf8.count), t.utf8.allSatisfy({ (48...57).contains($0) }), let id = Int(t) else {
-            throw bad("Last-Event-ID must be the id of an event this stream sent (1-19 digits), not '\(raw.prefix(40))'.")
+            throw bad(.problemLastEventId, "Last-Event-ID", String(raw.prefix(40)))
         }
         return id
     }
@@ -181,7 +181,6 @@ enum NotificationRoutes {
         Set(try QueryList.cases(raw, of: FilterGroup.self, name: "types", slug: "invalid-notifications-request"))
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", detail: detail) }
     static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-notifications-request", key, parameters: parameters) }
 }
 

@@ -145,7 +145,7 @@ enum MarkReadRequest: Equatable, Sendable {
     static let batchSize = 50
 
     static func parse(_ body: [UInt8]) throws -> MarkReadRequest {
-        guard !body.isEmpty else { throw bad("The body is empty; send {\"ids\":[…]} or {\"all\":true}.") }
+        guard !body.isEmpty else { throw bad(.problemBodyOneOf, "{\"ids\":[…]}", "{\"all\":true}") }
         let object: [String: JSONValue]
         do { object = try UpstreamJSONDecoder().decode([String: JSONValue].self, from: body) } catch {
             throw bad(.problemBodyNotObject)
@@ -154,10 +154,10 @@ enum MarkReadRequest: Equatable, Sendable {
         guard unknown.isEmpty else { throw bad(.problemBodyUnknownFields, unknown.prefix(5).map { String($0.prefix(40)) }.joined(separator: ", ")) }
         switch (object["ids"], object["all"]) {
         case (nil, .bool(true)?): return .all
-        case (nil, _?): throw bad("all must be true.")
+        case (nil, _?): throw bad(.problemFieldTrue, "all")
         case (.array(let values)?, nil):
-            guard !values.isEmpty else { throw bad("ids is empty.") }
-            guard values.count <= maxIDs else { throw bad("At most \(maxIDs) ids per request.") }
+            guard !values.isEmpty else { throw bad(.problemFieldEmpty, "ids") }
+            guard values.count <= maxIDs else { throw bad(.problemListTooLong, "ids", String(maxIDs)) }
             var ids: [Int] = []
             var seen = Set<Int>()
             for v in values {
@@ -167,13 +167,13 @@ enum MarkReadRequest: Equatable, Sendable {
                 case .string(let s): id = s.utf8.count <= 18 && !s.isEmpty && s.utf8.allSatisfy { (48...57).contains($0) } ? Int(s) : nil
                 default: id = nil
                 }
-                guard let id, id > 0 else { throw bad("ids must be positive whole numbers.") }
+                guard let id, id > 0 else { throw bad(.problemFieldPositiveIntegers, "ids") }
                 if seen.insert(id).inserted { ids.append(id) }
             }
             return .ids(ids)
-        case (_?, nil): throw bad("ids must be an array.")
-        case (_?, _?): throw bad("Send either ids or all, not both.")
-        case (nil, nil): throw bad("Send {\"ids\":[…]} or {\"all\":true}.")
+        case (_?, nil): throw bad(.problemFieldArray, "ids")
+        case (_?, _?): throw bad(.problemFieldsExclusive, "ids", "all")
+        case (nil, nil): throw bad(.problemBodyOneOf, "{\"ids\":[…]}", "{\"all\":true}")
         }
     }
 
@@ -182,7 +182,6 @@ enum MarkReadRequest: Equatable, Sendable {
         stride(from: 0, to: ids.count, by: batchSize).map { Array(ids[$0..<min($0 + batchSize, ids.count)]) }
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-mark-read", detail: detail) }
     static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-mark-read", key, parameters: parameters) }
 }
 

@@ -57,13 +57,13 @@ enum PlacesRoutes {
     /// `/places/deeplink?lat=&lon=[&name=]`: the link for a point.
     static func pointLink(_ r: HTTPRequest) throws -> LinkBody {
         let q = try query(r)
-        guard q["article"] == nil, q["title"] == nil else { throw bad("An article's link is GET /places/deeplink/{title}?lang=…; this route takes lat, lon and name.") }
+        guard q["article"] == nil, q["title"] == nil else { throw bad(.problemPlacesArticleRoute, "GET /places/deeplink/{title}?lang=…") }
         let c = try Coordinate.parse(lat: q["lat"], lon: q["lon"]).get()
         var name: String?
         if let n = q["name"] {
             // Counted in code points, as JSON Schema's maxLength counts.
             guard n.unicodeScalars.count <= 200, !n.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else {
-                throw bad("name must be at most 200 characters without control characters.")
+                throw bad(.problemTextFieldInvalid, "name", "200")
             }
             name = n.isEmpty ? nil : n
         }
@@ -78,6 +78,5 @@ enum PlacesRoutes {
         return LinkBody(url: DeepLinks.places(article: article), coordinate: nil, name: nil, article: article.url)
     }
 
-    static func bad(_ detail: String) -> Problem { Problem(status: 400, slug: "invalid-deeplink-request", detail: detail) }
     static func bad(_ key: MessageKey, _ parameters: String...) -> Problem { Problem(status: 400, slug: "invalid-deeplink-request", key, parameters: parameters) }
 }

@@ -232,7 +232,7 @@ extension Problem {
         case .noSuchEntry:
             self.init(status: 404, slug: "not-found", .problemSavedGone)
         case .rejected(let key):
-            self.init(status: 400, slug: "saved-rejected", detail: "Wikipedia's reading lists refused this request (\(key)).",
+            self.init(status: 400, slug: "saved-rejected", .problemSavedRejected, key,
                       extensions: [("errorKey", JSONText.quote(key))])
         }
     }

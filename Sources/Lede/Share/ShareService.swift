@@ -64,7 +64,7 @@ final class ShareService: Sendable {
 
     func card(lang: LanguageCode, title: String, selection: String?, scale: Int, format: Format) async throws -> PreparedBody {
         guard let typesetters else {
-            throw Problem(status: 503, slug: "share-fonts-missing", detail: "The share card's fonts (Debian's fonts-noto-core) are not installed on this server.",
+            throw Problem(status: 503, slug: "share-fonts-missing", .problemShareFontsMissing, "fonts-noto-core",
                           headers: ["Retry-After": "3600"])
         }
         let summary = try await api.summary(lang: lang, title: title)
@@ -142,16 +142,15 @@ final class ShareService: Sendable {
     /// unreadable (cut short, damaged) is a 502 problem.
     static func decode(_ bytes: [UInt8], settings: Settings, workers: Workers) async throws -> RGBImage {
         guard bytes.count <= settings.maxImageBytes else {
-            throw Problem(status: 502, slug: "share-image-refused", detail: "The lead image is larger than \(settings.maxImageBytes) bytes; it was not decoded.")
+            throw Problem(status: 502, slug: "share-image-refused", .problemShareImageTooLarge, String(settings.maxImageBytes))
         }
         let result: Result<RGBImage, JPEG.Failure> = try await workers.run { Result { () throws(JPEG.Failure) in try JPEG.decode(bytes, maxPixels: settings.maxImagePixels) } }
         switch result {
         case .success(let image): return image
         case .failure(.tooLarge(let w, let h)):
-            throw Problem(status: 502, slug: "share-image-refused",
-                          detail: "The lead image is \(w)×\(h) pixels, more than the \(settings.maxImagePixels) Lede decodes; it was not decoded.")
+            throw Problem(status: 502, slug: "share-image-refused", .problemShareImageTooManyPixels, String(w), String(h), String(settings.maxImagePixels))
         case .failure(.unreadable):
-            throw Problem(status: 502, slug: "share-image-refused", detail: "The lead image is not a readable JPEG (cut short or damaged).")
+            throw Problem(status: 502, slug: "share-image-refused", .problemShareImageUnreadable)
         }
     }
 
