@@ -123,6 +123,8 @@ public struct HTTPRequest: Sendable {
     var mayHaveAuthorization: Bool { storage.mayHaveAuthorization }
     /// False when the parser saw no `Accept-Language` field (a request made in code may have one: true).
     public var mayHaveAcceptLanguage: Bool { storage.mayHaveAcceptLanguage }
+    /// Whether the target has a query (`?`), without making it a string.
+    public var hasQuery: Bool { storage.parts.query != nil }
 
     public init(method: String, target: String, path: String, query: String?,
                 versionMajor: Int = 1, versionMinor: Int = 1, headers: HTTPHeaders = HTTPHeaders(),

@@ -145,7 +145,8 @@ extension Problem: ProblemConvertible {
 }
 
 /// The app's languages, given to the server (the server knows none): a request's languages, read once when it is
-/// dispatched, and a problem's words in them. Asked for words only for answers made from a `Problem`.
+/// dispatched (asked only of a request with `Accept-Language` or a query: one with neither names none), and a problem's
+/// words in them (asked only for answers made from a `Problem`).
 public protocol ProblemLocalizer: Sendable {
     /// The languages `request` asks words in (`RequestLanguage.unnamed` when none).
     func language(of request: HTTPRequest) -> RequestLanguage

@@ -16,7 +16,10 @@ enum RequestIntake {
         p.trace = server.trace(for: request)
         (p.client, p.viaProxy) = client(request.headers, peer: peer, core: core)
         p.credentials = Credentials.read(request)
-        p.language = core.localizer?.language(of: request) ?? .unnamed
+        // A language is named by `Accept-Language` or in the URL's query: a request with neither names none, and the
+        // app's localizer is not asked (most requests of a benchmark, and every request of a client that sends no header).
+        if request.mayHaveAcceptLanguage || request.hasQuery, let localizer = core.localizer { p.language = localizer.language(of: request) }
+        else { p.language = .unnamed }
         p.unprovenToken = 0
     }
 

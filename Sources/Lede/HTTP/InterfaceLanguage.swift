@@ -18,7 +18,7 @@ enum InterfaceLanguage {
     /// header to choose Lede's words.
     static func read(_ request: HTTPRequest) -> RequestLanguage {
         var asked = RequestLanguage.Asked.none, words: String?, byHeader = false
-        if request.query != nil, let raw = request.queryParameter("uselang") {
+        if request.hasQuery, let raw = request.queryParameter("uselang") {
             if let code = parameter(raw) { asked = .parameter(code); words = code } else { asked = .malformed }
         }
         if words == nil, request.mayHaveAcceptLanguage, let header = request.headers["Accept-Language"] {
