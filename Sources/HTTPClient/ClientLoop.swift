@@ -305,7 +305,9 @@ final class ClientConnection: LoopDescriptorHandler {
     private func beginRequest() {
         guard let p = current else { becomeIdle(); return }
         if p.isFinished { current = nil; finishRequest(reusable: state != .connecting && state != .handshaking); return }
-        out = p.bytes
+        // The call's bytes written into the connection's own buffer (its capacity kept from call to call).
+        if out.capacity > 64 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
+        p.message.write(into: &out)
         written = 0
         parser.reset(requestWasHead: p.isHead)
         received = false

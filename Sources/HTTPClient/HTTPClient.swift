@@ -240,7 +240,7 @@ public final class HTTPClient: Sendable {
         Self.writeStart(request.method, target, origin, into: &bytes)
         try Self.writeFields(request.headers, into: &bytes)
         Self.writeEnd(request.method, request.body, into: &bytes)
-        return try await send(bytes, origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
+        return try await send(.bytes(bytes), origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
     }
 
     /// Sends a prepared request, with `headers` (then `field`, one more written with no list made for it: a call's
@@ -248,9 +248,9 @@ public final class HTTPClient: Sendable {
     /// `Content-Length` written here), within `timeout` seconds in all: only these per-call parts are checked
     /// and written; the URL is not parsed, nor the rest of the head written, again.
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
-                        body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
-        let bytes = try Self.requestBytes(request, headers: headers, field: field, body: body)
-        return try await send(bytes, origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
+                        trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
+        try Self.check(headers: headers, field: field)
+        return try await send(.prepared(request, headers: headers, field: field, trace: trace, body: body), origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
                               here: currentServerLoop())
     }
 
@@ -261,15 +261,17 @@ public final class HTTPClient: Sendable {
     /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
     /// (a per-call field that is not valid) is answered before this returns.
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
-                        body: [UInt8] = [], timeout: Double,
+                        trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
-        let bytes: [UInt8]
-        do { bytes = try Self.requestBytes(request, headers: headers, field: field, body: body) } catch { completion(.failure(error)); return }
+        // Checked now (a refused field is answered before this returns); written by the connection that carries the call,
+        // into its own buffer (no array made for the call's bytes).
+        do { try Self.check(headers: headers, field: field) } catch { completion(.failure(error)); return }
         let here = currentServerLoop()
         // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
         let deadline = (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9)
-        submit(Pending(origin: request.origin, bytes: bytes, isHead: request.method == "HEAD", idempotent: request.idempotent,
-                       deadline: deadline, completion: .callback(completion)), here: here)
+        submit(Pending(origin: request.origin, message: .prepared(request, headers: headers, field: field, trace: trace, body: body),
+                       isHead: request.method == "HEAD", idempotent: request.idempotent, deadline: deadline, completion: .callback(completion)),
+               here: here)
     }
 
     /// A call submitted in place on the server loop whose thread this is (`here`), or handed to a loop of the
@@ -282,28 +284,31 @@ public final class HTTPClient: Sendable {
         loop.execute { loop.submit(box.value) }
     }
 
-    /// A prepared request's bytes for one call: its head, the per-call fields (checked), the end and the body.
-    @inline(__always)
-    private static func requestBytes(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?,
-                                     body: [UInt8]) throws(HTTPClientError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(request.head.count + fieldBytes(headers) + (field.map { fieldBytes($0.name, $0.value) } ?? 0) + 32 + body.count)
-        bytes.append(contentsOf: request.head)
-        try writeFields(headers, into: &bytes)
-        if let field { try writeField(field.name, field.value, into: &bytes) }
+    /// The per-call fields checked as `writeField` checks each (a token for a name, no control character in a value).
+    static func check(headers: HTTPHeaders, field: (name: String, value: String)?) throws(HTTPClientError) {
+        if !headers.isEmpty { for (k, v) in headers.fields { try checkField(k, v) } }
+        if let field { try checkField(field.name, field.value) }
+    }
+
+    /// A prepared request's bytes for one call, appended to `bytes`: its per-call fields checked before (`check`).
+    static func write(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
+                      body: [UInt8], into bytes: inout [UInt8]) {
+        request.head.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
+        if !headers.isEmpty { for (k, v) in headers.fields { appendField(k, v, into: &bytes) } }
+        if let field { appendField(field.name, field.value, into: &bytes) }
+        trace?.appendFields(to: &bytes)
         writeEnd(request.method, body, into: &bytes)
-        return bytes
     }
 
     @inline(__always)
-    private func send(_ bytes: [UInt8], origin: Origin, method: String, idempotent: Bool, timeout: Double,
+    private func send(_ message: Pending.Message, origin: Origin, method: String, idempotent: Bool, timeout: Double,
                       here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
         let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
         let isHead = method == "HEAD"
         // On a server loop's thread the call is submitted in place and resumed there (the task prefers that loop).
         // `Pending` resumes its continuation exactly once (it forgets it as it resumes): the unchecked form is safe.
         let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
-            submit(Pending(origin: origin, bytes: bytes, isHead: isHead, idempotent: idempotent, deadline: deadline,
+            submit(Pending(origin: origin, message: message, isHead: isHead, idempotent: idempotent, deadline: deadline,
                            completion: .continuation(c)), here: here)
         }
         return try result.get()
@@ -332,10 +337,19 @@ public final class HTTPClient: Sendable {
 
     /// One field line, checked as `writeFields` checks each.
     static func writeField(_ k: String, _ v: String, into bytes: inout [UInt8]) throws(HTTPClientError) {
+        try checkField(k, v)
+        appendField(k, v, into: &bytes)
+    }
+
+    static func checkField(_ k: String, _ v: String) throws(HTTPClientError) {
         var name = k, value = v
         guard name.withUTF8({ ByteScan.isToken($0) }), value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
             throw .invalidURL("a request field is not valid: \(k)")
         }
+    }
+
+    /// A field line, already checked.
+    static func appendField(_ k: String, _ v: String, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
         bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
     }
@@ -405,8 +419,23 @@ final class Pending {
         case continuation(UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>)
         case callback((Result<ClientResponse, HTTPClientError>) -> Void)
     }
+    /// What is sent: bytes written already (an unprepared request's), or a prepared request's parts, written by the
+    /// connection that carries it into its own buffer.
+    enum Message {
+        case bytes([UInt8])
+        case prepared(PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?, body: [UInt8])
+
+        /// The message's bytes appended to `out`.
+        func write(into out: inout [UInt8]) {
+            switch self {
+            case .bytes(let b): b.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+            case .prepared(let r, let headers, let field, let trace, let body):
+                HTTPClient.write(r, headers: headers, field: field, trace: trace, body: body, into: &out)
+            }
+        }
+    }
     let origin: Origin
-    let bytes: [UInt8]
+    let message: Message
     let isHead: Bool
     let idempotent: Bool
     let deadline: UInt64
@@ -415,8 +444,8 @@ final class Pending {
     /// A reused connection that turned out closed gets one more try on a fresh one.
     var retried = false
 
-    init(origin: Origin, bytes: [UInt8], isHead: Bool, idempotent: Bool, deadline: UInt64, completion: Completion) {
-        self.origin = origin; self.bytes = bytes; self.isHead = isHead; self.idempotent = idempotent
+    init(origin: Origin, message: Message, isHead: Bool, idempotent: Bool, deadline: UInt64, completion: Completion) {
+        self.origin = origin; self.message = message; self.isHead = isHead; self.idempotent = idempotent
         self.deadline = deadline; self.completion = completion
     }
 

@@ -149,14 +149,17 @@ public struct ResponseParser {
     }
 
     /// Ready for the next response on the same connection (the last one complete and taken, nothing left over): the
-    /// receive buffer and the line list keep their capacity, up to 64 KB, so an exchange on a kept-alive connection
-    /// does not allocate them again.
+    /// receive buffer, the line list and the body keep their capacity, up to 64 KB, so an exchange on a kept-alive
+    /// connection does not allocate them again.
     public mutating func reset(requestWasHead: Bool) {
         self.requestWasHead = requestWasHead
         if buffer.capacity > 64 * 1024 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
         headLines.removeAll(keepingCapacity: true)
         start = 0; state = .head; headBytes = 0; trailerBytes = 0; headScan = 0; headLineStart = 0; lineScan = 0
-        head = nil; body = []; keepAlive = false
+        head = nil; keepAlive = false
+        // The last body's buffer is kept for the next (none allocated when its reader, answered on the loop, is done
+        // with it; a reader still holding it gets it whole, and the next body a fresh buffer of the same size).
+        if body.capacity > 64 * 1024 { body = [] } else { body.removeAll(keepingCapacity: true) }
     }
 
     public var isComplete: Bool { state == .done }

@@ -164,6 +164,32 @@ public struct TraceContext: Sendable, Equatable {
     /// The `traceparent` of the next call this request makes: a child with a span id of its own (`childSpan`).
     public func child() -> String { child(span: Self.childSpan(of: spanID)) }
 
+    /// The fields an outgoing call of this trace carries, appended to a request's head as bytes: `traceparent` (a
+    /// child, as `child()` writes it) and `tracestate` when kept. No string is made.
+    public func appendFields(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: "traceparent: ".utf8)
+        let span = Self.childSpan(of: spanID)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 55) { b in
+            let p = b.baseAddress!
+            p[0] = 48; p[1] = 48; p[2] = 45
+            FNV1a.writeHex(traceHigh, p + 3); FNV1a.writeHex(traceLow, p + 19)
+            p[35] = 45
+            FNV1a.writeHex(span, p + 36)
+            p[52] = 45
+            func digit(_ d: UInt8) -> UInt8 { d < 10 ? 48 + d : 87 + d }
+            p[53] = digit(flags >> 4); p[54] = digit(flags & 15)
+            bytes.append(contentsOf: UnsafeBufferPointer(b))
+        }
+        bytes.append(13); bytes.append(10)
+        // Printable as the intake keeps it; a state made in code that is not (a line break) is left out, not sent.
+        if let state, state.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) {
+            bytes.append(contentsOf: "tracestate: ".utf8); bytes.append(contentsOf: state.utf8); bytes.append(13); bytes.append(10)
+        }
+    }
+
+    /// The bytes `appendFields` appends.
+    public var fieldBytes: Int { 13 + 55 + 2 + (state.map { 12 + $0.utf8.count + 2 } ?? 0) }
+
     /// Span ids of outgoing calls: the request's span mixed with a process-wide counter (SplitMix64's output function),
     /// so each call of a request, and of every request, gets its own without a system call.
     private static let calls = Atomic<UInt64>(0)

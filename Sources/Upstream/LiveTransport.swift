@@ -47,13 +47,9 @@ public final class LiveTransport: UpstreamTransport {
     /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request. A GET's one field, its
     /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's or DELETE's come in `fields`.
     /// With a request's trace current, its `traceparent` (a child: a new span id whose parent is the request's span) and
-    /// `tracestate` go along.
+    /// `tracestate` go along: the client writes them into the request's bytes (`trace:`), no string made.
     private static func perCall(_ request: UpstreamRequest) -> (fields: HTTPHeaders, field: (name: String, value: String)?, body: [UInt8]) {
         var fields = HTTPHeaders()
-        if let trace = TraceContext.current {
-            fields.add("traceparent", trace.child())
-            if let state = trace.state { fields.add("tracestate", state) }
-        }
         if let address = request.forwardedFor { fields.add("X-Forwarded-For", address) }
         if let variant = request.variant { fields.add("Accept-Language", variant) }
         if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
@@ -77,7 +73,7 @@ public final class LiveTransport: UpstreamTransport {
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
         guard let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
         let (fields, field, body) = Self.perCall(request)
-        client.execute(prepared.request, headers: fields, field: field, body: body, timeout: deadline) { result in
+        client.execute(prepared.request, headers: fields, field: field, trace: TraceContext.current, body: body, timeout: deadline) { result in
             switch result {
             case .success(let response): completion(.success(Self.answer(response)))
             case .failure(let e): completion(.failure(Self.upstreamError(e)))
@@ -100,11 +96,15 @@ public final class LiveTransport: UpstreamTransport {
         let response: ClientResponse
         do {
             if let ready {
-                response = try await client.execute(ready, headers: perCall, field: field, body: body, timeout: deadline)
+                response = try await client.execute(ready, headers: perCall, field: field, trace: TraceContext.current, body: body, timeout: deadline)
             } else {
                 var fields = fixedFields
                 for f in perCall.fields { fields.add(f.name, f.value) }
                 if let field { fields.add(field.name, field.value) }
+                if let trace = TraceContext.current {
+                    fields.add("traceparent", trace.child())
+                    if let state = trace.state { fields.add("tracestate", state) }
+                }
                 response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
                                                     timeout: deadline)
             }
