@@ -23,7 +23,8 @@ import XCTest
 /// the answer's fields read into the client's own kept list, handed on as they are, no copy of the head's bytes nor a
 /// dictionary of the fields Lede acts on) made it 40.04 (from 60.04). Then (issue 71) the call's trace fields written as
 /// bytes (no `traceparent` string, no field list), the call written into the connection's own buffer (no array a call)
-/// and the answer's body read into the buffer the last answer left: 34.04. The ceiling is the measure plus one and a half.
+/// and the answer's body read into the buffer the last answer left: 34.04; the count read from Echo's answer with its
+/// few values held in place (no array a read): 33.05. The ceiling is the measure plus one and a half.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let fake = try FakeUpstream()
@@ -37,6 +38,6 @@ final class BadgeAllocationTests: XCTestCase {
         XCTAssertEqual(fake.requests(kind: "notifications").last?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
         print("allocations per request, /notifications/badge through a live upstream: \(per)")
         XCTAssertGreaterThan(per, 1, "the loop's thread was armed")
-        XCTAssertLessThanOrEqual(per, 35.6)
+        XCTAssertLessThanOrEqual(per, 34.6)
     }
 }

@@ -24,6 +24,15 @@ final class JSONPathsTests: XCTestCase {
         XCTAssertEqual(try read(#" {"a" : "\ud83d\ude00 ok" } "#, [["a"]])[["a"]]?.text, "😀 ok")
     }
 
+    /// The first eight values are held in place and the rest in an array: a query of twelve paths reads each where it is.
+    func testAQueryOfMoreThanEightPathsReadsEveryOne() throws {
+        let doc = Array(("{" + (0..<12).map { "\"k\($0)\":\($0 * 10)" }.joined(separator: ",") + "}").utf8)
+        let query = JSONPaths.Query((0..<12).reversed().map { ["k\($0)"] } + [["missing"]])
+        let found = try query.read(doc)
+        for i in 0..<12 { XCTAssertEqual(found[i]?.text, String((11 - i) * 10), "path \(i)") }
+        XCTAssertNil(found[12])
+    }
+
     func testTheNumberIsReadLeniently() throws {
         for (raw, want) in [("7", 7), ("\"12\"", 12), ("3.0", 3), ("1e2", 100), ("\"x\"", nil), ("[]", nil), ("2.5", nil), ("null", nil), ("true", nil)] as [(String, Int?)] {
             let v = try read(#"{"n":\#(raw)}"#, [["n"]])[["n"]]

@@ -38,8 +38,8 @@ enum JSONPaths {
             keys = paths.map { $0.map { Array($0.utf8) } }
         }
 
-        /// Validates `bytes` and returns the value at each path (nil where there is none), in the query's order.
-        func read(_ bytes: [UInt8]) throws -> [Value?] {
+        /// Validates `bytes` and returns the value at each path (nil where there is none), by the query's index.
+        func read(_ bytes: [UInt8]) throws -> Found {
             try bytes.withUnsafeBufferPointer { buffer in
                 var reader = Reader(bytes: buffer, keys: keys)
                 let all: UInt64 = keys.count == 64 ? ~0 : (1 << UInt64(keys.count)) - 1
@@ -57,9 +57,48 @@ enum JSONPaths {
         var out: [[String]: Value] = [:]
         for start in stride(from: 0, to: max(paths.count, 1), by: 64) {
             let query = Query(Array(paths[start..<min(paths.count, start + 64)]))
-            for (k, v) in zip(query.paths, try query.read(bytes)) { if let v { out[k] = v } }
+            let found = try query.read(bytes)
+            for (i, k) in query.paths.enumerated() { if let v = found[i] { out[k] = v } }
         }
         return out
+    }
+
+    /// The values a query found, by path index: the first eight held in place (a query of the badge's size allocates
+    /// nothing for them), any more in an array.
+    struct Found {
+        private var v0: Value?, v1: Value?, v2: Value?, v3: Value?, v4: Value?, v5: Value?, v6: Value?, v7: Value?
+        private var more: [Value?]
+
+        init(count: Int) { more = count > 8 ? Array(repeating: nil, count: count - 8) : [] }
+
+        subscript(i: Int) -> Value? {
+            get {
+                switch i {
+                case 0: return v0
+                case 1: return v1
+                case 2: return v2
+                case 3: return v3
+                case 4: return v4
+                case 5: return v5
+                case 6: return v6
+                case 7: return v7
+                default: return more[i - 8]
+                }
+            }
+            set {
+                switch i {
+                case 0: v0 = newValue
+                case 1: v1 = newValue
+                case 2: v2 = newValue
+                case 3: v3 = newValue
+                case 4: v4 = newValue
+                case 5: v5 = newValue
+                case 6: v6 = newValue
+                case 7: v7 = newValue
+                default: more[i - 8] = newValue
+                }
+            }
+        }
     }
 
     /// The readers, each also a static function over a buffer and an index (the tree decoder reads with them too).
@@ -67,11 +106,11 @@ enum JSONPaths {
         let bytes: UnsafeBufferPointer<UInt8>
         let keys: [[[UInt8]]]
         var i = 0
-        var found: [Value?]
+        var found: Found
 
         init(bytes: UnsafeBufferPointer<UInt8>, keys: [[[UInt8]]]) {
             self.bytes = bytes; self.keys = keys
-            found = Array(repeating: nil, count: keys.count)
+            found = Found(count: keys.count)
         }
 
         @inline(__always)

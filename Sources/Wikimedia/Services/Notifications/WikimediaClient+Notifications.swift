@@ -73,7 +73,7 @@ extension WikimediaClient {
 
     /// The unread count in an answer to the badge's call (an Action API error thrown as what it means).
     func unread(in response: UpstreamResponse, of req: UpstreamRequest) throws -> Int {
-        let found: [JSONPaths.Value?]
+        let found: JSONPaths.Found
         do { found = try Self.unreadQuery.read(response.body) } catch {
             throw UpstreamError.malformed("\(req.kind): the answer is not the expected JSON shape")
         }
