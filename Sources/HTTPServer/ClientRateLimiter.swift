@@ -186,13 +186,7 @@ public final class ClientRateLimiter: @unchecked Sendable {  // invariant: a sha
 
     /// The 429 problem for a refused request.
     public func refusal(_ d: Decision) -> HTTPResponse {
-        let wait = String(d.retryAfter), units = String(Int(burst)), refill = ClientRateLimiter.format(rate)
-        // The server's own English (the app's catalogue words it in other languages): the count grouped, the noun agreeing.
-        var count = units
-        for at in stride(from: units.count - 3, to: 0, by: -3) { count.insert(",", at: count.index(count.startIndex, offsetBy: at)) }
-        var p = Problem(status: 429, slug: "rate-limited",
-                        detail: "Too many requests from this client; retry after \(wait) s. The limit is \(count) \(Int(burst) == 1 ? "unit" : "units") at once, refilled at \(refill) a second.",
-                        message: ProblemMessage(server: .rateLimited, [wait, units, refill]))
+        var p = Problem(status: 429, slug: "rate-limited", .rateLimited, String(d.retryAfter), String(Int(burst)), ClientRateLimiter.format(rate))
         p.headers.set("Retry-After", String(d.retryAfter))
         p.headers.set("RateLimit-Policy", policyField)
         p.headers.set("RateLimit", field(d))

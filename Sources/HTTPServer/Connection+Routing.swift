@@ -13,9 +13,7 @@ extension Connection {
             // A well-formed method Lede implements nowhere (RFC 9110 §9.1): 501, not 405; charged like any request.
             if refusedByBudget() { return }
             let method = String(request.method.prefix(40))
-            respond(Problem(status: 501, slug: "method-not-implemented",
-                            detail: "The method \(method) is not implemented by this server; it serves GET, HEAD and POST.",
-                            message: ProblemMessage(server: .methodNotImplemented, [method])).response)
+            respond(Problem(status: 501, slug: "method-not-implemented", .methodNotImplemented, method).response)
             return
         }
         var match = core.router.match(request)
@@ -74,15 +72,14 @@ extension Connection {
         case .methodNotAllowed(let allow):
             if refusedByBudget() { return }
             let method = String(request.method.prefix(40)), path = String(request.path.prefix(200)), methods = allow.joined(separator: ", ")
-            var p = Problem(status: 405, detail: "\(method) is not allowed on \(path); use \(methods).",
-                            message: ProblemMessage(server: .methodNotAllowed, [method, path, methods]))
+            var p = Problem(status: 405, .methodNotAllowed, method, path, methods)
             p.headers.set("Allow", methods)
             respond(p.response)
         case .notFound:
             // A path no route takes costs a unit too: a flood of 404s is a flood (only the probes are free).
             if refusedByBudget() { return }
             let path = String(request.path.prefix(200))
-            respond(Problem(status: 404, detail: "No route for \(path).", message: ProblemMessage(server: .noRoute, [path])).response)
+            respond(Problem(status: 404, .noRoute, path).response)
         }
     }
 

@@ -11,9 +11,7 @@ extension Connection {
         let p = current
         let config = core.configuration.streams
         guard core.metrics.streamOpened(max: config.maxStreams) else {
-            var problem = Problem(status: 503, slug: "too-many-streams",
-                                  detail: "The server has as many open streams as it allows (\(config.maxStreams)); retry shortly.",
-                                  message: ProblemMessage(server: .streamsFull, [String(config.maxStreams)]))
+            var problem = Problem(status: 503, slug: "too-many-streams", .streamsFull, String(config.maxStreams))
             problem.headers.set("Retry-After", "5")
             respond(problem.response)
             body.abandoned?()

@@ -261,8 +261,7 @@ final class Connection: LoopDescriptorHandler {
         if want <= bodyReserved { return true }
         if core.reserveBody(want - bodyReserved, for: bodyAddress) { bodyReserved = want; return true }
         core.metrics.bodyRefused()
-        answerWithoutRequest(Problem(status: 503, slug: "busy", detail: "The server is receiving as many request bodies as it holds at once; retry shortly.",
-                                     message: ProblemMessage(server: .bodiesBusy),
+        answerWithoutRequest(Problem(status: 503, slug: "busy", .bodiesBusy,
                                      headers: ["Retry-After": String(Int.random(in: 1...3)), "Cache-Control": "no-store"]).response, now: loop.now,
                              head: parser.headBeingRead)
         return false
@@ -471,8 +470,7 @@ final class Connection: LoopDescriptorHandler {
         if let s = stream { streamTick(s, now: now); return }   // a stream has its own deadlines, not the request's
         if bodyReserved > 0, isBodyTooSlow(now: now) {
             let rate = String(core.configuration.bodies.minRate)
-            answerWithoutRequest(Problem(status: 408, slug: "body-too-slow", detail: "The request body arrived slower than \(rate) bytes a second.",
-                                         message: ProblemMessage(server: .bodyTooSlow, [rate])).response, now: now, head: parser.headBeingRead)
+            answerWithoutRequest(Problem(status: 408, slug: "body-too-slow", .bodyTooSlow, rate).response, now: now, head: parser.headBeingRead)
             flush()
             return
         }
@@ -480,7 +478,7 @@ final class Connection: LoopDescriptorHandler {
         case .none, .heartbeat: break
         case .close, .closeStalled: close()
         case .timeoutAndClose:
-            answerWithoutRequest(Problem(status: 408, detail: "The request was not received in time.").response, now: now)
+            answerWithoutRequest(Problem(status: 408, .requestTimeout).response, now: now)
             flush()
         }
     }

@@ -26,6 +26,13 @@ public struct Problem: Error, Sendable {
         self.message = message
     }
 
+    /// One of the server's own problems: its detail the message's English (`ServerMessage.english`), its message that
+    /// case with the same parameters, for an app's catalogue to word in the reader's language.
+    public init(status: Int, slug: String? = nil, _ message: ServerMessage, _ parameters: String..., headers: HTTPHeaders = HTTPHeaders()) {
+        self.init(status: status, slug: slug, detail: message.english(parameters), message: ProblemMessage(server: message, parameters),
+                  headers: headers)
+    }
+
     static func defaultSlug(_ status: Int) -> String {
         HTTPStatus.reason(status).lowercased().split(separator: " ").joined(separator: "-")
     }
@@ -94,8 +101,9 @@ public struct ProblemMessage: Sendable, Equatable {
     }
 }
 
-/// The problems the server itself makes. Each is written in English by the server; an app that answers in other
-/// languages maps every case to a message of its catalogue (an exhaustive switch, so a new case is a compile error).
+/// The problems the server itself makes. Each is worded in English here (`english`, the server's one table of its own
+/// words); an app that answers in other languages maps every case to a message of its catalogue (an exhaustive switch,
+/// so a new case is a compile error).
 public enum ServerMessage: String, CaseIterable, Sendable {
     /// No route matches the path. `$1`: the path.
     case noRoute = "no-route"
@@ -117,6 +125,33 @@ public enum ServerMessage: String, CaseIterable, Sendable {
     case bodiesBusy = "bodies-busy"
     /// A handler lost its responder without answering.
     case noAnswer = "no-answer"
+    /// A request's head did not arrive in time (answered before any request was read: no language to word it in).
+    case requestTimeout = "request-timeout"
+    /// The server is at its connection limit (written at accept, before any request is read).
+    case overloaded
+
+    /// The message in English, with its parameters (as the cases above name them).
+    public func english(_ p: [String]) -> String {
+        func at(_ i: Int) -> String { i < p.count ? p[i] : "" }
+        switch self {
+        case .noRoute: return "No route for \(at(0))."
+        case .draining: return "The server is shutting down."
+        case .rateLimited:
+            // The count grouped by thousands, the noun agreeing with it.
+            var count = at(1)
+            for i in stride(from: count.count - 3, to: 0, by: -3) { count.insert(",", at: count.index(count.startIndex, offsetBy: i)) }
+            return "Too many requests from this client; retry after \(at(0)) s. The limit is \(count) \(at(1) == "1" ? "unit" : "units") at once, refilled at \(at(2)) a second."
+        case .streamsFull: return "The server has as many open streams as it allows (\(at(0))); retry shortly."
+        case .internalError: return "Something went wrong while answering; it has been logged."
+        case .methodNotAllowed: return "\(at(0)) is not allowed on \(at(1)); use \(at(2))."
+        case .methodNotImplemented: return "The method \(at(0)) is not implemented by this server; it serves GET, HEAD and POST."
+        case .bodyTooSlow: return "The request body arrived slower than \(at(0)) bytes a second."
+        case .bodiesBusy: return "The server is receiving as many request bodies as it holds at once; retry shortly."
+        case .noAnswer: return "The server's handler ended without an answer."
+        case .requestTimeout: return "The request was not received in time."
+        case .overloaded: return "The server is at its connection limit; retry shortly."
+        }
+    }
 }
 
 /// The problem a response was made from, carried with it to the connection, which encodes it (with the app's type
@@ -139,8 +174,7 @@ extension Problem: ProblemConvertible {
     /// The problem `error` is answered with: its own when it knows one, else a 500 that tells nothing of it.
     public static func answering(_ error: any Error) -> Problem {
         (error as? any ProblemConvertible)?.problem
-            ?? Problem(status: 500, slug: "internal", detail: "Something went wrong while answering; it has been logged.",
-                       message: ProblemMessage(server: .internalError))
+            ?? Problem(status: 500, slug: "internal", .internalError)
     }
 }
 

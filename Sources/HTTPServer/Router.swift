@@ -74,7 +74,7 @@ public final class Responder: Sendable {
     deinit {
         // A handler that lost its responder without answering must not leave the connection waiting for ever.
         if !answered.load(ordering: .acquiring) {
-            deliver(Problem(status: 500, detail: "The server's handler ended without an answer.", message: ProblemMessage(server: .noAnswer)).response)
+            deliver(Problem(status: 500, .noAnswer).response)
         }
     }
 }

@@ -34,7 +34,7 @@ final class ServerCore: Sendable {
         self.router = router
         self.logger = logger
         self.metrics = ServerMetrics(loops: max(1, configuration.loops), prefix: configuration.naming.metricPrefix)
-        overloadedBody = Problem(status: 503, slug: "overloaded", detail: "The server is at its connection limit; retry shortly.")
+        overloadedBody = Problem(status: 503, slug: "overloaded", .overloaded)
             .jsonBytes(typeBase: configuration.naming.problemTypeBase)
         var limits = configuration.parserLimits
         // Asked only for a body over `maxBody`; the routes are read once the server has started (they are frozen then).
@@ -223,7 +223,7 @@ public final class HTTPServer: Sendable {
         router.add("GET", "/readyz", limited: false) { [weak self] _ in
             if self?.isReady ?? false { return .response(.prepared(ready, headers: noStore)) }
             // The slug says draining; the problem's `status` member stays the number (no second `status` key).
-            return .response(Problem(status: 503, slug: "draining", detail: "The server is shutting down.", message: ProblemMessage(server: .draining)).response)
+            return .response(Problem(status: 503, slug: "draining", .draining).response)
         }
         router.add("GET", "/metrics", limited: false, adminOnly: true) { [weak self] _ in
             let text = self?.core.metrics.render() ?? ""

@@ -16,7 +16,9 @@ extension MessageKey {
     static func named(_ key: String) -> MessageKey? { byKey[key] }
 
     /// The catalogue's message for a problem the server makes itself (the server names no key of Lede's).
-    init(server: ServerMessage) {
+    /// The catalogue's message for one of the server's own; nil for the two answered before any request is read
+    /// (there is no reader's language to word them in).
+    init?(server: ServerMessage) {
         switch server {
         case .noRoute: self = .problemNoRoute
         case .draining: self = .problemDraining
@@ -28,11 +30,12 @@ extension MessageKey {
         case .bodyTooSlow: self = .problemBodyTooSlow
         case .bodiesBusy: self = .problemBodiesBusy
         case .noAnswer: self = .problemNoAnswer
+        case .requestTimeout, .overloaded: return nil
         }
     }
 
     /// The catalogue's message a problem names, the server's own included.
-    static func of(_ message: ProblemMessage) -> MessageKey? { message.server.map(MessageKey.init(server:)) ?? named(message.key) }
+    static func of(_ message: ProblemMessage) -> MessageKey? { message.server.flatMap(MessageKey.init(server:)) ?? named(message.key) }
     private static let byKey: [String: MessageKey] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 }
 
