@@ -229,16 +229,17 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Sends the request and returns the response, within `timeout` seconds in all.
-    public func execute(_ request: ClientRequest, timeout: Double) async throws(HTTPClientError) -> ClientResponse {
+    /// Sends the request (with `trace`'s fields when given) and returns the response, within `timeout` seconds in all.
+    public func execute(_ request: ClientRequest, trace: TraceContext? = nil, timeout: Double) async throws(HTTPClientError) -> ClientResponse {
         let here = currentServerLoop()
         let (origin, target): (Origin, String)
         if let here { (origin, target) = try here.parse(request.url) } else { (origin, target) = try Origin.parse(request.url) }
         // The head written straight into the bytes that go out (no String built and copied per call).
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(128 + target.utf8.count + Self.fieldBytes(request.headers) + request.body.count)
+        bytes.reserveCapacity(128 + target.utf8.count + Self.fieldBytes(request.headers) + (trace?.fieldBytes ?? 0) + request.body.count)
         Self.writeStart(request.method, target, origin, into: &bytes)
         try Self.writeFields(request.headers, into: &bytes)
+        trace?.appendFields(to: &bytes)
         Self.writeEnd(request.method, request.body, into: &bytes)
         return try await send(.bytes(bytes), origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
     }

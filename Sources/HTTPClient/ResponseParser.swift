@@ -36,7 +36,7 @@ public struct ResponseHead: Sendable, Equatable {
     public func values(_ name: String) -> [String] {
         var out: [String] = []
         headers.forEach(named: name) { v in
-            Self.forEachMember(v) { t in if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) } }
+            FieldList.forEachMember(v) { t in if !t.isEmpty { out.append(String(decoding: t, as: UTF8.self)) } }
         }
         return out
     }
@@ -57,28 +57,6 @@ public struct ResponseHead: Sendable, Equatable {
         }
     }
 
-    /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
-    static func lists(_ value: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
-        var found = false
-        forEachMember(value) { p in if !found, ASCII.equalsLowercase(p, token) { found = true } }
-        return found
-    }
-
-    /// Each member of a comma-separated value, trimmed of spaces and tabs, empty ones included (no array of parts).
-    static func forEachMember<E: Error>(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
-        var start = 0, i = 0
-        while true {
-            if i == value.count || value[i] == UInt8(ascii: ",") {
-                var a = start, b = i
-                while a < b, value[a] == 32 || value[a] == 9 { a += 1 }
-                while b > a, value[b - 1] == 32 || value[b - 1] == 9 { b -= 1 }
-                try body(UnsafeBufferPointer(rebasing: value[a..<b]))
-                if i == value.count { return }
-                start = i + 1
-            }
-            i += 1
-        }
-    }
 }
 
 /// Why a response could not be read. Every case means the connection must not be reused.
@@ -230,7 +208,7 @@ public struct ResponseParser {
             case .done:
                 return
             case .head:
-                guard let h = try parseHead() else { return }
+                guard let (h, fields) = try parseHead() else { return }
                 if (100..<200).contains(h.status) {
                     // Interim (100 Continue, 103 Early Hints…): skip it, the final response follows.
                     guard h.status != 101 else { throw .malformed("an upgrade (101) was not asked for") }
@@ -238,8 +216,8 @@ public struct ResponseParser {
                     continue
                 }
                 head = h
-                let framing = try Self.framing(of: h, lastFraming, requestWasHead: requestWasHead, maxBody: limits.maxBody)
-                keepAlive = Self.persistent(h, lastFraming) && framing != .untilClose
+                let framing = try Self.framing(of: h, fields, requestWasHead: requestWasHead, maxBody: limits.maxBody)
+                keepAlive = Self.persistent(h, fields) && framing != .untilClose
                 switch framing {
                 case .none: state = .done
                 case .length(0): state = .done
@@ -294,7 +272,7 @@ public struct ResponseParser {
     }
 
     /// The head, once its empty line has arrived.
-    private mutating func parseHead() throws(ResponseError) -> ResponseHead? {
+    private mutating func parseHead() throws(ResponseError) -> (ResponseHead, FramingFields)? {
         // Find CRLF CRLF from where the last call stopped, checking the limit.
         if headLines.isEmpty && headScan <= start {
             headScan = start; headLineStart = start
@@ -338,7 +316,7 @@ public struct ResponseParser {
         guard let statusLine = headLines.first else { throw .malformed("no status line") }
         // The fields go into the parser's own list (its buffers reused when no earlier head holds them), and what the
         // parser acts on is noted in the same pass: the framing, persistence and content-coding fields.
-        headers.removeAll(reservingBytes: 2048, fields: 32)
+        headers.removeAllKeepingCapacity(orReserving: 2048, fields: 32)
         var framing = FramingFields()
         let (status, versionMinor, reason) = try buffer.withUnsafeBufferPointer { (b) throws(ResponseError) -> (Int, Int, String) in
             let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound)
@@ -346,43 +324,45 @@ public struct ResponseParser {
                 let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound)
                 let ls = range.lowerBound
                 let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
-                try framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
+                framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
                 headers.add(line: UnsafeBufferPointer(rebasing: b[ls..<range.upperBound]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
             }
             return (status, versionMinor, String(decoding: UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound]), as: UTF8.self))
         }
         start = end
-        lastFraming = framing
-        return ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers, hasContentEncoding: framing.contentEncoding)
+        return (ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers, hasContentEncoding: framing.contentEncoding),
+                framing)
     }
 
-    /// What the last head's fields say of its framing and persistence (RFC 9112 §6.3, §9.3), noted as it was read.
-    private var lastFraming = FramingFields()
-
+    /// What a head's fields say of its framing and persistence (RFC 9112 §6.3, §9.3), noted as it is read; judged by
+    /// `framing(of:_:)` (a head with no body, HEAD's or a 204's, is not held to its Content-Length).
     struct FramingFields {
         /// Transfer codings, lower-cased, in order (an array only when the field was sent).
         var transferCodings: [String] = []
         /// The Content-Length value (every member of every field the same).
         var length: Int?
         var lengthInvalid = false
+        /// Two Content-Length members differ (as written).
+        var lengthsDisagree = false
+        private var lengthDigits = 0
         var close = false, keepAlive = false, contentEncoding = false
 
-        mutating func note(_ kind: ResponseHead.Known, _ value: UnsafeBufferPointer<UInt8>) throws(ResponseError) {
+        mutating func note(_ kind: ResponseHead.Known, _ value: UnsafeBufferPointer<UInt8>) {
             switch kind {
             case .other: return
             case .contentEncoding: contentEncoding = true
             case .connection:
-                if ResponseHead.lists(value, "close") { close = true }
-                if ResponseHead.lists(value, "keep-alive") { keepAlive = true }
+                if FieldList.lists(value, "close") { close = true }
+                if FieldList.lists(value, "keep-alive") { keepAlive = true }
             case .transferEncoding:
-                ResponseHead.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
+                FieldList.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
             case .contentLength:
-                try ResponseHead.forEachMember(value) { (t) throws(ResponseError) in
+                FieldList.forEachMember(value) { t in
                     var n = 0
                     if t.isEmpty || t.count > 15 || !t.allSatisfy({ (48...57).contains($0) }) { lengthInvalid = true; n = -1 }
                     else { for d in t { n = n * 10 + Int(d - 48) } }
-                    if let first = length, first != n { throw .malformed("Content-Length values disagree") }
-                    length = n
+                    if let first = length, first != n || lengthDigits != t.count { lengthsDisagree = true }
+                    if length == nil { length = n; lengthDigits = t.count }
                 }
             }
         }
@@ -433,6 +413,7 @@ public struct ResponseParser {
     static func framing(of h: ResponseHead, _ f: FramingFields, requestWasHead: Bool, maxBody: Int) throws(ResponseError) -> Framing {
         if requestWasHead || h.status == 204 || h.status == 304 || (100..<200).contains(h.status) { return .none }
         let te = f.transferCodings
+        guard !f.lengthsDisagree else { throw .malformed("Content-Length values disagree") }
         if !te.isEmpty {
             guard f.length == nil else { throw .malformed("both Transfer-Encoding and Content-Length") }
             guard te.last == "chunked" else {

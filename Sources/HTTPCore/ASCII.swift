@@ -75,3 +75,36 @@ public enum WeightedList {
         return min(value, 1000)
     }
 }
+
+/// A comma-separated field value (`Connection`, `Transfer-Encoding`, `Vary`), read over its bytes with no array of parts:
+/// the response parser's and the server's problem stage's one reader.
+public enum FieldList {
+    /// Whether a comma-separated value lists `token` (ASCII case-insensitive, spaces around items ignored).
+    public static func lists(_ value: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+        var found = false
+        forEachMember(value) { p in if !found, ASCII.equalsLowercase(p, token) { found = true } }
+        return found
+    }
+
+    /// The same over a string's UTF-8.
+    public static func lists(_ value: String, _ token: StaticString) -> Bool {
+        var value = value
+        return value.withUTF8 { lists($0, token) }
+    }
+
+    /// Each member of a comma-separated value, trimmed of spaces and tabs, empty ones included (no array of parts).
+    public static func forEachMember<E: Error>(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
+        var start = 0, i = 0
+        while true {
+            if i == value.count || value[i] == UInt8(ascii: ",") {
+                var a = start, b = i
+                while a < b, value[a] == 32 || value[a] == 9 { a += 1 }
+                while b > a, value[b - 1] == 32 || value[b - 1] == 9 { b -= 1 }
+                try body(UnsafeBufferPointer(rebasing: value[a..<b]))
+                if i == value.count { return }
+                start = i + 1
+            }
+            i += 1
+        }
+    }
+}

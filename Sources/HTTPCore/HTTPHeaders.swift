@@ -123,17 +123,12 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         mutableReceived().append(line: line, name: name, value: value)
     }
 
-    /// Empties the list; an unshared box of received fields is kept, with its buffers, for the next request.
-    package mutating func removeAllKeepingCapacity() {
-        if isKnownUniquelyReferenced(&received) { received.unsafelyUnwrapped.removeAll() } else { received = nil }
-        if !added.isEmpty { added.removeAll(keepingCapacity: true) }
-    }
-
-    /// Empties the list for fields about to be received: an unshared box keeps its buffers; otherwise (a list handed
-    /// out still holds them) a new box is made with room for `bytes` of field lines and `fields` fields.
-    package mutating func removeAll(reservingBytes bytes: Int, fields: Int) {
+    /// Empties the list. An unshared box of received fields is kept, with its buffers, for the next fields; a shared one
+    /// (a list handed out still holds it) is let go, and a new box made at once with room for `bytes` of field lines
+    /// and `fields` fields when asked (a parser that knows the size its heads run to), else when a field is added.
+    package mutating func removeAllKeepingCapacity(orReserving bytes: Int? = nil, fields: Int = 16) {
         if isKnownUniquelyReferenced(&received) { received.unsafelyUnwrapped.removeAll() }
-        else { received = Received(byteCapacity: bytes, spanCapacity: fields) }
+        else { received = bytes.map { Received(byteCapacity: $0, spanCapacity: fields) } }
         if !added.isEmpty { added.removeAll(keepingCapacity: true) }
     }
 

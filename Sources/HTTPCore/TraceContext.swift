@@ -134,17 +134,18 @@ public struct TraceContext: Sendable, Equatable {
     /// The `traceparent` of a call this request makes: the same trace and flags, `span` as the call's span id.
     public func child(span: UInt64) -> String {
         // Written in place: one string, 55 characters.
-        String(unsafeUninitializedCapacity: 55) { b in
-            let p = b.baseAddress!
-            p[0] = 48; p[1] = 48; p[2] = 45
-            FNV1a.writeHex(traceHigh, p + 3); FNV1a.writeHex(traceLow, p + 19)
-            p[35] = 45
-            FNV1a.writeHex(span == 0 ? 1 : span, p + 36)
-            p[52] = 45
-            func digit(_ d: UInt8) -> UInt8 { d < 10 ? 48 + d : 87 + d }
-            p[53] = digit(flags >> 4); p[54] = digit(flags & 15)
-            return 55
-        }
+        String(unsafeUninitializedCapacity: 55) { b in writeTraceparent(span: span, to: b.baseAddress!); return 55 }
+    }
+
+    /// A `traceparent` value with `span` as its span id: 55 bytes at `p`.
+    private func writeTraceparent(span: UInt64, to p: UnsafeMutablePointer<UInt8>) {
+        p[0] = 48; p[1] = 48; p[2] = 45
+        FNV1a.writeHex(traceHigh, p + 3); FNV1a.writeHex(traceLow, p + 19)
+        p[35] = 45
+        FNV1a.writeHex(span == 0 ? 1 : span, p + 36)
+        p[52] = 45
+        func digit(_ d: UInt8) -> UInt8 { d < 10 ? 48 + d : 87 + d }
+        p[53] = digit(flags >> 4); p[54] = digit(flags & 15)
     }
 
     /// Writes the trace id's 32 hex digits into `out`.
@@ -170,14 +171,7 @@ public struct TraceContext: Sendable, Equatable {
         bytes.append(contentsOf: "traceparent: ".utf8)
         let span = Self.childSpan(of: spanID)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 55) { b in
-            let p = b.baseAddress!
-            p[0] = 48; p[1] = 48; p[2] = 45
-            FNV1a.writeHex(traceHigh, p + 3); FNV1a.writeHex(traceLow, p + 19)
-            p[35] = 45
-            FNV1a.writeHex(span, p + 36)
-            p[52] = 45
-            func digit(_ d: UInt8) -> UInt8 { d < 10 ? 48 + d : 87 + d }
-            p[53] = digit(flags >> 4); p[54] = digit(flags & 15)
+            writeTraceparent(span: span, to: b.baseAddress!)
             bytes.append(contentsOf: UnsafeBufferPointer(b))
         }
         bytes.append(13); bytes.append(10)

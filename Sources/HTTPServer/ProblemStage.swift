@@ -17,26 +17,11 @@ enum ProblemStage {
             r.headers.set("Content-Language", words.language)
             if words.byHeader {
                 let vary = r.headers["Vary"] ?? ""
-                if !ProblemStage.lists(vary, "accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
+                if !FieldList.lists(vary, "accept-language") { r.headers.set("Vary", vary.isEmpty ? "Accept-Language" : vary + ", Accept-Language") }
             }
         }
         r.body = .bytes(problem.jsonBytes(typeBase: typeBase, trace: trace))
         return r
-    }
-
-    /// Whether a comma-separated field value lists `token` (written in lower case), ASCII case-insensitively.
-    static func lists(_ value: String, _ token: StaticString) -> Bool {
-        var value = value
-        return value.withUTF8 { u in
-            var start = 0
-            for i in 0...u.count where i == u.count || u[i] == 44 {
-                let item = Substring(decoding: UnsafeBufferPointer(rebasing: u[start..<i]), as: UTF8.self).trimmingOWS()
-                var s = String(item)
-                if s.withUTF8({ ASCII.equalsLowercase($0, token) }) { return true }
-                start = i + 1
-            }
-            return false
-        }
     }
 
     /// A problem (`application/problem+json`) names the request's trace: `"traceId"` added as its last member unless its

@@ -455,14 +455,7 @@ public struct RequestParser {
         case 10:
             if ASCII.equalsLowercase(name, "connection") {
                 // Comma-separated tokens, compared without allocating.
-                var i = vs
-                while i < ve {
-                    while i < ve, b[i] == 44 || b[i] == 32 || b[i] == 9 { i += 1 }
-                    let start = i
-                    while i < ve, b[i] != 44 { i += 1 }
-                    var end = i
-                    while end > start, b[end - 1] == 32 || b[end - 1] == 9 { end -= 1 }
-                    let token = UnsafeBufferPointer(rebasing: b[start..<end])
+                FieldList.forEachMember(UnsafeBufferPointer(rebasing: b[vs..<ve])) { token in
                     if ASCII.equalsLowercase(token, "close") { known.connectionClose = true }
                     else if ASCII.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
                 }

@@ -101,12 +101,8 @@ public final class LiveTransport: UpstreamTransport {
                 var fields = fixedFields
                 for f in perCall.fields { fields.add(f.name, f.value) }
                 if let field { fields.add(field.name, field.value) }
-                if let trace = TraceContext.current {
-                    fields.add("traceparent", trace.child())
-                    if let state = trace.state { fields.add("tracestate", state) }
-                }
                 response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
-                                                    timeout: deadline)
+                                                    trace: TraceContext.current, timeout: deadline)
             }
         } catch {
             throw Self.upstreamError(error)

@@ -285,11 +285,11 @@ final class RouterAndEncodingTests: XCTestCase {
     }
 
     func testAFieldListsATokenWhateverItsCaseAndSpacing() {
-        XCTAssertTrue(ProblemStage.lists("Accept-Encoding, Accept-Language", "accept-language"))
-        XCTAssertTrue(ProblemStage.lists("accept-language", "accept-language"))
-        XCTAssertTrue(ProblemStage.lists("Origin,\tACCEPT-LANGUAGE ", "accept-language"))
-        XCTAssertFalse(ProblemStage.lists("Accept-Languages, Accept", "accept-language"))
-        XCTAssertFalse(ProblemStage.lists("", "accept-language"))
+        XCTAssertTrue(FieldList.lists("Accept-Encoding, Accept-Language", "accept-language"))
+        XCTAssertTrue(FieldList.lists("accept-language", "accept-language"))
+        XCTAssertTrue(FieldList.lists("Origin,\tACCEPT-LANGUAGE ", "accept-language"))
+        XCTAssertFalse(FieldList.lists("Accept-Languages, Accept", "accept-language"))
+        XCTAssertFalse(FieldList.lists("", "accept-language"))
     }
 
 }
