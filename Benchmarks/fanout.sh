@@ -9,7 +9,8 @@
 # Env: ROUNDS (3), WRK_CONNECTIONS (32), TLS=1 (the upstream speaks TLS with a certificate from a CA made here;
 # Lede gets it through --upstream-ca, nginx through proxy_ssl_trusted_certificate). Needs wrk, nginx, openssl,
 # python3. Not part of CI.
-# Server CPU per request: utime+stime of the server's processes (/proc) over the run, divided by the requests.
+# Server CPU per request: utime+stime of the server's processes (/proc) over the run, divided by the requests; the
+# kernel's share of it (stime/(utime+stime)): the syscalls, the socket copies and the wake-ups, against the user-space work.
 # LEDE_FLAGS (default "--upstream-concurrency 1024 --upstream-connections 64"): nginx's proxy bounds nothing (its
 # `keepalive 64` caps idle connections kept, not connections made), so Lede's per-origin bound on calls in flight (16:
 # Wikimedia's etiquette) and on connections per origin per loop (8) are lifted for a like-for-like run. With only the
@@ -147,14 +148,16 @@ curl -sf "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" | head 
 
 # CPU ticks (utime+stime) of a set of processes.
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+# The kernel's part of them (stime).
+kticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $15}' "/proc/$p/stat"))); done; echo "$t"; }
 workers() { pgrep -P "$(cat "$dir/$1.pid")" | tr '\n' ' '; }   # an nginx (proxy or upstream) by its pid file: its workers
 hz=$(getconf CLK_TCK)
 # Nanoseconds on a CPU and runnable-but-waiting, summed over the threads of a set of processes (/proc schedstat).
 sched() { local r=0 w=0 a b; for p in "$@"; do for f in /proc/"$p"/task/*/schedstat; do
   read -r a b _ < "$f" 2>/dev/null || continue; r=$((r + a)); w=$((w + b)); done; done; echo "$r $w"; }
-run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request server_run/wait upstream_run/wait wrk_run/wait"
+run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request server_run/wait upstream_run/wait wrk_run/wait kernel_share"
   local name=$1 url=$2; shift 2
-  local before; before=$(ticks "$@")
+  local before kbefore; before=$(ticks "$@"); kbefore=$(kticks "$@")
   wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt" &
   local wrk_pid=$! ups; ups=$(workers upstream)
   # The scheduler's counters over the middle of the run (wrk's threads are gone once it ends): from 0.5 s in to 0.5 s
@@ -166,8 +169,8 @@ run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request serve
   # shellcheck disable=SC2086
   local s1 u1 w1; s1=$(sched "$@"); u1=$(sched $ups); w1=$(sched "$wrk_pid")
   wait "$wrk_pid"
-  local after; after=$(ticks "$@")
-  python3 - "$out/$name.txt" $((after - before)) "$hz" "$duration" "$s0" "$s1" "$u0" "$u1" "$w0" "$w1" <<'PY'
+  local after kafter; after=$(ticks "$@"); kafter=$(kticks "$@")
+  python3 - "$out/$name.txt" $((after - before)) "$hz" "$duration" "$s0" "$s1" "$u0" "$u1" "$w0" "$w1" $((kafter - kbefore)) <<'PY'
 import re, sys
 t = open(sys.argv[1]).read(); ticks = int(sys.argv[2]); hz = int(sys.argv[3]); duration = float(sys.argv[4])
 def ms(v):
@@ -181,9 +184,9 @@ window = max(0.1, duration - 1) / duration * max(total, 1)
 def per(a, b):   # "run/wait" in µs a request
     (r0, w0), (r1, w1) = map(int, a.split()), map(int, b.split())
     return f"{(r1 - r0) / window / 1000:.1f}/{(w1 - w0) / window / 1000:.1f}"
-a = sys.argv[5:]
+a = sys.argv[5:11]; kernel = int(sys.argv[11])
 print(f"{rps:.0f} {p50:.3f} {p99:.3f} {errors.group(1) if errors else 0} {ticks / hz / max(total, 1) * 1e6:.1f} "
-      f"{per(a[0], a[1])} {per(a[2], a[3])} {per(a[4], a[5])}")
+      f"{per(a[0], a[1])} {per(a[2], a[3])} {per(a[4], a[5])} {kernel / max(ticks, 1) * 100:.0f}")
 PY
 }
 median() { python3 -c "import statistics,sys; print(f'{statistics.median(float(x) for x in sys.argv[1:]):.3f}')" "$@"; }
@@ -194,15 +197,16 @@ wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications
 [ -n "${LEDE_BIN_B:-}" ] && wrk -t1 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:$b_port/notifications/badge" >/dev/null
 l_r=(); l_5=(); l_9=(); l_c=(); n_r=(); n_5=(); n_9=(); n_c=(); l_e=0; n_e=0; b_r=(); b_5=(); b_9=(); b_c=(); b_e=0
 l_s=(); n_s=(); b_s=()   # "server upstream wrk" run/wait a round
+l_k=(); n_k=(); b_k=()   # the kernel's share of the server's CPU time (stime of utime+stime, %) a round
 for i in $(seq 1 "$rounds"); do
-  read -r a b c d e f g h < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
-  l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e"); l_s+=("$f,$g,$h")
+  read -r a b c d e f g h k < <(run "fanout-lede-$i" "http://127.0.0.1:$lede_port/notifications/badge" "$lede_pid")
+  l_r+=("$a"); l_5+=("$b"); l_9+=("$c"); l_e=$((l_e + d)); l_c+=("$e"); l_s+=("$f,$g,$h"); l_k+=("$k")
   # shellcheck disable=SC2046
-  read -r a b c d e f g h < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(workers proxy))
-  n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e"); n_s+=("$f,$g,$h")
+  read -r a b c d e f g h k < <(run "fanout-nginx-$i" "http://127.0.0.1:$proxy_port/notifications/badge" $(workers proxy))
+  n_r+=("$a"); n_5+=("$b"); n_9+=("$c"); n_e=$((n_e + d)); n_c+=("$e"); n_s+=("$f,$g,$h"); n_k+=("$k")
   if [ -n "${LEDE_BIN_B:-}" ]; then
-    read -r a b c d e f g h < <(run "fanout-lede-b-$i" "http://127.0.0.1:$b_port/notifications/badge" "$b_pid")
-    b_r+=("$a"); b_5+=("$b"); b_9+=("$c"); b_e=$((b_e + d)); b_c+=("$e"); b_s+=("$f,$g,$h")
+    read -r a b c d e f g h k < <(run "fanout-lede-b-$i" "http://127.0.0.1:$b_port/notifications/badge" "$b_pid")
+    b_r+=("$a"); b_5+=("$b"); b_9+=("$c"); b_e=$((b_e + d)); b_c+=("$e"); b_s+=("$f,$g,$h"); b_k+=("$k")
   fi
 done
 # Medians of each thread set's run and wait (µs a request), from "srun/swait,urun/uwait,wrun/wwait" per round.
@@ -222,6 +226,7 @@ echo "on a CPU / runnable but waiting, µs a request (medians):"
 echo "  behind lede:        $(sched_medians "${l_s[@]}")"
 echo "  behind nginx-proxy: $(sched_medians "${n_s[@]}")"
 [ -n "${LEDE_BIN_B:-}" ] && echo "  behind lede-b:      $(sched_medians "${b_s[@]}")"
+echo "the kernel's share of the server's CPU time (stime/(utime+stime), median of rounds): lede $(median "${l_k[@]}")%, nginx-proxy $(median "${n_k[@]}")%${LEDE_BIN_B:+, lede-b $(median "${b_k[@]}")%}"
 # Each round's p99 against the proxy's in the same round, then their median: drift between rounds cancels.
 paired() { python3 -c '
 import statistics, sys

@@ -320,14 +320,16 @@ public struct ResponseParser {
         var framing = FramingFields()
         let (status, versionMinor, reason) = try buffer.withUnsafeBufferPointer { (b) throws(ResponseError) -> (Int, Int, String) in
             let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound)
-            for range in headLines.dropFirst() {
-                let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound)
-                let ls = range.lowerBound
-                let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
-                framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
-                headers.add(line: UnsafeBufferPointer(rebasing: b[ls..<range.upperBound]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
+            try headers.appendingReceived { (fields) throws(ResponseError) in
+                for range in headLines.dropFirst() {
+                    let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound)
+                    let ls = range.lowerBound
+                    let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
+                    framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
+                    fields.add(line: UnsafeBufferPointer(rebasing: b[ls..<range.upperBound]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
+                }
             }
-            return (status, versionMinor, String(decoding: UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound]), as: UTF8.self))
+            return (status, versionMinor, Self.reason(UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound])))
         }
         start = end
         return (ResponseHead(status: status, versionMinor: versionMinor, reason: reason, headers: headers, hasContentEncoding: framing.contentEncoding),
@@ -352,8 +354,9 @@ public struct ResponseParser {
             case .other: return
             case .contentEncoding: contentEncoding = true
             case .connection:
-                if FieldList.lists(value, "close") { close = true }
-                if FieldList.lists(value, "keep-alive") { keepAlive = true }
+                FieldList.forEachMember(value) { m in
+                    if ASCII.equalsLowercase(m, "close") { close = true } else if ASCII.equalsLowercase(m, "keep-alive") { keepAlive = true }
+                }
             case .transferEncoding:
                 FieldList.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
             case .contentLength:
@@ -366,6 +369,12 @@ public struct ResponseParser {
                 }
             }
         }
+    }
+
+    /// The reason phrase: the usual one without decoding it (a literal string; no bytes read into a new one).
+    static func reason(_ r: UnsafeBufferPointer<UInt8>) -> String {
+        if r.count == 2, r[0] == UInt8(ascii: "O"), r[1] == UInt8(ascii: "K") { return "OK" }
+        return String(decoding: r, as: UTF8.self)
     }
 
     /// `HTTP/1.x NNN reason` in `b[ls..<le]`: the status, the minor version and where the reason starts.
@@ -392,15 +401,11 @@ public struct ResponseParser {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
-        // The name up to the colon, each byte a token byte (one pass, by bit set).
+        // The name: token bytes (one pass, by bit set), then the colon (not a token byte).
         let bits = ByteScan.tokenBits
         var colon = ls
-        while colon < le {
-            let c = b[colon]
-            if c == 58 { break }
-            guard ByteScan.isToken(c, bits) else { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
-            colon += 1
-        }
+        while colon < le, ByteScan.isToken(b[colon], bits) { colon += 1 }
+        if colon < le, b[colon] != 58 { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
         guard colon < le, colon > ls else { throw .malformed("a header line without a field name") }
         var vs = colon + 1, ve = le
         while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }

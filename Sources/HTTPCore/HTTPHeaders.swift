@@ -123,6 +123,20 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         mutableReceived().append(line: line, name: name, value: value)
     }
 
+    /// A parser's way to add a whole head's received lines: the box made unshared once, not once a line (no retain
+    /// and release a field).
+    package mutating func appendingReceived<R, E: Error>(_ body: (ReceivedAppender) throws(E) -> R) throws(E) -> R {
+        try body(ReceivedAppender(box: mutableReceived()))
+    }
+
+    /// Adds checked field lines to a list's unshared box (`appendingReceived`).
+    package struct ReceivedAppender {
+        let box: Received
+        /// A received field line it has checked (`name` and `value` are ranges in `line`).
+        @inline(__always)
+        package func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) { box.append(line: line, name: name, value: value) }
+    }
+
     /// Empties the list. An unshared box of received fields is kept, with its buffers, for the next fields; a shared one
     /// (a list handed out still holds it) is let go, and a new box made at once with room for `bytes` of field lines
     /// and `fields` fields when asked (a parser that knows the size its heads run to), else when a field is added.

@@ -69,11 +69,11 @@ public final class LiveTransport: UpstreamTransport {
     /// A request this transport prepared, sent through the client's callback (no task): on a server loop the call
     /// goes out and its answer is read, and `completion` runs, on that loop. Redirects come back as answers, as from
     /// `send`; a transport that follows them itself, or a request it did not prepare, is sent by `send` instead.
-    public func start(_ request: UpstreamRequest, deadline: Double,
+    public func start(_ request: UpstreamRequest, deadline: Double, trace: TraceContext?,
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool {
         guard let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
         let (fields, field, body) = Self.perCall(request)
-        client.execute(prepared.request, headers: fields, field: field, trace: TraceContext.current, body: body, timeout: deadline) { result in
+        client.execute(prepared.request, headers: fields, field: field, trace: trace, body: body, timeout: deadline) { result in
             switch result {
             case .success(let response): completion(.success(Self.answer(response)))
             case .failure(let e): completion(.failure(Self.upstreamError(e)))

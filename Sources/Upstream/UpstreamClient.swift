@@ -229,7 +229,7 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
         let trace = TraceContext.current   // the request's, for the steps that go on in a task
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
-        if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, completion: { [self] result in
+        if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, trace: trace, completion: { [self] result in
             let response: UpstreamResponse
             do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
             guard Self.isRedirect(response) else { completion(Result { try read(owner, response, req) }); return }

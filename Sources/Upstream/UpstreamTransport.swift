@@ -246,7 +246,8 @@ public protocol UpstreamTransport: Sendable {
     /// The same exchange as `send`, answered through `completion` without a task, when the transport can start it
     /// here and now (the live transport, for a request it prepared); false, with nothing started and `completion`
     /// never called, otherwise — the caller then uses `send`. `completion` runs once, where the answer is read.
-    func start(_ request: UpstreamRequest, deadline: Double,
+    /// `trace`: the request's trace context (`TraceContext.current`, read once by the caller).
+    func start(_ request: UpstreamRequest, deadline: Double, trace: TraceContext?,
                completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool
     /// The absolute URL that `path` of a request for `lang` is relative to (`https://en.wikipedia.org`): what
     /// redirects are resolved against and what names the origin for back-off and the circuit breaker.
@@ -255,7 +256,7 @@ public protocol UpstreamTransport: Sendable {
 
 extension UpstreamTransport {
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest { request }
-    public func start(_ request: UpstreamRequest, deadline: Double,
+    public func start(_ request: UpstreamRequest, deadline: Double, trace: TraceContext?,
                       completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool { false }
     public func baseURL(lang: String) -> String { "https://\(lang).wikipedia.org" }
 }

@@ -47,7 +47,10 @@ enum JSONPaths {
                 try reader.value(candidates: all, depth: 0)
                 reader.skipSpace()
                 guard reader.i == buffer.count else { throw Malformed() }
-                return reader.found
+                // Moved out, not copied (a copy retains each value's text and the reader's end releases it again).
+                var found = Found(count: 0)
+                swap(&found, &reader.found)
+                return found
             }
         }
     }
