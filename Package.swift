@@ -28,9 +28,21 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], 
 // every release build of these modules uses it when the file is there — `swift run -c release lede`, the Dockerfile,
 // CI — so the fast build is the one everyone gets. IR-level (LLVM's) profile use: Swift 6.3's SIL-level -profile-use
 // crashes the compiler (swiftlang/swift#84432). `LEDE_PGO=off` builds without it (pgo.sh's instrumented build does).
+// The profile's digest is passed too (a define no code reads): a remade profile changes the flags, so an incremental
+// build recompiles with it instead of keeping objects optimised with the last one. Which profile a build uses is printed
+// as the manifest is read (a warning, the only way a manifest speaks).
 let profile = Context.packageDirectory + "/Benchmarks/lede.profdata"
-let profiled: [SwiftSetting] = FileManager.default.fileExists(atPath: profile) && Context.environment["LEDE_PGO"] != "off"
-    ? [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile], .when(configuration: .release))] : []
+let profileBytes = Context.environment["LEDE_PGO"] == "off" ? nil : FileManager.default.contents(atPath: profile)
+let profileDigest: String? = profileBytes.map { bytes in
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return String(h, radix: 16)
+}
+let profiled: [SwiftSetting] = profileDigest.map {
+    [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile, "-Xcc", "-DLEDE_PROFILE_DIGEST=" + $0], .when(configuration: .release))]
+} ?? []
+print(profileDigest.map { "release builds are optimised with Benchmarks/lede.profdata (digest \($0)); LEDE_PGO=off builds without it" }
+      ?? "release builds use no profile (LEDE_PGO=off, or no Benchmarks/lede.profdata)")
 
 let package = Package(
     name: "Lede",

@@ -111,6 +111,9 @@ public struct ResponseParser {
     private var headLines: [Range<Int>] = []
     private var headScan = 0
     private var headLineStart = 0
+    /// Whether the head being read holds a control byte other than a tab (a CR or LF not ending a line, a NUL, a DEL…):
+    /// only then are its reason phrase and field values checked byte by byte (what they would be refused for).
+    private var headHasControl = false
     /// Where the scan for the end of a chunk-size or trailer line resumes.
     private var lineScan = 0
     public private(set) var head: ResponseHead?
@@ -275,20 +278,26 @@ public struct ResponseParser {
     private mutating func parseHead() throws(ResponseError) -> (ResponseHead, FramingFields)? {
         // Find CRLF CRLF from where the last call stopped, checking the limit.
         if headLines.isEmpty && headScan <= start {
-            headScan = start; headLineStart = start
+            headScan = start; headLineStart = start; headHasControl = false
             if headLines.capacity == 0 { headLines.reserveCapacity(24) }   // one allocation, not five doublings
         }
         var lineStart = headLineStart
         var i = headScan
         let count = buffer.count, headStart = start, maxHead = limits.maxHead
         enum Step { case more, end, bareLF, bareCR, tooManyFields, tooLarge }
-        // Line breaks found eight bytes at a time; each CR is judged with the byte after it.
+        // Line breaks found eight bytes at a time, with every other control byte; each CR is judged with the byte after it.
         let step: Step = buffer.withUnsafeBufferPointer { b in
             while true {
-                guard let at = ByteScan.firstLineBreak(b, from: i) else { i = count; return count - headStart > maxHead ? .tooLarge : .more }
+                guard let at = ByteScan.firstControl(b, from: i) else { i = count; return count - headStart > maxHead ? .tooLarge : .more }
                 i = at
                 if at - headStart > maxHead { return .tooLarge }
-                if b[at] == 13 {
+                let c = b[at]
+                if c != 13 && c != 10 {
+                    if c != 9 { headHasControl = true }
+                    i = at + 1
+                    continue
+                }
+                if c == 13 {
                     if at + 1 == count { return .more }   // waits on the CR until the byte after it is here
                     if b[at + 1] != 10 { return .bareCR }
                     i = at + 1
@@ -319,10 +328,11 @@ public struct ResponseParser {
         headers.removeAllKeepingCapacity(orReserving: 2048, fields: 32)
         var framing = FramingFields()
         let (status, versionMinor, reason) = try buffer.withUnsafeBufferPointer { (b) throws(ResponseError) -> (Int, Int, String) in
-            let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound)
+            let check = headHasControl
+            let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound, checkReason: check)
             try headers.appendingReceived { (fields) throws(ResponseError) in
                 for range in headLines.dropFirst() {
-                    let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound)
+                    let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound, checkValue: check)
                     let ls = range.lowerBound
                     let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
                     framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
@@ -377,8 +387,9 @@ public struct ResponseParser {
         return String(decoding: r, as: UTF8.self)
     }
 
-    /// `HTTP/1.x NNN reason` in `b[ls..<le]`: the status, the minor version and where the reason starts.
-    static func statusLine(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> (Int, Int, Int) {
+    /// `HTTP/1.x NNN reason` in `b[ls..<le]`: the status, the minor version and where the reason starts. The reason is
+    /// checked for control bytes when `checkReason` (the head's scan found one somewhere).
+    static func statusLine(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int, checkReason: Bool = true) throws(ResponseError) -> (Int, Int, Int) {
         let n = le - ls
         guard n >= 12, b[ls] == 72, b[ls + 1] == 84, b[ls + 2] == 84, b[ls + 3] == 80, b[ls + 4] == 47, b[ls + 5] == 49,
               b[ls + 6] == 46, (48...57).contains(b[ls + 7]), b[ls + 8] == 32,
@@ -386,7 +397,7 @@ public struct ResponseParser {
             throw .malformed("the status line is not 'HTTP/1.x NNN reason'")
         }
         guard n == 12 || b[ls + 12] == 32 else { throw .malformed("the status code is not three digits followed by a space") }
-        var k = ls + 13
+        var k = checkReason ? ls + 13 : le
         while k < le {
             let c = b[k]
             guard c == 9 || (c >= 32 && c != 127) else { throw .malformed("the reason phrase holds control characters") }
@@ -396,8 +407,9 @@ public struct ResponseParser {
         return (status, Int(b[ls + 7] - 48), min(ls + 13, le))
     }
 
-    /// A field line `b[ls..<le]`: where its name ends (the colon) and its value without surrounding spaces and tabs.
-    static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int) throws(ResponseError) -> (colon: Int, valueStart: Int, valueEnd: Int) {
+    /// A field line `b[ls..<le]`: where its name ends (the colon) and its value without surrounding spaces and tabs. The
+    /// value is checked for control bytes when `checkValue` (the head's scan found one somewhere).
+    static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int, checkValue: Bool = true) throws(ResponseError) -> (colon: Int, valueStart: Int, valueEnd: Int) {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
@@ -410,7 +422,7 @@ public struct ResponseParser {
         var vs = colon + 1, ve = le
         while vs < ve, b[vs] == 32 || b[vs] == 9 { vs += 1 }
         while ve > vs, b[ve - 1] == 32 || b[ve - 1] == 9 { ve -= 1 }
-        guard ByteScan.isFieldValue(b, from: vs, to: ve) else { throw .malformed("a field value holds control characters") }
+        if checkValue, !ByteScan.isFieldValue(b, from: vs, to: ve) { throw .malformed("a field value holds control characters") }
         return (colon, vs, ve)
     }
 

@@ -23,6 +23,30 @@ public enum ByteScan {
         return nil
     }
 
+    /// The first byte from `from` that is below 0x20 or DEL (a line break, a tab, another control byte), eight bytes a
+    /// test; nil when there is none. One pass over a head both finds its lines and learns whether anything in them but
+    /// a tab needs a closer look.
+    public static func firstControl(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        let end = p.count
+        guard let base = p.baseAddress, from < end else { return nil }
+        var i = from
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        while i + 8 <= end {
+            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            let del = w ^ (ones &* 0x7F)
+            // The lowest flagged byte is exact (a borrow only flags bytes above the first real one).
+            let hits = (((w &- ones &* 0x20) & ~w) | ((del &- ones) & ~del)) & highs
+            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        while i < end {
+            let c = base[i]
+            if c < 0x20 || c == 0x7F { return i }
+            i += 1
+        }
+        return nil
+    }
+
     /// Whether `p[from..<to]` is a field value as RFC 9110 §5.5 allows on the wire: no control byte but tab, no DEL
     /// (obs-text, 0x80 and up, is allowed). Eight bytes a test; a word holding a byte below 0x20 or a DEL is judged
     /// byte by byte (it may be a tab).

@@ -97,6 +97,8 @@ final class ResponseParserTests: XCTestCase {
             ("chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n"),
             ("gzip transfer coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
             ("control character", "HTTP/1.1 200 OK\r\nX: a\u{1}b\r\nContent-Length: 0\r\n\r\n"),
+            ("control character in the reason", "HTTP/1.1 200 O\u{1}K\r\nContent-Length: 0\r\n\r\n"),
+            ("DEL in the reason", "HTTP/1.1 200 OK\u{7F}\r\nContent-Length: 0\r\n\r\n"),
             ("unasked upgrade", "HTTP/1.1 101 Switching Protocols\r\n\r\n"),
         ]
         for (name, text) in cases {

@@ -42,6 +42,21 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time scans find the first byte a byte-by-byte loop finds, wherever it lies and whatever lies
+    /// after it (bytes above 0x7F included: a borrow must not flag a byte before the first real one).
+    func testTheWordScansFindTheFirstByteTheRuleFinds() {
+        var rng = SeededGenerator(state: 0x5ca7)
+        let alphabet: [UInt8] = [0, 9, 10, 13, 31, 32, 33, 0x7E, 0x7F, 0x80, 0x9F, 0xA0, 0xFF] + Array(UInt8(ascii: "a")...UInt8(ascii: "z"))
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+            let from = Int.random(in: 0...max(0, bytes.count), using: &rng)
+            bytes.withUnsafeBufferPointer { b in
+                XCTAssertEqual(ByteScan.firstControl(b, from: from), (from..<b.count).first { b[$0] < 0x20 || b[$0] == 0x7F }, "\(bytes) from \(from)")
+                XCTAssertEqual(ByteScan.firstLineBreak(b, from: from), (from..<b.count).first { b[$0] == 10 || b[$0] == 13 }, "\(bytes) from \(from)")
+            }
+        }
+    }
+
     func testRandomAndMutatedInputsEndInARequestOrACleanError() {
         var rng = SeededGenerator(state: 0x1ede)
         var errors = 0, requests = 0
