@@ -413,10 +413,14 @@ public struct ResponseParser {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
-        // The name: token bytes (one pass, by bit set), then the colon (not a token byte).
+        // The name: token bytes (a letter at once, another byte by the bit set), then the colon (not a token byte).
         let bits = ByteScan.tokenBits
         var colon = ls
-        while colon < le, ByteScan.isToken(b[colon], bits) { colon += 1 }
+        while colon < le {
+            let c = b[colon]
+            guard (c | 0x20) &- 0x61 < 26 || ByteScan.isToken(c, bits) else { break }
+            colon += 1
+        }
         if colon < le, b[colon] != 58 { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
         guard colon < le, colon > ls else { throw .malformed("a header line without a field name") }
         var vs = colon + 1, ve = le
