@@ -28,21 +28,13 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], 
 // every release build of these modules uses it when the file is there — `swift run -c release lede`, the Dockerfile,
 // CI — so the fast build is the one everyone gets. IR-level (LLVM's) profile use: Swift 6.3's SIL-level -profile-use
 // crashes the compiler (swiftlang/swift#84432). `LEDE_PGO=off` builds without it (pgo.sh's instrumented build does).
-// The profile's digest is passed too (a define no code reads): a remade profile changes the flags, so an incremental
-// build recompiles with it instead of keeping objects optimised with the last one. Which profile a build uses is printed
-// as the manifest is read (a warning, the only way a manifest speaks).
+// Which profile a build uses is printed as the manifest is read (a warning: the only way a manifest speaks). SwiftPM
+// does not know the flag names a file: Benchmarks/pgo.sh drops the release objects built with the old profile.
 let profile = Context.packageDirectory + "/Benchmarks/lede.profdata"
-let profileBytes = Context.environment["LEDE_PGO"] == "off" ? nil : FileManager.default.contents(atPath: profile)
-let profileDigest: String? = profileBytes.map { bytes in
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-    return String(h, radix: 16)
-}
-let profiled: [SwiftSetting] = profileDigest.map {
-    [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile, "-Xcc", "-DLEDE_PROFILE_DIGEST=" + $0], .when(configuration: .release))]
-} ?? []
-print(profileDigest.map { "release builds are optimised with Benchmarks/lede.profdata (digest \($0)); LEDE_PGO=off builds without it" }
-      ?? "release builds use no profile (LEDE_PGO=off, or no Benchmarks/lede.profdata)")
+let profileUsed = Context.environment["LEDE_PGO"] != "off" && FileManager.default.fileExists(atPath: profile)
+let profiled: [SwiftSetting] = profileUsed ? [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile], .when(configuration: .release))] : []
+print(profileUsed ? "release builds are optimised with Benchmarks/lede.profdata (LEDE_PGO=off builds without it)"
+      : "release builds use no profile (LEDE_PGO=off, or no Benchmarks/lede.profdata)")
 
 let package = Package(
     name: "Lede",
