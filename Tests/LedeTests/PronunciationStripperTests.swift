@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Lede
 @testable import LedeBasics
@@ -160,5 +161,26 @@ final class PronunciationStripperTests: XCTestCase {
     func testSlashesPairFromTheGroupsFirstSlash() {
         XCTAssertEqual(PronunciationStripper.clean("A (/x/ɪ/) b"), "A (/x/ɪ/) b")
         XCTAssertEqual(PronunciationStripper.clean("A (/x/ /ɪ/) b"), "A b")
+    }
+
+    /// The fast ways in are the rules: the ASCII tables hold exactly the scalars the Unicode properties name, and the
+    /// first-letter gate lets every pronunciation word through, however it is cased or encoded (precomposed or
+    /// decomposed), so no word the lookup would find is skipped.
+    func testTheFastPathsAgreeWithTheRules() {
+        for v in 0..<UInt32(0x80) {
+            let scalar = Unicode.Scalar(UInt8(v))
+            XCTAssertEqual(PronunciationStripper.isPunctuationOrSpace(scalar), PronunciationStripper.punctuationOrSpaceByProperties(scalar), "\(v)")
+            XCTAssertEqual(PronunciationStripper.isWordScalar(scalar), PronunciationStripper.wordScalarByProperties(scalar), "\(v)")
+        }
+        let words = PronunciationStripper.pronunciationWords.flatMap { [$0, $0.uppercased(), $0.capitalized] } + Array(PronunciationStripper.caseSensitiveWords)
+        for word in words {
+            for form in [word, word.decomposedStringWithCanonicalMapping, word.precomposedStringWithCanonicalMapping] {
+                let scalars = Array(form.unicodeScalars)
+                XCTAssertTrue(PronunciationStripper.couldBeWord(first: scalars[0], count: scalars.count), form)
+                XCTAssertEqual(PronunciationStripper.clean("A (\(form) x) b"), "A b", form)
+            }
+        }
+        XCTAssertFalse(PronunciationStripper.couldBeWord(first: "t", count: 3), "the")
+        XCTAssertEqual(PronunciationStripper.clean("No group here: ˈɑ /x/"), "No group here: ˈɑ /x/")
     }
 }

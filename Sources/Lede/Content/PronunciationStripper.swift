@@ -1,3 +1,4 @@
+import Foundation
 import LedeBasics
 import Wikimedia
 /// Removes pronunciation parentheticals from article extracts ("Given the article summary has an IPA …
@@ -11,13 +12,24 @@ import Wikimedia
 /// never count, and tags inside a removed group are dropped in matched pairs only, so the HTML stays well-formed.
 enum PronunciationStripper {
     static func clean(_ text: String) -> String {
+        guard mayHoldGroup(text) else { return text }
         let units = text.unicodeScalars.map { Unit.text($0) }
         return render(strip(units))
     }
 
     static func cleanHTML(_ html: String) -> String {
-        guard let units = tokenizeHTML(html) else { return html }
+        guard mayHoldGroup(html), let units = tokenizeHTML(html) else { return html }
         return render(strip(units))
+    }
+
+    /// Whether `text` holds an opening bracket, `(` or `（` (UTF-8 EF BC 88): with none there is no group to judge and the
+    /// text is the answer as it is.
+    static func mayHoldGroup(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { u in
+            guard let base = u.baseAddress else { return false }
+            return memchr(base, 0x28, u.count) != nil || memchr(base, 0xEF, u.count) != nil
+        }
     }
 
     enum Unit: Equatable {
@@ -109,15 +121,18 @@ enum PronunciationStripper {
     static func render(_ units: [Unit]) -> String {
         // Appended to a String (amortised growth): UnicodeScalarView.append(contentsOf:) copied the whole text so far
         // for every tag, quadratic in tags (Benchmarks/readers.sh found 380 ms for 512 KB of nested spans).
-        var out = String()
-        out.reserveCapacity(units.count)
+        // Written as UTF-8 bytes and made a string once (a scalar appended to a string's scalar view cost ~240
+        // instructions).
+        var out: [UInt8] = []
+        out.reserveCapacity(units.count + units.count / 4)
         for u in units {
             switch u {
-            case .text(let s): out.unicodeScalars.append(s)
-            case .tag(let t): out += t
+            case .text(let s):
+                if s.value < 0x80 { out.append(UInt8(s.value)) } else { UTF8.encode(s) { out.append($0) } }
+            case .tag(let t): out.append(contentsOf: t.utf8)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     // MARK: - What counts as pronunciation
@@ -139,24 +154,33 @@ enum PronunciationStripper {
         init(_ v: [Unicode.Scalar]) {
             let n = v.count
             var ipa = [Int](repeating: 0, count: n + 1), listen = ipa, wordly = ipa, substantive = ipa
+            var cjk = false
             for i in 0..<n {
                 ipa[i + 1] = ipa[i] + (PronunciationStripper.isIPA(v[i]) ? 1 : 0)
                 listen[i + 1] = listen[i] + (v[i] == "ⓘ" ? 1 : 0)
                 substantive[i + 1] = substantive[i] + (PronunciationStripper.isPunctuationOrSpace(v[i]) ? 0 : 1)
+                if v[i].value >= 0x3000 { cjk = true }
             }
-            // Words: runs of letters (and the marks that belong to them).
+            // Words: runs of letters (and the marks that belong to them). A word is made a string and looked up only
+            // when it could be one of the words (`couldBeWord`: most words of a text cannot).
             var starts = [Bool](repeating: false, count: n + 1)
             var i = 0
             while i < n {
                 guard PronunciationStripper.isWordScalar(v[i]) else { i += 1; continue }
                 var j = i
                 while j < n && PronunciationStripper.isWordScalar(v[j]) { j += 1 }
-                let word = String(String.UnicodeScalarView(v[i..<j]))
-                if PronunciationStripper.caseSensitiveWords.contains(word) || PronunciationStripper.pronunciationWords.contains(word.lowercased()) { starts[i] = true }
+                if PronunciationStripper.couldBeWord(first: v[i], count: j - i) {
+                    var word = String()
+                    word.unicodeScalars.append(contentsOf: v[i..<j])
+                    if PronunciationStripper.caseSensitiveWords.contains(word) || PronunciationStripper.pronunciationWords.contains(word.lowercased()) { starts[i] = true }
+                }
                 i = j
             }
-            for fragment in PronunciationStripper.cjkFragmentScalars where fragment.count <= n {
-                for s in 0...(n - fragment.count) where v[s] == fragment[0] && Array(v[s..<(s + fragment.count)]) == fragment { starts[s] = true }
+            // The fragments are ideographs (U+4E00 and up): a text with nothing from U+3000 on holds none.
+            if cjk {
+                for fragment in PronunciationStripper.cjkFragmentScalars where fragment.count <= n {
+                    for s in 0...(n - fragment.count) where v[s] == fragment[0] && Array(v[s..<(s + fragment.count)]) == fragment { starts[s] = true }
+                }
             }
             for i in 0..<n { wordly[i + 1] = wordly[i] + (starts[i] ? 1 : 0) }
             var nextClose = [Int](repeating: n, count: n + 1)
@@ -199,12 +223,70 @@ enum PronunciationStripper {
     static func carriesPronunciation(_ inner: [Unicode.Scalar]) -> Bool { TextFacts(inner).carriesPronunciation(-1, inner.count) }
 
     static func isPunctuationOrSpace(_ s: Unicode.Scalar) -> Bool {
-        isSpace(s) || s.properties.generalCategory.isPunctuation || "·•;,:。，、".unicodeScalars.contains(s)
+        if s.value < 0x80 { return ASCIISet.punctuationOrSpace.contains(s.value) }
+        return punctuationOrSpaceByProperties(s)
+    }
+
+    /// The rule itself (the ASCII table is made from it).
+    static func punctuationOrSpaceByProperties(_ s: Unicode.Scalar) -> Bool {
+        if isSpace(s) || s.properties.generalCategory.isPunctuation { return true }
+        switch s.value {
+        case 0xB7, 0x2022, 0x3B, 0x2C, 0x3A, 0x3002, 0xFF0C, 0x3001: return true   // · • ; , : 。 ， 、
+        default: return false
+        }
     }
 
     /// Letters, and the combining marks written on them (so "prononcé" is one word however it is encoded).
     static func isWordScalar(_ s: Unicode.Scalar) -> Bool {
+        if s.value < 0x80 { return ASCIISet.word.contains(s.value) }
+        return wordScalarByProperties(s)
+    }
+
+    static func wordScalarByProperties(_ s: Unicode.Scalar) -> Bool {
         s.properties.isAlphabetic || (0x0300...0x036F).contains(s.value)
+    }
+
+    /// Scalars below 0x80 by a 128-bit set, made once from the rules above (the Unicode properties are a table search
+    /// a scalar; an extract is mostly ASCII).
+    struct ASCIISet {
+        let low: UInt64, high: UInt64
+        init(_ rule: (Unicode.Scalar) -> Bool) {
+            var low: UInt64 = 0, high: UInt64 = 0
+            for v in 0..<UInt32(0x80) where rule(Unicode.Scalar(UInt8(v))) { if v < 64 { low |= 1 << UInt64(v) } else { high |= 1 << UInt64(v - 64) } }
+            self.low = low; self.high = high
+        }
+        @inline(__always) func contains(_ v: UInt32) -> Bool { v < 64 ? (low >> UInt64(v)) & 1 == 1 : (high >> UInt64(v & 63)) & 1 == 1 }
+        static let punctuationOrSpace = ASCIISet(PronunciationStripper.punctuationOrSpaceByProperties)
+        static let word = ASCIISet(PronunciationStripper.wordScalarByProperties)
+    }
+
+    /// Whether a word of `count` scalars starting with `first` could be one of `caseSensitiveWords` or, lower-cased,
+    /// `pronunciationWords`: an ASCII first letter must begin one of them (folded to lower case; for a word written
+    /// with an accented first letter, the letter it decomposes to), and no word is shorter than three scalars (a
+    /// letter is at least one scalar however it is encoded, and lower-casing never drops one). Anything else — a
+    /// first scalar beyond ASCII — is looked up.
+    static func couldBeWord(first: Unicode.Scalar, count: Int) -> Bool {
+        guard count >= 3 else { return false }
+        guard first.value < 0x80 else { return true }
+        let v = first.value
+        let lower = (0x41...0x5A).contains(v) ? v | 0x20 : v
+        return wordFirsts.contains(lower) || caseSensitiveFirsts.contains(v)
+    }
+
+    /// The ASCII letters the pronunciation words begin with, lower case (an accented first letter counts as its base
+    /// letter: "écouter" begins with e, however it is written).
+    static let wordFirsts = ASCIISet { s in
+        pronunciationWords.contains { w in
+            guard let f = w.unicodeScalars.first else { return false }
+            return f == s || baseLetter(f) == s
+        }
+    }
+    static let caseSensitiveFirsts = ASCIISet { s in caseSensitiveWords.contains { $0.unicodeScalars.first == s } }
+
+    /// The ASCII letter a Latin letter with a diacritic decomposes to (é → e), else nil.
+    static func baseLetter(_ s: Unicode.Scalar) -> Unicode.Scalar? {
+        guard let first = String(s).decomposedStringWithCanonicalMapping.unicodeScalars.first, first.value < 0x80 else { return nil }
+        return first
     }
 
     static let cjkFragmentScalars: [[Unicode.Scalar]] = cjkFragments.map { Array($0.unicodeScalars) }
@@ -215,7 +297,9 @@ enum PronunciationStripper {
         case 0x02B0...0x02FF: return true   // Spacing modifier letters: ˈ ˌ ː ʰ ʲ ˀ …
         case 0x0300...0x036F: return true   // Combining diacritics
         case 0x1D00...0x1DBF, 0x1DC0...0x1DFF: return true
-        default: return "θðŋæøœçβχħɸ".unicodeScalars.contains(s)
+        // θ ð ŋ æ ø œ ç β χ ħ (ɸ is in the IPA extensions)
+        case 0x03B8, 0x00F0, 0x014B, 0x00E6, 0x00F8, 0x0153, 0x00E7, 0x03B2, 0x03C7, 0x0127: return true
+        default: return false
         }
     }
 
