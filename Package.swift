@@ -29,7 +29,7 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], 
 // CI — so the fast build is the one everyone gets. IR-level (LLVM's) profile use: Swift 6.3's SIL-level -profile-use
 // crashes the compiler (swiftlang/swift#84432). `LEDE_PGO=off` builds without it (pgo.sh's instrumented build does).
 // Which profile a build uses is printed as the manifest is read (a warning: the only way a manifest speaks). SwiftPM
-// does not know the flag names a file: Benchmarks/pgo.sh drops the release objects built with the old profile.
+// does not know the flag names a file: Benchmarks/pgo.sh touches the profiled modules' sources so they are recompiled.
 let profile = Context.packageDirectory + "/Benchmarks/lede.profdata"
 let profileUsed = Context.environment["LEDE_PGO"] != "off" && FileManager.default.fileExists(atPath: profile)
 let profiled: [SwiftSetting] = profileUsed ? [.unsafeFlags(["-Xfrontend", "-ir-profile-use=" + profile], .when(configuration: .release))] : []

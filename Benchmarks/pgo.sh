@@ -98,12 +98,9 @@ pids=()
 # What the profile was made from: CI checks the request path has not changed since (Benchmarks/profile-fresh.sh).
 Benchmarks/profile-fresh.sh --list > Benchmarks/lede.profdata.sources
 ls -l Benchmarks/lede.profdata Benchmarks/lede.profdata.sources
-# SwiftPM does not know a compiler flag names a file: release objects already built here keep the old profile's layout
-# until their sources change. Dropping the profiled modules' objects makes the next release build use the new one.
-for build in .build/release .build/callgrind/release; do
-  [ -d "$build" ] || continue
-  for module in EventLoops HTTPCore HTTPServer HTTPClient LedeBasics Upstream Wikimedia WikimediaEmbedded Lede LedeCommand; do
-    rm -rf "$build/$module.build"
-  done
-  echo "dropped $build's objects of the profiled modules: the next release build there compiles them with the new profile"
-done
+# SwiftPM does not know a compiler flag names a file: release objects already built here would keep the old profile's
+# layout until their sources change. The profiled modules' sources are touched (their contents stay), so the next build
+# of any kind recompiles them, the release builds with the new profile.
+find Sources/EventLoops Sources/HTTPCore Sources/HTTPServer Sources/HTTPClient Sources/LedeBasics Sources/Upstream Sources/Wikimedia \
+  Sources/WikimediaEmbedded Sources/Lede Sources/LedeCommand -name '*.swift' -exec touch {} +
+echo "touched the profiled modules' sources: the next release build compiles them with the new profile"
