@@ -165,13 +165,15 @@ enum PronunciationStripper {
             // when it could be one of the words (`couldBeWord`: most words of a text cannot).
             var starts = [Bool](repeating: false, count: n + 1)
             var i = 0
+            var utf8: [UInt8] = []   // a candidate word's bytes (a scalar appended to a string's scalar view costs ~200 instructions)
             while i < n {
                 guard PronunciationStripper.isWordScalar(v[i]) else { i += 1; continue }
                 var j = i
                 while j < n && PronunciationStripper.isWordScalar(v[j]) { j += 1 }
                 if PronunciationStripper.couldBeWord(first: v[i], count: j - i) {
-                    var word = String()
-                    word.unicodeScalars.append(contentsOf: v[i..<j])
+                    utf8.removeAll(keepingCapacity: true)
+                    for k in i..<j { UTF8.encode(v[k]) { utf8.append($0) } }
+                    let word = String(decoding: utf8, as: UTF8.self)
                     if PronunciationStripper.caseSensitiveWords.contains(word) || PronunciationStripper.pronunciationWords.contains(word.lowercased()) { starts[i] = true }
                 }
                 i = j
