@@ -226,7 +226,8 @@ echo "on a CPU / runnable but waiting, µs a request (medians):"
 echo "  behind lede:        $(sched_medians "${l_s[@]}")"
 echo "  behind nginx-proxy: $(sched_medians "${n_s[@]}")"
 [ -n "${LEDE_BIN_B:-}" ] && echo "  behind lede-b:      $(sched_medians "${b_s[@]}")"
-echo "the kernel's share of the server's CPU time (stime/(utime+stime), median of rounds): lede $(median "${l_k[@]}")%, nginx-proxy $(median "${n_k[@]}")%${LEDE_BIN_B:+, lede-b $(median "${b_k[@]}")%}"
+pct() { printf '%.0f%%' "$(median "$@")"; }
+echo "the kernel's share of the server's CPU time (stime/(utime+stime), median of rounds): lede $(pct "${l_k[@]}"), nginx-proxy $(pct "${n_k[@]}")${LEDE_BIN_B:+, lede-b $(pct "${b_k[@]}")}"
 # Each round's p99 against the proxy's in the same round, then their median: drift between rounds cancels.
 paired() { python3 -c '
 import statistics, sys
