@@ -146,10 +146,9 @@ auth=(-H 'Authorization: Bearer bench-user')
 curl -sf "${auth[@]}" "http://127.0.0.1:$lede_port/notifications/badge"; echo "  <- Lede"
 curl -sf "${auth[@]}" "http://127.0.0.1:$proxy_port/notifications/badge" | head -c 120; echo "…  <- nginx proxy"
 
-# CPU ticks (utime+stime) of a set of processes.
-ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
-# The kernel's part of them (stime).
-kticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $15}' "/proc/$p/stat"))); done; echo "$t"; }
+# CPU ticks (utime+stime) of a set of processes; KERNEL=1: the kernel's part alone (stime).
+ticks() { local t=0 f='$14 + $15'; [ -n "${KERNEL:-}" ] && f='$15'
+  for p in "$@"; do t=$((t + $(awk "{print $f}" "/proc/$p/stat"))); done; echo "$t"; }
 workers() { pgrep -P "$(cat "$dir/$1.pid")" | tr '\n' ' '; }   # an nginx (proxy or upstream) by its pid file: its workers
 hz=$(getconf CLK_TCK)
 # Nanoseconds on a CPU and runnable-but-waiting, summed over the threads of a set of processes (/proc schedstat).
@@ -157,7 +156,7 @@ sched() { local r=0 w=0 a b; for p in "$@"; do for f in /proc/"$p"/task/*/scheds
   read -r a b _ < "$f" 2>/dev/null || continue; r=$((r + a)); w=$((w + b)); done; done; echo "$r $w"; }
 run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request server_run/wait upstream_run/wait wrk_run/wait kernel_share"
   local name=$1 url=$2; shift 2
-  local before kbefore; before=$(ticks "$@"); kbefore=$(kticks "$@")
+  local before kbefore; before=$(ticks "$@"); kbefore=$(KERNEL=1 ticks "$@")
   wrk -t1 -c"$conns" -d"${duration}s" --latency "${auth[@]}" "$url" > "$out/$name.txt" &
   local wrk_pid=$! ups; ups=$(workers upstream)
   # The scheduler's counters over the middle of the run (wrk's threads are gone once it ends): from 0.5 s in to 0.5 s
@@ -169,7 +168,7 @@ run() { # name url pids… -> "rps p50_ms p99_ms non2xx cpu_us_per_request serve
   # shellcheck disable=SC2086
   local s1 u1 w1; s1=$(sched "$@"); u1=$(sched $ups); w1=$(sched "$wrk_pid")
   wait "$wrk_pid"
-  local after kafter; after=$(ticks "$@"); kafter=$(kticks "$@")
+  local after kafter; after=$(ticks "$@"); kafter=$(KERNEL=1 ticks "$@")
   python3 - "$out/$name.txt" $((after - before)) "$hz" "$duration" "$s0" "$s1" "$u0" "$u1" "$w0" "$w1" $((kafter - kbefore)) <<'PY'
 import re, sys
 t = open(sys.argv[1]).read(); ticks = int(sys.argv[2]); hz = int(sys.argv[3]); duration = float(sys.argv[4])

@@ -364,9 +364,8 @@ public struct ResponseParser {
             case .other: return
             case .contentEncoding: contentEncoding = true
             case .connection:
-                FieldList.forEachMember(value) { m in
-                    if ASCII.equalsLowercase(m, "close") { close = true } else if ASCII.equalsLowercase(m, "keep-alive") { keepAlive = true }
-                }
+                let options = FieldList.connectionOptions(value)
+                close = close || options.close; keepAlive = keepAlive || options.keepAlive
             case .transferEncoding:
                 FieldList.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
             case .contentLength:

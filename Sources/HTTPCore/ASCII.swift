@@ -92,6 +92,15 @@ public enum FieldList {
         return value.withUTF8 { lists($0, token) }
     }
 
+    /// What a `Connection` value lists of the two options either direction acts on (RFC 9112 §9.3).
+    public static func connectionOptions(_ value: UnsafeBufferPointer<UInt8>) -> (close: Bool, keepAlive: Bool) {
+        var close = false, keepAlive = false
+        forEachMember(value) { m in
+            if ASCII.equalsLowercase(m, "close") { close = true } else if ASCII.equalsLowercase(m, "keep-alive") { keepAlive = true }
+        }
+        return (close, keepAlive)
+    }
+
     /// Each member of a comma-separated value, trimmed of spaces and tabs, empty ones included (no array of parts).
     public static func forEachMember<E: Error>(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> Void) throws(E) {
         var start = 0, i = 0

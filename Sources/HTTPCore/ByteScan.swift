@@ -4,71 +4,55 @@ public enum ByteScan {
     /// The first CR or LF in `p` at or after `from`, or nil.
     @inlinable @inline(__always)
     public static func firstLineBreak(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        let end = p.count
-        guard let base = p.baseAddress, from < end else { return nil }
-        var i = from
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while i + 8 <= end {
-            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-            let cr = w ^ (ones &* 13), lf = w ^ (ones &* 10)
-            let hits = (((cr &- ones) & ~cr) | ((lf &- ones) & ~lf)) & highs
-            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
-            i += 8
-        }
-        while i < end {
-            let b = base[i]
-            if b == 13 || b == 10 { return i }
-            i += 1
-        }
-        return nil
+        first(p, from: from, to: p.count, words: { w in zeroBytes(w ^ (ones &* 13)) | zeroBytes(w ^ (ones &* 10)) }, byte: { $0 == 13 || $0 == 10 })
     }
 
-    /// The first byte from `from` that is below 0x20 or DEL (a line break, a tab, another control byte), eight bytes a
-    /// test; nil when there is none. One pass over a head both finds its lines and learns whether anything in them but
-    /// a tab needs a closer look.
+    /// The first byte from `from` that is below 0x20 or DEL (a line break, a tab, another control byte), or nil. One
+    /// pass over a head both finds its lines and learns whether anything in them but a tab needs a closer look.
+    @inlinable @inline(__always)
     public static func firstControl(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        let end = p.count
-        guard let base = p.baseAddress, from < end else { return nil }
-        var i = from
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        while i + 8 <= end {
-            let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-            let del = w ^ (ones &* 0x7F)
-            // The lowest flagged byte is exact (a borrow only flags bytes above the first real one).
-            let hits = (((w &- ones &* 0x20) & ~w) | ((del &- ones) & ~del)) & highs
-            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
-            i += 8
-        }
-        while i < end {
-            let c = base[i]
-            if c < 0x20 || c == 0x7F { return i }
-            i += 1
-        }
-        return nil
+        first(p, from: from, to: p.count, words: controlBytes, byte: { $0 < 0x20 || $0 == 0x7F })
     }
 
     /// Whether `p[from..<to]` is a field value as RFC 9110 §5.5 allows on the wire: no control byte but tab, no DEL
-    /// (obs-text, 0x80 and up, is allowed). Eight bytes a test; a word holding a byte below 0x20 or a DEL is judged
-    /// byte by byte (it may be a tab).
+    /// (obs-text, 0x80 and up, is allowed). Control bytes are found eight bytes a test; each is judged (it may be a tab).
     @inlinable @inline(__always)
     public static func isFieldValue(_ p: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         var k = from
-        if let base = p.baseAddress {
-            while k + 8 <= to {
-                let w = UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)
-                let del = w ^ (ones &* 0x7F)
-                // Some byte below 0x20 (exact for bytes of any value), or some byte equal to DEL.
-                if ((w &- ones &* 0x20) & ~w | (del &- ones) & ~del) & highs != 0 { break }
-                k += 8
-            }
-        }
-        while k < to {
-            let c = p[k]
-            guard c == 9 || (c >= 32 && c != 127) else { return false }
-            k += 1
+        while let at = first(p, from: k, to: to, words: controlBytes, byte: { $0 < 0x20 || $0 == 0x7F }) {
+            guard p[at] == 9 else { return false }
+            k = at + 1
         }
         return true
+    }
+
+    @inlinable static var ones: UInt64 { 0x0101_0101_0101_0101 }
+    @inlinable static var highs: UInt64 { 0x8080_8080_8080_8080 }
+
+    /// The high bit of each zero byte of `w`: the lowest one set is exact (a borrow only flags bytes above the first real one).
+    @inlinable @inline(__always)
+    static func zeroBytes(_ w: UInt64) -> UInt64 { (w &- ones) & ~w & highs }
+
+    /// The high bit of each byte of `w` below 0x20 or equal to DEL (the lowest one set exact, as above).
+    @inlinable @inline(__always)
+    static func controlBytes(_ w: UInt64) -> UInt64 { ((w &- ones &* 0x20) & ~w & highs) | zeroBytes(w ^ (ones &* 0x7F)) }
+
+    /// The first index in `from..<to` whose byte `byte` picks: eight bytes at a time by `words` (the high bit of each
+    /// picked byte of a word, the lowest exact), the tail byte by byte.
+    @inlinable @inline(__always)
+    static func first(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int, words: (UInt64) -> UInt64, byte: (UInt8) -> Bool) -> Int? {
+        guard let base = p.baseAddress, from < end else { return nil }
+        var i = from
+        while i + 8 <= end {
+            let hits = words(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+            if hits != 0 { return i + hits.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        while i < end {
+            if byte(base[i]) { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// Whether `c` is a token byte (RFC 9110 §5.6.2: field names, methods): the one definition both parsers and the

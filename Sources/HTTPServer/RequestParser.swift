@@ -455,10 +455,9 @@ public struct RequestParser {
         case 10:
             if ASCII.equalsLowercase(name, "connection") {
                 // Comma-separated tokens, compared without allocating.
-                FieldList.forEachMember(UnsafeBufferPointer(rebasing: b[vs..<ve])) { token in
-                    if ASCII.equalsLowercase(token, "close") { known.connectionClose = true }
-                    else if ASCII.equalsLowercase(token, "keep-alive") { known.connectionKeepAlive = true }
-                }
+                let options = FieldList.connectionOptions(UnsafeBufferPointer(rebasing: b[vs..<ve]))
+                if options.close { known.connectionClose = true }
+                if options.keepAlive { known.connectionKeepAlive = true }
             }
         case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value() }
         case 13:
