@@ -264,14 +264,27 @@ public final class HTTPClient: Sendable {
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
+        start(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, completion: .callback(completion))
+    }
+
+    /// The same exchange answered to `target`, an object that holds the caller's state (`ClientAnswerTarget`): no
+    /// closure is made for the call.
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
+                        trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double, answering target: any ClientAnswerTarget) {
+        start(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, completion: .target(target))
+    }
+
+    @inline(__always)
+    private func start(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
+                       body: [UInt8], timeout: Double, completion: Pending.Completion) {
         // Checked now (a refused field is answered before this returns); written by the connection that carries the call,
         // into its own buffer (no array made for the call's bytes).
-        do { try Self.check(headers: headers, field: field) } catch { completion(.failure(error)); return }
+        do { try Self.check(headers: headers, field: field) } catch { completion.answer(.failure(error)); return }
         let here = currentServerLoop()
         // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
         let deadline = (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9)
         submit(Pending(origin: request.origin, message: .prepared(request, headers: headers, field: field, trace: trace, body: body),
-                       isHead: request.method == "HEAD", idempotent: request.idempotent, deadline: deadline, completion: .callback(completion)),
+                       isHead: request.method == "HEAD", idempotent: request.idempotent, deadline: deadline, completion: completion),
                here: here)
     }
 
@@ -413,27 +426,33 @@ final class Counter: Sendable {
     func increment() -> Int { n.wrappingAdd(1, ordering: .relaxed).newValue & Int.max }
 }
 
+/// What a caller answered without a closure is (`HTTPClient.execute(_:headers:field:trace:body:timeout:answering:)`):
+/// an object holding the state the caller goes on from. `answered` runs once, as a callback would.
+public protocol ClientAnswerTarget: AnyObject, Sendable {
+    func answered(_ result: Result<ClientResponse, HTTPClientError>)
+}
+
 /// One request waiting for, or using, a connection. Lives on its loop.
 final class Pending {
     /// How the caller is told: a suspended task resumed, or a callback run on the loop.
     enum Completion {
         case continuation(UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>)
         case callback((Result<ClientResponse, HTTPClientError>) -> Void)
+        case target(any ClientAnswerTarget)
+
+        func answer(_ result: Result<ClientResponse, HTTPClientError>) {
+            switch self {
+            case .continuation(let k): k.resume(returning: result)
+            case .callback(let f): f(result)
+            case .target(let t): t.answered(result)
+            }
+        }
     }
     /// What is sent: bytes written already (an unprepared request's), or a prepared request's parts, written by the
     /// connection that carries it into its own buffer.
     enum Message {
         case bytes([UInt8])
         case prepared(PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?, body: [UInt8])
-
-        /// The message's bytes appended to `out`.
-        func write(into out: inout [UInt8]) {
-            switch self {
-            case .bytes(let b): b.withUnsafeBufferPointer { out.append(contentsOf: $0) }
-            case .prepared(let r, let headers, let field, let trace, let body):
-                HTTPClient.write(r, headers: headers, field: field, trace: trace, body: body, into: &out)
-            }
-        }
     }
     let origin: Origin
     let message: Message
@@ -452,15 +471,22 @@ final class Pending {
 
     var isFinished: Bool { completion == nil }
 
+    /// The message's bytes appended to `out`, its parts read where they lie (switching over `message` from outside
+    /// copied the whole enum, retaining each of its references, once a call).
+    func writeMessage(into out: inout [UInt8]) {
+        switch message {
+        case .bytes(let b): b.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+        case .prepared(let r, let headers, let field, let trace, let body):
+            HTTPClient.write(r, headers: headers, field: field, trace: trace, body: body, into: &out)
+        }
+    }
+
     /// Answers the caller. A callback runs here and now, so callers of `finish` leave their pool and connection
     /// consistent first: the callback may make another call on the same loop.
     func finish(_ result: Result<ClientResponse, HTTPClientError>) {
         guard let c = completion else { return }
         completion = nil
-        switch c {
-        case .continuation(let k): k.resume(returning: result)
-        case .callback(let f): f(result)
-        }
+        c.answer(result)
     }
 
     /// A request dropped without an answer (its loop closed under it) still answers its caller.

@@ -297,17 +297,15 @@ public struct ResponseParser {
                     i = at + 1
                     continue
                 }
-                if c == 13 {
-                    if at + 1 == count { return .more }   // waits on the CR until the byte after it is here
-                    if b[at + 1] != 10 { return .bareCR }
-                    i = at + 1
-                    continue
-                }
-                guard at > lineStart, b[at - 1] == 13 else { return .bareLF }
-                if at - 1 == lineStart { return .end }   // empty line: end of head
-                headLines.append(lineStart..<(at - 1))
-                lineStart = at + 1
-                i = at + 1
+                // A line ends at a CR with its LF, taken together (the scan goes on after both); an LF found by the
+                // scan is therefore a bare one.
+                if c == 10 { return .bareLF }
+                if at + 1 == count { return .more }   // waits on the CR until the byte after it is here
+                if b[at + 1] != 10 { return .bareCR }
+                if at == lineStart { i = at + 1; return .end }   // empty line: end of head
+                headLines.append(lineStart..<at)
+                lineStart = at + 2
+                i = at + 2
                 if headLines.count > limits.maxFields + 1 { return .tooManyFields }
             }
         }

@@ -33,32 +33,41 @@ public enum Credentials: Sendable, Equatable {
     }
 
     public static func read(_ headers: HTTPHeaders) -> Credentials {
-        var value: String?
         var count = 0
-        headers.forEach(named: "Authorization") { v in
+        var verdict = Verdict.scheme
+        var value = ""
+        // Judged where the field lies; the one string made is the credentials as they are sent on.
+        headers.forEach(named: "Authorization") { u in
             count += 1
-            if count == 1 { value = String(decoding: v, as: UTF8.self) }
+            guard count == 1 else { return }
+            verdict = judge(u)
+            switch verdict {
+            case .exact: value = String(decoding: u, as: UTF8.self)
+            case .other: value = "Bearer " + String(decoding: UnsafeBufferPointer(rebasing: u[7...]), as: UTF8.self)
+            case .scheme, .token: break
+            }
         }
-        guard var value else { return .none }
+        guard count > 0 else { return .none }
         guard count == 1 else { return .invalid(.repeated) }
-        enum Verdict { case exact, other, scheme, token }
-        let verdict: Verdict = value.withUTF8 { u in
-            // "Bearer" (any case), one space, then the token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
-            var space = 0
-            while space < u.count, u[space] != 32 { space += 1 }
-            guard space < u.count, ASCII.equalsLowercase(UnsafeBufferPointer(rebasing: u[0..<space]), "bearer") else { return .scheme }
-            let token = UnsafeBufferPointer(rebasing: u[(space + 1)...])
-            guard !token.isEmpty, token.count <= 4096, token.allSatisfy(isTokenByte) else { return .token }
-            // Sent on as written when the client wrote the scheme as Wikimedia and RFC 6750 do.
-            return space == 6 && u[0] == UInt8(ascii: "B") && u[1] == UInt8(ascii: "e") && u[2] == UInt8(ascii: "a")
-                && u[3] == UInt8(ascii: "r") && u[4] == UInt8(ascii: "e") && u[5] == UInt8(ascii: "r") ? .exact : .other
-        }
         switch verdict {
         case .scheme: return .invalid(.scheme)
         case .token: return .invalid(.token)
-        case .exact: return .bearer(value)
-        case .other: return .bearer("Bearer " + value.dropFirst(7))
+        case .exact, .other: return .bearer(value)
         }
+    }
+
+    private enum Verdict { case exact, other, scheme, token }
+
+    /// "Bearer" (any case), one space, then the token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+    private static func judge(_ u: UnsafeBufferPointer<UInt8>) -> Verdict {
+        var space = 0
+        while space < u.count, u[space] != 32 { space += 1 }
+        guard space < u.count, ASCII.equalsLowercase(UnsafeBufferPointer(rebasing: u[0..<space]), "bearer") else { return .scheme }
+        let token = UnsafeBufferPointer(rebasing: u[(space + 1)...])
+        guard !token.isEmpty, token.count <= 4096, token.allSatisfy(isTokenByte) else { return .token }
+        // Sent on as written when the client wrote the scheme as Wikimedia and RFC 6750 do.
+        return space == 6 && u[0] == UInt8(ascii: "B") && u[1] == UInt8(ascii: "e") && u[2] == UInt8(ascii: "a")
+            && u[3] == UInt8(ascii: "r") && u[4] == UInt8(ascii: "e") && u[5] == UInt8(ascii: "r") ? .exact : .other
     }
 
     @inline(__always)

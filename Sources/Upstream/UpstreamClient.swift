@@ -219,8 +219,9 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
     /// transport can start it here (the live transport, on a server loop), no task is made and `completion` runs
     /// where the transport answers (that loop); otherwise — queueing for a slot, another transport, a redirect to
     /// follow — the rest goes on in a task that prefers the current loop. Either way the same steps, in the same
-    /// order, as the async `exchange`. `read` takes the count out of the answer, given `owner`; it captures nothing, so the
-    /// exchange's own closure is the only one made between the transport and `completion`.
+    /// order, as the async `exchange`. `read` takes the count out of the answer, given `owner`; it captures nothing.
+    /// What the call goes on from is one `UpstreamCall`, the transport's (and the HTTP client's) answer target: no
+    /// closure is made between the transport and `completion`.
     package func exchange(_ req: UpstreamRequest, gate: UpstreamGuard.Gate?, owner: AnyObject & Sendable,
                           reading read: @escaping @Sendable (AnyObject, UpstreamResponse, UpstreamRequest) throws -> Int,
                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
@@ -229,20 +230,50 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
         let trace = TraceContext.current   // the request's, for the steps that go on in a task
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
-        if holdsSlot, remaining > 0, transport.start(req, deadline: remaining, trace: trace, completion: { [self] result in
-            let response: UpstreamResponse
-            do { response = try settle(req, a, result) } catch { completion(.failure(error)); return }
-            guard Self.isRedirect(response) else { completion(Result { try read(owner, response, req) }); return }
-            Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
-                await TraceContext.$task.withValue(trace) {
-                    do { completion(.success(try read(owner, try await follow(response, of: req).0, req))) } catch { completion(.failure(error)) }
-                }
-            }
-        }) { return }
+        if holdsSlot, remaining > 0,
+           transport.start(UpstreamCall(client: self, request: req, admitted: a, owner: owner, read: read, completion: completion, trace: trace),
+                           deadline: remaining) { return }
         Task(executorPreference: EventLoop.current) { [self] in
             await TraceContext.$task.withValue(trace) {
                 do { completion(.success(try read(owner, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
                 catch { completion(.failure(error)) }
+            }
+        }
+    }
+}
+
+/// An upstream call answered through a callback (`UpstreamClient.exchange(_:gate:owner:reading:completion:)`): what
+/// it goes on from once the transport has an answer — the request, its admission by the guard, how its answer is read
+/// and whom to tell — in one object, which the live transport hands on to the HTTP client as the answer's target.
+public final class UpstreamCall: Sendable {
+    let client: UpstreamClient
+    public let request: UpstreamRequest
+    let admitted: UpstreamClient.Admitted
+    let owner: AnyObject & Sendable
+    let read: @Sendable (AnyObject, UpstreamResponse, UpstreamRequest) throws -> Int
+    let completion: @Sendable (Result<Int, any Error>) -> Void
+    /// The request's trace context, read once when the call began.
+    public let trace: TraceContext?
+
+    init(client: UpstreamClient, request: UpstreamRequest, admitted: UpstreamClient.Admitted, owner: AnyObject & Sendable,
+         read: @escaping @Sendable (AnyObject, UpstreamResponse, UpstreamRequest) throws -> Int,
+         completion: @escaping @Sendable (Result<Int, any Error>) -> Void, trace: TraceContext?) {
+        self.client = client; self.request = request; self.admitted = admitted; self.owner = owner; self.read = read
+        self.completion = completion; self.trace = trace
+    }
+
+    /// The transport's answer (once): settled under the origin's guard, then read and told; a redirect is followed in
+    /// a task that prefers the current loop.
+    public func transportAnswered(_ result: Result<UpstreamResponse, UpstreamError>) {
+        let response: UpstreamResponse
+        do { response = try client.settle(request, admitted, result) } catch { completion(.failure(error)); return }
+        guard UpstreamClient.isRedirect(response) else {
+            do { completion(.success(try read(owner, response, request))) } catch { completion(.failure(error)) }
+            return
+        }
+        Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
+            await TraceContext.$task.withValue(trace) {
+                do { completion(.success(try read(owner, try await client.follow(response, of: request).0, request))) } catch { completion(.failure(error)) }
             }
         }
     }

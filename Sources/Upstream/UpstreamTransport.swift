@@ -243,12 +243,11 @@ public protocol UpstreamTransport: Sendable {
     /// `.unavailable(status: 0)` when nothing usable came back; any HTTP status is returned, not thrown —
     /// redirects too: the client follows them itself.
     func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse
-    /// The same exchange as `send`, answered through `completion` without a task, when the transport can start it
-    /// here and now (the live transport, for a request it prepared); false, with nothing started and `completion`
-    /// never called, otherwise — the caller then uses `send`. `completion` runs once, where the answer is read.
-    /// `trace`: the request's trace context (`TraceContext.current`, read once by the caller).
-    func start(_ request: UpstreamRequest, deadline: Double, trace: TraceContext?,
-               completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool
+    /// The same exchange as `send` for `call.request`, answered to `call` (`UpstreamCall.transportAnswered`) without a
+    /// task, when the transport can start it here and now (the live transport, for a request it prepared); false, with
+    /// nothing started and `call` never answered, otherwise — the caller then uses `send`. `call` is answered once,
+    /// where the answer is read; `call.trace` is the request's trace context.
+    func start(_ call: UpstreamCall, deadline: Double) -> Bool
     /// The absolute URL that `path` of a request for `lang` is relative to (`https://en.wikipedia.org`): what
     /// redirects are resolved against and what names the origin for back-off and the circuit breaker.
     func baseURL(lang: String) -> String
@@ -256,8 +255,7 @@ public protocol UpstreamTransport: Sendable {
 
 extension UpstreamTransport {
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest { request }
-    public func start(_ request: UpstreamRequest, deadline: Double, trace: TraceContext?,
-                      completion: @escaping @Sendable (Result<UpstreamResponse, UpstreamError>) -> Void) -> Bool { false }
+    public func start(_ call: UpstreamCall, deadline: Double) -> Bool { false }
     public func baseURL(lang: String) -> String { "https://\(lang).wikipedia.org" }
 }
 

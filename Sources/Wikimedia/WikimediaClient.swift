@@ -60,7 +60,8 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
         let gate: UpstreamGuard.Gate
         var unread: UpstreamRequest?
     }
-    let languages = Mutex<[String: Language]>([:])
+    /// By the edition's number (`LanguageCode.index`): found with no string hashed.
+    let languages = Mutex<[Language?]>([])
 
     /// One REST exchange whatever its status (redirects followed): for interfaces whose error bodies say more than
     /// their status (the reading lists').

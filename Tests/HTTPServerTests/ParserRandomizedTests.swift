@@ -42,6 +42,13 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// The written-out set of a Host value's bytes is the host rule: every byte, both ways.
+    func testTheHostBitSetIsTheHostRule() {
+        for c in 0...255 {
+            XCTAssertEqual(ByteScan.isToken(UInt8(c), RequestParser.hostBits), RequestParser.isHostChar(UInt8(c)), "byte \(c)")
+        }
+    }
+
     /// The word-at-a-time scans find the first byte a byte-by-byte loop finds, wherever it lies and whatever lies
     /// after it (bytes above 0x7F included: a borrow must not flag a byte before the first real one).
     func testTheWordScansFindTheFirstByteTheRuleFinds() {

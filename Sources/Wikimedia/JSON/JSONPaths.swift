@@ -29,28 +29,64 @@ enum JSONPaths {
     /// Paths asked of many documents, prepared once: at most 64, each a list of object keys from the top.
     struct Query: Sendable {
         let paths: [[String]]
-        /// Each path's keys as bytes, compared in place with the document's keys (no key is copied out).
-        let keys: [[[UInt8]]]
+        /// The distinct member names the paths hold, one entry per name and depth, with the paths (bits) that name
+        /// leads on: a member's name is compared once per entry at its depth, in place, with no key copied out and
+        /// nothing counted (`Name` holds no reference; the names' bytes are one array).
+        let names: [Name]
+        let nameBytes: [UInt8]
+        /// Per depth, the paths (bits) that end there: a value at that depth is recorded for them.
+        let ends: [UInt64]
+        /// Per depth, where its names start in `names` (sorted by depth); one more entry ends the last depth's.
+        let firstName: [Int]
+
+        struct Name {
+            var depth: Int32, start: Int32, count: Int32
+            var paths: UInt64
+        }
 
         init(_ paths: [[String]]) {
             precondition(paths.count <= 64, "a query holds at most 64 paths")
             self.paths = paths
-            keys = paths.map { $0.map { Array($0.utf8) } }
+            var names: [Name] = [], bytes: [UInt8] = []
+            var ends = [UInt64](repeating: 0, count: (paths.map(\.count).max() ?? 0) + 1)
+            for (c, path) in paths.enumerated() {
+                ends[path.count] |= 1 << UInt64(c)
+                for (depth, key) in path.enumerated() {
+                    let k = Array(key.utf8)
+                    if let at = names.firstIndex(where: { Int($0.depth) == depth && Array(bytes[Int($0.start)..<Int($0.start + $0.count)]) == k }) {
+                        names[at].paths |= 1 << UInt64(c)
+                    } else {
+                        names.append(Name(depth: Int32(depth), start: Int32(bytes.count), count: Int32(k.count), paths: 1 << UInt64(c)))
+                        bytes += k
+                    }
+                }
+            }
+            names.sort { $0.depth < $1.depth }
+            var firstName = [Int](repeating: names.count, count: ends.count + 1)
+            for (at, n) in names.enumerated().reversed() { firstName[Int(n.depth)] = at }
+            for d in stride(from: ends.count - 1, through: 0, by: -1) where firstName[d] > firstName[d + 1] { firstName[d] = firstName[d + 1] }
+            self.names = names; nameBytes = bytes; self.ends = ends; self.firstName = firstName
         }
 
         /// Validates `bytes` and returns the value at each path (nil where there is none), by the query's index.
         func read(_ bytes: [UInt8]) throws -> Found {
             try bytes.withUnsafeBufferPointer { buffer in
-                var reader = Reader(bytes: buffer, keys: keys)
-                let all: UInt64 = keys.count == 64 ? ~0 : (1 << UInt64(keys.count)) - 1
-                reader.skipSpace()
-                try reader.value(candidates: all, depth: 0)
-                reader.skipSpace()
-                guard reader.i == buffer.count else { throw Malformed() }
-                // Moved out, not copied (a copy retains each value's text and the reader's end releases it again).
-                var found = Found(count: 0)
-                swap(&found, &reader.found)
-                return found
+                try names.withUnsafeBufferPointer { names in
+                    try nameBytes.withUnsafeBufferPointer { nameBytes in
+                        try ends.withUnsafeBufferPointer { ends in try firstName.withUnsafeBufferPointer { firstName in
+                            var reader = Reader(bytes: buffer, names: names, nameBytes: nameBytes, ends: ends, firstName: firstName, count: paths.count)
+                            let all: UInt64 = paths.count == 64 ? ~0 : (1 << UInt64(paths.count)) - 1
+                            reader.skipSpace()
+                            try reader.value(candidates: all, depth: 0)
+                            reader.skipSpace()
+                            guard reader.i == buffer.count else { throw Malformed() }
+                            // Moved out, not copied (a copy retains each value's text and the reader's end releases it again).
+                            var found = Found(count: 0)
+                            swap(&found, &reader.found)
+                            return found
+                        } }
+                    }
+                }
             }
         }
     }
@@ -107,13 +143,18 @@ enum JSONPaths {
     /// The readers, each also a static function over a buffer and an index (the tree decoder reads with them too).
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
-        let keys: [[[UInt8]]]
+        /// The query's names and the paths ending at each depth (`Query`), borrowed for the read.
+        let names: UnsafeBufferPointer<Query.Name>
+        let nameBytes: UnsafeBufferPointer<UInt8>
+        let ends: UnsafeBufferPointer<UInt64>
+        let firstName: UnsafeBufferPointer<Int>
         var i = 0
         var found: Found
 
-        init(bytes: UnsafeBufferPointer<UInt8>, keys: [[[UInt8]]]) {
-            self.bytes = bytes; self.keys = keys
-            found = Found(count: keys.count)
+        init(bytes: UnsafeBufferPointer<UInt8>, names: UnsafeBufferPointer<Query.Name>, nameBytes: UnsafeBufferPointer<UInt8>,
+             ends: UnsafeBufferPointer<UInt64>, firstName: UnsafeBufferPointer<Int>, count: Int) {
+            self.bytes = bytes; self.names = names; self.nameBytes = nameBytes; self.ends = ends; self.firstName = firstName
+            found = Found(count: count)
         }
 
         @inline(__always)
@@ -136,29 +177,23 @@ enum JSONPaths {
         }
 
         /// The paths (bits) a value at this depth may be on or above; 0 when none (then it is only validated).
+        @inline(__always)
         func ending(_ candidates: UInt64, at depth: Int) -> UInt64 {
-            var ends: UInt64 = 0, rest = candidates
-            while rest != 0 {
-                let c = rest.trailingZeroBitCount
-                rest &= rest - 1
-                if keys[c].count == depth { ends |= 1 << UInt64(c) }
-            }
-            return ends
+            depth < ends.count ? candidates & ends[depth] : 0
         }
 
         /// The candidates whose key at `depth` is `name` (a member name, unescaped).
         func below(_ candidates: UInt64, depth: Int, name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            var next: UInt64 = 0, rest = candidates
-            while rest != 0 {
-                let c = rest.trailingZeroBitCount
-                rest &= rest - 1
-                let path = keys[c]
-                if path.count > depth, path[depth].count == name.count,
-                   path[depth].withUnsafeBufferPointer({ name.isEmpty || memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }) {
-                    next |= 1 << UInt64(c)
-                }
+            guard depth + 1 < firstName.count else { return 0 }
+            var at = firstName[depth]
+            let end = firstName[depth + 1]
+            while at < end {
+                let n = names[at]
+                at += 1
+                guard Int(n.count) == name.count, n.paths & candidates != 0 else { continue }
+                if name.isEmpty || memcmp(nameBytes.baseAddress! + Int(n.start), name.baseAddress!, name.count) == 0 { return candidates & n.paths }
             }
-            return next
+            return 0
         }
 
         mutating func record(_ ends: UInt64, _ value: Value) {
@@ -189,9 +224,9 @@ enum JSONPaths {
                     if deeper != 0 {
                         // The name compared where it lies; unescaped into a copy only when it holds an escape.
                         let nameStart = i + 1
-                        try skipString()
+                        let escaped = try Reader.skipString(bytes, &i)
                         let raw = UnsafeBufferPointer(rebasing: bytes[nameStart..<(i - 1)])
-                        if !raw.isEmpty, memchr(raw.baseAddress!, Int32(UInt8(ascii: "\\")), raw.count) != nil {
+                        if escaped {
                             i = nameStart - 1
                             let name = try string()
                             next = name.withUnsafeBufferPointer { below(deeper, depth: depth, name: $0) }
@@ -302,9 +337,11 @@ enum JSONPaths {
         /// Validates the string at `i` (its opening quote) as `string` does, keeping nothing.
         mutating func skipString() throws { try Reader.skipString(bytes, &i) }
 
-        @inline(__always)
-        static func skipString(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws {
+        /// Returns whether the string held an escape.
+        @inline(__always) @discardableResult
+        static func skipString(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) throws -> Bool {
             i += 1
+            var escaped = false
             while true {
                 var j = plainRunEnd(b, from: i)
                 if j > b.count &- 8 {   // the document's last few bytes, one at a time
@@ -313,10 +350,11 @@ enum JSONPaths {
                 i = j
                 guard i < b.count else { throw Malformed() }
                 let c = b[i]
-                if c == UInt8(ascii: "\"") { i += 1; return }
+                if c == UInt8(ascii: "\"") { i += 1; return escaped }
                 if c < 0x20 { throw Malformed() }
                 if c >= 0x80 { try utf8Sequence(b, &i); continue }
                 // An escape: each \uXXXX is valid on its own (a pair or not), the rest are one letter.
+                escaped = true
                 i += 1
                 guard i < b.count else { throw Malformed() }
                 switch b[i] {

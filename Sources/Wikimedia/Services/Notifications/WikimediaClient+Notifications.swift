@@ -90,10 +90,15 @@ extension WikimediaClient {
     /// The badge's request for `lang` (no credentials), as the transport prepared it, with its origin's guard
     /// handle: one lookup in the language's table per call.
     func preparedUnread(_ lang: LanguageCode) -> (UpstreamRequest, UpstreamGuard.Gate) {
-        if let known = languages.withLock({ $0[lang.code] }), let unread = known.unread { return (unread, known.gate) }
+        let at = Int(lang.index)
+        if let known = languages.withLock({ at < $0.count ? $0[at] : nil }), let unread = known.unread { return (unread, known.gate) }
         let gate = originGate(lang: lang.code)
-        let ready = transport.prepare(Self.unreadCountRequest(lang, ""))
-        languages.withLock { $0[lang.code] = Language(gate: gate, unread: ready) }
+        // The edition's own request (no variant): the count is the same in every script.
+        let ready = transport.prepare(Self.unreadCountRequest(LanguageCode(verified: (lang.code, lang.index)), ""))
+        languages.withLock { table in
+            if table.count <= at { table.append(contentsOf: repeatElement(nil, count: at + 1 - table.count)) }
+            table[at] = Language(gate: gate, unread: ready)
+        }
         return (ready, gate)
     }
 
