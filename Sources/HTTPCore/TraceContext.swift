@@ -23,7 +23,12 @@ public struct TraceContext: Sendable, Equatable {
     /// The trace of the request being handled: the task's (an `.async` handler's work, a stream's producer and the tasks
     /// they start), else the one the event loop is dispatching on this thread (a handler's synchronous part, a
     /// `.callback` handler's start). Nil elsewhere (background refreshes and polls belong to no request).
-    public static var current: TraceContext? { task ?? ThreadSlot.mine.trace }
+    /// Outside any task the task-local is not read: Lede binds it only in tasks (`$task.withValue` is always awaited), and
+    /// reading it is a generic call and a copy through the type's metadata, on every upstream call made from a loop.
+    public static var current: TraceContext? {
+        if withUnsafeCurrentTask(body: { $0 == nil }) { return ThreadSlot.mine.trace }
+        return task ?? ThreadSlot.mine.trace
+    }
 
     /// The trace a task and its children carry.
     @TaskLocal public static var task: TraceContext?

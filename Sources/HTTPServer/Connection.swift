@@ -333,8 +333,8 @@ final class Connection: LoopDescriptorHandler {
             let language = current.language ?? core.localizer?.language(of: current.request) ?? .unnamed
             response = ProblemStage.rendered(response, record.problem, language, current.trace,
                                              typeBase: core.configuration.naming.problemTypeBase, localizer: core.localizer)
-        } else {
-            response = ProblemStage.withTraceID(response, current.trace)
+        } else if response.status >= 400 {
+            response = ProblemStage.withTraceID(response, current.trace)   // (a success names no trace: no copy of it made)
         }
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)

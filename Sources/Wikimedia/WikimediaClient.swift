@@ -56,9 +56,12 @@ public final class WikimediaClient: WikimediaAPI, Sendable {
 
     /// The badge's prepared request per language (bounded by the languages Lede accepts, a few hundred codes), with
     /// its origin's guard handle.
-    struct Language {
+    /// A class: taken out of the table with one retain (a copy of an optional struct of this size goes through its
+    /// type's metadata).
+    final class Language: Sendable {
         let gate: UpstreamGuard.Gate
-        var unread: UpstreamRequest?
+        let unread: UpstreamRequest
+        init(gate: UpstreamGuard.Gate, unread: UpstreamRequest) { self.gate = gate; self.unread = unread }
     }
     /// By the edition's number (`LanguageCode.index`): found with no string hashed.
     let languages = Mutex<[Language?]>([])

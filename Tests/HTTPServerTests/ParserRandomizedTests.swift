@@ -42,6 +42,21 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time hex digits are the digits written one at a time, for every nibble in every place.
+    func testHexDigitsAWordAtATimeAreTheDigitsOneAtATime() {
+        var rng = SeededGenerator(state: 0x4e78)
+        var values: [UInt64] = [0, 1, 9, 10, 15, 16, .max, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, 0x9999_9999_aaaa_aaaa]
+        for shift in 0..<64 { values.append(1 << UInt64(shift)); values.append(0xA << UInt64(shift / 4 * 4)) }
+        for _ in 0..<10_000 { values.append(rng.next()) }
+        var a = [UInt8](repeating: 0, count: 16), b = a
+        for v in values {
+            a.withUnsafeMutableBufferPointer { FNV1a.writeHex(v, $0.baseAddress!) }
+            b.withUnsafeMutableBufferPointer { FNV1a.writeHexByDigit(v, $0.baseAddress!) }
+            XCTAssertEqual(a, b, "\(v)")
+        }
+        XCTAssertEqual(FNV1a.hex(0x0123_4567_89ab_cdef), "0123456789abcdef")
+    }
+
     /// The written-out set of a Host value's bytes is the host rule: every byte, both ways.
     func testTheHostBitSetIsTheHostRule() {
         for c in 0...255 {

@@ -91,7 +91,7 @@ extension WikimediaClient {
     /// handle: one lookup in the language's table per call.
     func preparedUnread(_ lang: LanguageCode) -> (UpstreamRequest, UpstreamGuard.Gate) {
         let at = Int(lang.index)
-        if let known = languages.withLock({ at < $0.count ? $0[at] : nil }), let unread = known.unread { return (unread, known.gate) }
+        if let known = languages.withLock({ at < $0.count ? $0[at] : nil }) { return (known.unread, known.gate) }
         let gate = originGate(lang: lang.code)
         // The edition's own request (no variant): the count is the same in every script.
         let ready = transport.prepare(Self.unreadCountRequest(LanguageCode(verified: (lang.code, lang.index)), ""))
