@@ -329,12 +329,16 @@ public struct ResponseParser {
             let check = headHasControl
             let (status, versionMinor, reasonStart) = try Self.statusLine(b, statusLine.lowerBound, statusLine.upperBound, checkReason: check)
             try headers.appendingReceived { (fields) throws(ResponseError) in
+                guard headLines.count > 1 else { return }
+                // The field lines copied in one go (the line breaks between them too), each field then a span of them.
+                let first = headLines[1].lowerBound
+                let base = fields.block(UnsafeBufferPointer(rebasing: b[first..<headLines[headLines.count - 1].upperBound])) - first
                 for range in headLines.dropFirst() {
                     let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound, checkValue: check)
                     let ls = range.lowerBound
                     let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
                     framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
-                    fields.add(line: UnsafeBufferPointer(rebasing: b[ls..<range.upperBound]), name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
+                    fields.add(at: base + ls, name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
                 }
             }
             return (status, versionMinor, Self.reason(UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound])))
@@ -411,13 +415,7 @@ public struct ResponseParser {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")
         }
         // The name: token bytes (a letter at once, another byte by the bit set), then the colon (not a token byte).
-        let bits = ByteScan.tokenBits
-        var colon = ls
-        while colon < le {
-            let c = b[colon]
-            guard (c | 0x20) &- 0x61 < 26 || ByteScan.isToken(c, bits) else { break }
-            colon += 1
-        }
+        let colon = ByteScan.tokenEnd(b, from: ls, to: le)
         if colon < le, b[colon] != 58 { throw .malformed("a field name that is not a token (or whitespace before the colon)") }
         guard colon < le, colon > ls else { throw .malformed("a header line without a field name") }
         var vs = colon + 1, ve = le

@@ -77,6 +77,37 @@ public enum ByteScan {
         c < 64 ? (bits.0 >> UInt64(c)) & 1 == 1 : c < 128 && (bits.1 >> UInt64(c & 63)) & 1 == 1
     }
 
+    /// The high bit of each byte of `w` that is an ASCII letter or `-`, exact for every byte (no sum carries out of its
+    /// byte): most bytes of a field name.
+    @inlinable @inline(__always)
+    static func letterOrDashBytes(_ w: UInt64) -> UInt64 {
+        let low7 = ones &* 0x7F
+        let a = (w | ones &* 0x20) & low7   // a letter folded to lower case, the high bit dropped
+        let letters = (a &+ ones &* (0x80 - 0x61)) & ~(a &+ ones &* (0x80 - 0x7B))
+        let d = w ^ (ones &* 0x2D)
+        let dashes = ~(((d & low7) &+ low7) | d)
+        return (letters | dashes) & ~w & highs
+    }
+
+    /// The first index in `from..<to` whose byte is not a token byte, or `to`: eight bytes at a time while they are
+    /// letters and dashes, any other byte by the set.
+    @inlinable
+    public static func tokenEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int) -> Int {
+        guard let base = p.baseAddress else { return from }
+        let bits = tokenBits
+        var i = from
+        while i < end {
+            if i + 8 <= end {
+                let passed = letterOrDashBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                if passed == highs { i += 8; continue }
+                i += (~passed & highs).trailingZeroBitCount >> 3
+            }
+            guard isToken(base[i], bits) else { return i }
+            i += 1
+        }
+        return end
+    }
+
     /// Whether every byte of `p` is a token byte (and there is at least one).
     @inlinable @inline(__always)
     public static func isToken(_ p: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -65,6 +65,42 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
             spanCount += 1
         }
 
+        /// Copies a block of field lines at once (a whole response head's, CR LF between them included): the offset it
+        /// starts at, for `appendSpan`.
+        func appendBlock(_ block: UnsafeBufferPointer<UInt8>) -> Int {
+            reserve(bytes: block.count, spans: 0)
+            let start = byteCount
+            if let base = block.baseAddress { (bytes + start).update(from: base, count: block.count) }
+            byteCount += block.count
+            return start
+        }
+
+        /// A field of a block copied already: `name` and `value` are ranges from `line`, an offset into the box's bytes.
+        @inline(__always)
+        func appendSpan(line: Int, name: Range<Int>, value: Range<Int>) {
+            if spanCount == spanCapacity { reserve(bytes: 0, spans: 1) }
+            (spans + spanCount).initialize(to: Span(nameStart: Int32(line + name.lowerBound), nameEnd: Int32(line + name.upperBound),
+                                                    valueStart: Int32(line + value.lowerBound), valueEnd: Int32(line + value.upperBound)))
+            spanCount += 1
+        }
+
+        private func reserve(bytes more: Int, spans moreSpans: Int) {
+            if byteCount + more > byteCapacity {
+                let capacity = Swift.max(byteCapacity * 2, byteCount + more)
+                let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+                grown.update(from: bytes, count: byteCount)
+                bytes.deallocate()
+                bytes = grown; byteCapacity = capacity
+            }
+            if spanCount + moreSpans > spanCapacity {
+                let capacity = Swift.max(spanCapacity * 2, spanCount + moreSpans)
+                let grown = UnsafeMutablePointer<Span>.allocate(capacity: capacity)
+                grown.update(from: spans, count: spanCount)
+                spans.deallocate()
+                spans = grown; spanCapacity = capacity
+            }
+        }
+
         func removeAll() { byteCount = 0; spanCount = 0 }
 
         /// Drops the spans `drop` picks, keeping the others in order (their bytes stay until the box is emptied).
@@ -135,6 +171,14 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         /// A received field line it has checked (`name` and `value` are ranges in `line`).
         @inline(__always)
         package func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) { box.append(line: line, name: name, value: value) }
+        /// Field lines checked, or to be checked, before their spans are added: copied in one go. Returns the offset
+        /// `add(at:name:value:)` takes lines from.
+        @inline(__always)
+        package func block(_ lines: UnsafeBufferPointer<UInt8>) -> Int { box.appendBlock(lines) }
+        /// A field of the block: its line at `at` (the block's offset plus the line's place in it), `name` and `value`
+        /// ranges in the line. Only what the block copied may be named.
+        @inline(__always)
+        package func add(at line: Int, name: Range<Int>, value: Range<Int>) { box.appendSpan(line: line, name: name, value: value) }
     }
 
     /// Empties the list. An unshared box of received fields is kept, with its buffers, for the next fields; a shared one

@@ -420,15 +420,12 @@ public struct RequestParser {
                 throw ParseError(400, "Obsolete line folding (a field line starting with whitespace) is not allowed.")
             }
             var colon = -1
-            var i = ls
-            let bits = ByteScan.tokenBits
-            while i < le {
-                let c = b[i]
-                if (c | 0x20) &- 0x61 < 26 { i += 1; continue }   // a letter: the usual byte, one test
-                if c == 58 { colon = i; break }
-                if c == 32 || c == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
-                if !ByteScan.isToken(c, bits) { throw ParseError(400, "A field name contains an invalid character.") }
-                i += 1
+            let nameEnd = ByteScan.tokenEnd(b, from: ls, to: le)
+            if nameEnd < le {
+                let c = b[nameEnd]
+                if c == 58 { colon = nameEnd }
+                else if c == 32 || c == 9 { throw ParseError(400, "Whitespace between a field name and the colon is not allowed.") }
+                else { throw ParseError(400, "A field name contains an invalid character.") }
             }
             guard colon > ls else { throw ParseError(400, colon == ls ? "A field name is empty." : "A field line has no colon.") }
             var vs = colon + 1, ve = le

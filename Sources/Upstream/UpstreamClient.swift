@@ -222,7 +222,7 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
     /// order, as the async `exchange`. `read` takes the count out of the answer, given `owner`; it captures nothing.
     /// What the call goes on from is one `UpstreamCall`, the transport's (and the HTTP client's) answer target: no
     /// closure is made between the transport and `completion`.
-    package func exchange(_ req: UpstreamRequest, gate: UpstreamGuard.Gate?, owner: AnyObject & Sendable,
+    package func exchange(_ req: consuming UpstreamRequest, gate: UpstreamGuard.Gate?, owner: AnyObject & Sendable,
                           reading read: @escaping @Sendable (AnyObject, UpstreamResponse, UpstreamRequest) throws -> Int,
                           completion: @escaping @Sendable (Result<Int, any Error>) -> Void) {
         let a: Admitted
@@ -230,11 +230,12 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
         let trace = TraceContext.current   // the request's, for the steps that go on in a task
         let holdsSlot = guards.tryAcquire(a.gate)
         let remaining = deadline - Self.seconds(since: a.start)
-        if holdsSlot, remaining > 0,
-           transport.start(UpstreamCall(client: self, request: req, admitted: a, owner: owner, read: read, completion: completion, trace: trace),
-                           deadline: remaining) { return }
+        // The request moved into the call (not copied); a call the transport does not start goes on from it in a task.
+        let call = UpstreamCall(client: self, request: req, admitted: a, owner: owner, read: read, completion: completion, trace: trace)
+        if holdsSlot, remaining > 0, transport.start(call, deadline: remaining) { return }
         Task(executorPreference: EventLoop.current) { [self] in
             await TraceContext.$task.withValue(trace) {
+                let req = call.request
                 do { completion(.success(try read(owner, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
                 catch { completion(.failure(error)) }
             }
@@ -255,7 +256,7 @@ public final class UpstreamCall: Sendable {
     /// The request's trace context, read once when the call began.
     public let trace: TraceContext?
 
-    init(client: UpstreamClient, request: UpstreamRequest, admitted: UpstreamClient.Admitted, owner: AnyObject & Sendable,
+    init(client: UpstreamClient, request: consuming UpstreamRequest, admitted: UpstreamClient.Admitted, owner: AnyObject & Sendable,
          read: @escaping @Sendable (AnyObject, UpstreamResponse, UpstreamRequest) throws -> Int,
          completion: @escaping @Sendable (Result<Int, any Error>) -> Void, trace: TraceContext?) {
         self.client = client; self.request = request; self.admitted = admitted; self.owner = owner; self.read = read

@@ -42,6 +42,33 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// A field name's end found eight bytes at a time is where the token rule, byte by byte, ends it: every byte
+    /// value in every place of a word (bytes above 0x7F, letters next to `@`, `[`, `` ` `` and `{`, dashes, digits).
+    func testTheTokenEndAWordAtATimeIsTheTokenRule() {
+        var rng = SeededGenerator(state: 0x70ce)
+        let letters = Array(UInt8(ascii: "a")...UInt8(ascii: "z")) + Array(UInt8(ascii: "A")...UInt8(ascii: "Z")) + [45, 45, 45]
+        for round in 0..<40_000 {
+            let n = Int(rng.next() % 24)
+            var b = (0..<n).map { _ in letters[Int(rng.next() % UInt64(letters.count))] }
+            if n > 0 && round % 4 != 0 {
+                // One byte of any value somewhere.
+                b[Int(rng.next() % UInt64(n))] = UInt8(truncatingIfNeeded: rng.next())
+            }
+            let from = n > 0 ? Int(rng.next() % UInt64(min(n, 3) + 1)) : 0
+            var expected = from
+            while expected < n, ByteScan.isToken(b[expected]) { expected += 1 }
+            b.withUnsafeBufferPointer { p in XCTAssertEqual(ByteScan.tokenEnd(p, from: from, to: n), expected, "\(b) from \(from)") }
+        }
+        // Every byte value in every place of two words.
+        for c in 0...255 {
+            for at in 0..<16 {
+                var b = Array("Content-Encoding".utf8)
+                b[at] = UInt8(c)
+                b.withUnsafeBufferPointer { p in XCTAssertEqual(ByteScan.tokenEnd(p, from: 0, to: 16), ByteScan.isToken(UInt8(c)) ? 16 : at, "byte \(c) at \(at)") }
+            }
+        }
+    }
+
     /// The word-at-a-time hex digits are the digits written one at a time, for every nibble in every place.
     func testHexDigitsAWordAtATimeAreTheDigitsOneAtATime() {
         var rng = SeededGenerator(state: 0x4e78)
