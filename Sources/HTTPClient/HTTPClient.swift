@@ -364,8 +364,12 @@ public final class HTTPClient: Sendable {
 
     /// A field line, already checked.
     static func appendField(_ k: String, _ v: String, into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: k.utf8); bytes.append(58); bytes.append(32)
-        bytes.append(contentsOf: v.utf8); bytes.append(13); bytes.append(10)
+        // Copied from the strings' bytes (no walk over their UTF-8 views).
+        var k = k, v = v
+        k.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(58); bytes.append(32)
+        v.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(13); bytes.append(10)
     }
 
     /// `Content-Length` when there is a body (or the method expects one), the blank line, and the body.

@@ -44,29 +44,12 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
 
         /// Appends a field line (name, colon, optional whitespace, value): `name` and `value` are ranges in `line`.
         func append(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
-            if byteCount + line.count > byteCapacity {
-                let capacity = Swift.max(byteCapacity * 2, byteCount + line.count)
-                let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-                grown.update(from: bytes, count: byteCount)
-                bytes.deallocate()
-                bytes = grown; byteCapacity = capacity
-            }
-            if spanCount == spanCapacity {
-                let grown = UnsafeMutablePointer<Span>.allocate(capacity: spanCapacity * 2)
-                grown.update(from: spans, count: spanCount)
-                spans.deallocate()
-                spans = grown; spanCapacity *= 2
-            }
-            let start = byteCount
-            if let base = line.baseAddress { (bytes + start).update(from: base, count: line.count) }
-            byteCount += line.count
-            (spans + spanCount).initialize(to: Span(nameStart: Int32(start + name.lowerBound), nameEnd: Int32(start + name.upperBound),
-                                                    valueStart: Int32(start + value.lowerBound), valueEnd: Int32(start + value.upperBound)))
-            spanCount += 1
+            appendSpan(line: appendBlock(line), name: name, value: value)
         }
 
-        /// Copies a block of field lines at once (a whole response head's, CR LF between them included): the offset it
-        /// starts at, for `appendSpan`.
+        /// Copies a block of field lines at once (one line, or a whole response head's with the CR LF between them): the
+        /// offset it starts at, for `appendSpan`.
+        @inline(__always)
         func appendBlock(_ block: UnsafeBufferPointer<UInt8>) -> Int {
             reserve(bytes: block.count, spans: 0)
             let start = byteCount

@@ -173,13 +173,16 @@ public struct TraceContext: Sendable, Equatable {
     /// The fields an outgoing call of this trace carries, appended to a request's head as bytes: `traceparent` (a
     /// child, as `child()` writes it) and `tracestate` when kept. No string is made.
     public func appendFields(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: "traceparent: ".utf8)
         let span = Self.childSpan(of: spanID)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 55) { b in
-            writeTraceparent(span: span, to: b.baseAddress!)
+        // The whole line written in one go: the name, the 55-byte value, CR LF.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 70) { b in
+            let p = b.baseAddress!
+            let name: StaticString = "traceparent: "
+            p.update(from: name.utf8Start, count: 13)
+            writeTraceparent(span: span, to: p + 13)
+            p[68] = 13; p[69] = 10
             bytes.append(contentsOf: UnsafeBufferPointer(b))
         }
-        bytes.append(13); bytes.append(10)
         // Printable as the intake keeps it; a state made in code that is not (a line break) is left out, not sent.
         if let state, state.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) {
             bytes.append(contentsOf: "tracestate: ".utf8); bytes.append(contentsOf: state.utf8); bytes.append(13); bytes.append(10)
