@@ -24,12 +24,14 @@ import XCTest
 /// dictionary of the fields Lede acts on) made it 40.04 (from 60.04). Then (issue 71) the call's trace fields written as
 /// bytes (no `traceparent` string, no field list), the call written into the connection's own buffer (no array a call)
 /// and the answer's body read into the buffer the last answer left: 34.04; the count read from Echo's answer with its
-/// few values held in place (no array a read): 33.05. The ceiling is the measure plus one and a half.
+/// few values held in place (no array a read): 33.05; the call started through the live transport as one `UpstreamCall`,
+/// the client's answer target (no closure in the transport or the exchange), and the badge's prepared request kept by
+/// the edition's number: 31.04. The ceiling is the measure plus one and a half per cent.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let (per, call) = try Self.measure("/notifications/badge", requests: 500)
         XCTAssertEqual(call?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
-        XCTAssertLessThanOrEqual(per, 34.6)
+        XCTAssertLessThanOrEqual(per, 31.5)
     }
 
     /// The notification list, the other user-bound call kind, through the same way: Echo's list asked, its answer
@@ -45,12 +47,13 @@ final class BadgeAllocationTests: XCTestCase {
     /// call shared), so each request is a summary call to the fake, its answer (a real one, Tests/Fixtures) decoded,
     /// the card encoded and kept. Counted on the loop's thread: the route's miss, the call written and its answer read
     /// there, the answer written; the decoding and encoding run in the cooperative pool's task and are not counted.
-    /// 73.0 in every run here (debug build), plus one and a half per cent.
+    /// 72.0 in every run here (debug build; 73.0 before the exchange's closures became one `UpstreamCall`), plus one and
+    /// a half per cent.
     func testAColdSummaryThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let answer = try String(contentsOf: Self.fixtures.appendingPathComponent("summary__ios_dog.json"), encoding: .utf8)
         let (per, calls) = try Self.measure({ "/summary/Dog_\($0)" }, warm: 50, requests: 200, kind: "summary") { $0.set("summary", .handler { _ in (200, answer) }) }
         XCTAssertEqual(calls, 50 + 3 * 200, "every request was a call of its own")
-        XCTAssertLessThanOrEqual(per, 74.1)
+        XCTAssertLessThanOrEqual(per, 73.1)
     }
 
     /// A cold feed section: the featured content of a day not asked before (`/feed?sections=featured&date=…`), each
