@@ -11,15 +11,19 @@ public enum ByteScan {
     /// pass over a head both finds its lines and learns whether anything in them but a tab needs a closer look.
     @inlinable @inline(__always)
     public static func firstControl(_ p: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-        first(p, from: from, to: p.count, words: controlBytes, byte: { $0 < 0x20 || $0 == 0x7F })
+        first(p, from: from, to: p.count, words: controlBytes, byte: isControl)
     }
+
+    /// A control byte: below 0x20, or DEL (the byte rule `controlBytes` tests eight at a time).
+    @inlinable @inline(__always)
+    static func isControl(_ c: UInt8) -> Bool { c < 0x20 || c == 0x7F }
 
     /// Whether `p[from..<to]` is a field value as RFC 9110 §5.5 allows on the wire: no control byte but tab, no DEL
     /// (obs-text, 0x80 and up, is allowed). Control bytes are found eight bytes a test; each is judged (it may be a tab).
     @inlinable @inline(__always)
     public static func isFieldValue(_ p: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Bool {
         var k = from
-        while let at = first(p, from: k, to: to, words: controlBytes, byte: { $0 < 0x20 || $0 == 0x7F }) {
+        while let at = first(p, from: k, to: to, words: controlBytes, byte: isControl) {
             guard p[at] == 9 else { return false }
             k = at + 1
         }
@@ -71,9 +75,10 @@ public enum ByteScan {
     /// against `isToken(_:)`.
     public static let tokenBits: (UInt64, UInt64) = (0x03FF_6CFA_0000_0000, 0x57FF_FFFF_C7FF_FFFE)
 
-    /// Whether `c` is a token byte, by the set (`bits` is `tokenBits`, read once by a caller that tests many bytes).
+    /// Whether `c` is in a 128-bit set of ASCII bytes (`tokenBits`, a host's; read once by a caller that tests many
+    /// bytes): one shift and test.
     @inlinable @inline(__always)
-    public static func isToken(_ c: UInt8, _ bits: (UInt64, UInt64)) -> Bool {
+    public static func inSet(_ c: UInt8, _ bits: (UInt64, UInt64)) -> Bool {
         c < 64 ? (bits.0 >> UInt64(c)) & 1 == 1 : c < 128 && (bits.1 >> UInt64(c & 63)) & 1 == 1
     }
 
@@ -102,7 +107,7 @@ public enum ByteScan {
                 if passed == highs { i += 8; continue }
                 i += (~passed & highs).trailingZeroBitCount >> 3
             }
-            guard isToken(base[i], bits) else { return i }
+            guard inSet(base[i], bits) else { return i }
             i += 1
         }
         return end
@@ -110,10 +115,5 @@ public enum ByteScan {
 
     /// Whether every byte of `p` is a token byte (and there is at least one).
     @inlinable @inline(__always)
-    public static func isToken(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
-        let bits = tokenBits
-        guard !p.isEmpty else { return false }
-        for c in p where !isToken(c, bits) { return false }
-        return true
-    }
+    public static func isToken(_ p: UnsafeBufferPointer<UInt8>) -> Bool { !p.isEmpty && tokenEnd(p, from: 0, to: p.count) == p.count }
 }

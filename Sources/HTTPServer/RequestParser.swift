@@ -450,7 +450,7 @@ public struct RequestParser {
                 known.hostCount += 1
                 let bits = RequestParser.hostBits
                 var k = vs
-                while k < ve, ByteScan.isToken(b[k], bits) { k += 1 }
+                while k < ve, ByteScan.inSet(b[k], bits) { k += 1 }
                 if k < ve { known.hostValid = false }
             }
         case 6: if ASCII.equalsLowercase(name, "expect") { known.expect = true }
@@ -638,12 +638,12 @@ public struct RequestParser {
 
     // MARK: - Character classes
 
-    /// Characters of uri-host [ ":" port ] (reg-name, IPv4, IP-literal).
-    @inline(__always)
-    /// `isHostChar` as a 128-bit set (`ByteScan.isToken(_:_:)` tests a byte against it), written out; a test checks it
+    /// `isHostChar` as a 128-bit set (`ByteScan.inSet(_:_:)` tests a byte against it), written out; a test checks it
     /// against the rule.
     static let hostBits: (UInt64, UInt64) = (0x2FFF_7FF2_0000_0000, 0x47FF_FFFE_AFFF_FFFE)
 
+    /// Characters of uri-host [ ":" port ] (reg-name, IPv4, IP-literal).
+    @inline(__always)
     static func isHostChar(_ b: UInt8) -> Bool {
         switch b {
         case 48...57, 65...90, 97...122: return true

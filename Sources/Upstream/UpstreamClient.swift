@@ -233,13 +233,7 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
         // The request moved into the call (not copied); a call the transport does not start goes on from it in a task.
         let call = UpstreamCall(client: self, request: req, admitted: a, owner: owner, read: read, completion: completion, trace: trace)
         if holdsSlot, remaining > 0, transport.start(call, deadline: remaining) { return }
-        Task(executorPreference: EventLoop.current) { [self] in
-            await TraceContext.$task.withValue(trace) {
-                let req = call.request
-                do { completion(.success(try read(owner, try await follow(try await guardedExchange(req, a, holdsSlot: holdsSlot), of: req).0, req))) }
-                catch { completion(.failure(error)) }
-            }
-        }
+        call.goOnInTask { [self] in try await guardedExchange(call.request, a, holdsSlot: holdsSlot) }
     }
 }
 
@@ -272,9 +266,16 @@ public final class UpstreamCall: Sendable {
             do { completion(.success(try read(owner, response, request))) } catch { completion(.failure(error)) }
             return
         }
-        Task(executorPreference: EventLoop.current) { [self] in   // `follow` checks the redirect and makes the hops
+        goOnInTask { response }   // `follow` checks the redirect and makes the hops
+    }
+
+    /// The rest of the call in a task that prefers the current loop, under the call's trace: `first` answer's redirects
+    /// followed, then read and told.
+    func goOnInTask(_ first: @escaping @Sendable () async throws -> UpstreamResponse) {
+        Task(executorPreference: EventLoop.current) { [self] in
             await TraceContext.$task.withValue(trace) {
-                do { completion(.success(try read(owner, try await client.follow(response, of: request).0, request))) } catch { completion(.failure(error)) }
+                do { completion(.success(try read(owner, try await client.follow(try await first(), of: request).0, request))) }
+                catch { completion(.failure(error)) }
             }
         }
     }

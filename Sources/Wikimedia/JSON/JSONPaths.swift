@@ -34,38 +34,42 @@ enum JSONPaths {
         /// nothing counted (`Name` holds no reference; the names' bytes are one array).
         let names: [Name]
         let nameBytes: [UInt8]
-        /// Per depth, the paths (bits) that end there: a value at that depth is recorded for them.
-        let ends: [UInt64]
-        /// Per depth, where its names start in `names` (sorted by depth); one more entry ends the last depth's.
-        let firstName: [Int]
+        /// Per depth (0 up to the longest path's length): the paths that end there and where its names lie in `names`.
+        let levels: [Level]
 
         struct Name {
-            var depth: Int32, start: Int32, count: Int32
+            var depth: Int, start: Int32, count: Int32
             var paths: UInt64
+        }
+
+        struct Level {
+            /// The paths (bits) that end at this depth: a value there is recorded for them.
+            var ends: UInt64
+            /// This depth's names in `names` (sorted by depth).
+            var names: Range<Int>
         }
 
         init(_ paths: [[String]]) {
             precondition(paths.count <= 64, "a query holds at most 64 paths")
             self.paths = paths
             var names: [Name] = [], bytes: [UInt8] = []
-            var ends = [UInt64](repeating: 0, count: (paths.map(\.count).max() ?? 0) + 1)
             for (c, path) in paths.enumerated() {
-                ends[path.count] |= 1 << UInt64(c)
                 for (depth, key) in path.enumerated() {
                     let k = Array(key.utf8)
-                    if let at = names.firstIndex(where: { Int($0.depth) == depth && Array(bytes[Int($0.start)..<Int($0.start + $0.count)]) == k }) {
+                    if let at = names.firstIndex(where: { $0.depth == depth && Array(bytes[Int($0.start)..<Int($0.start + $0.count)]) == k }) {
                         names[at].paths |= 1 << UInt64(c)
                     } else {
-                        names.append(Name(depth: Int32(depth), start: Int32(bytes.count), count: Int32(k.count), paths: 1 << UInt64(c)))
+                        names.append(Name(depth: depth, start: Int32(bytes.count), count: Int32(k.count), paths: 1 << UInt64(c)))
                         bytes += k
                     }
                 }
             }
             names.sort { $0.depth < $1.depth }
-            var firstName = [Int](repeating: names.count, count: ends.count + 1)
-            for (at, n) in names.enumerated().reversed() { firstName[Int(n.depth)] = at }
-            for d in stride(from: ends.count - 1, through: 0, by: -1) where firstName[d] > firstName[d + 1] { firstName[d] = firstName[d + 1] }
-            self.names = names; nameBytes = bytes; self.ends = ends; self.firstName = firstName
+            levels = (0...(paths.map(\.count).max() ?? 0)).map { depth in
+                Level(ends: paths.indices.reduce(0) { paths[$1].count == depth ? $0 | 1 << UInt64($1) : $0 },
+                      names: (names.firstIndex { $0.depth >= depth } ?? names.count)..<(names.firstIndex { $0.depth > depth } ?? names.count))
+            }
+            self.names = names; nameBytes = bytes
         }
 
         /// Validates `bytes` and returns the value at each path (nil where there is none), by the query's index.
@@ -73,8 +77,8 @@ enum JSONPaths {
             try bytes.withUnsafeBufferPointer { buffer in
                 try names.withUnsafeBufferPointer { names in
                     try nameBytes.withUnsafeBufferPointer { nameBytes in
-                        try ends.withUnsafeBufferPointer { ends in try firstName.withUnsafeBufferPointer { firstName in
-                            var reader = Reader(bytes: buffer, names: names, nameBytes: nameBytes, ends: ends, firstName: firstName, count: paths.count)
+                        try levels.withUnsafeBufferPointer { levels in
+                            var reader = Reader(bytes: buffer, names: names, nameBytes: nameBytes, levels: levels, count: paths.count)
                             let all: UInt64 = paths.count == 64 ? ~0 : (1 << UInt64(paths.count)) - 1
                             reader.skipSpace()
                             try reader.value(candidates: all, depth: 0)
@@ -84,7 +88,7 @@ enum JSONPaths {
                             var found = Found(count: 0)
                             swap(&found, &reader.found)
                             return found
-                        } }
+                        }
                     }
                 }
             }
@@ -143,17 +147,16 @@ enum JSONPaths {
     /// The readers, each also a static function over a buffer and an index (the tree decoder reads with them too).
     struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
-        /// The query's names and the paths ending at each depth (`Query`), borrowed for the read.
+        /// The query's names and levels (`Query`), borrowed for the read.
         let names: UnsafeBufferPointer<Query.Name>
         let nameBytes: UnsafeBufferPointer<UInt8>
-        let ends: UnsafeBufferPointer<UInt64>
-        let firstName: UnsafeBufferPointer<Int>
+        let levels: UnsafeBufferPointer<Query.Level>
         var i = 0
         var found: Found
 
         init(bytes: UnsafeBufferPointer<UInt8>, names: UnsafeBufferPointer<Query.Name>, nameBytes: UnsafeBufferPointer<UInt8>,
-             ends: UnsafeBufferPointer<UInt64>, firstName: UnsafeBufferPointer<Int>, count: Int) {
-            self.bytes = bytes; self.names = names; self.nameBytes = nameBytes; self.ends = ends; self.firstName = firstName
+             levels: UnsafeBufferPointer<Query.Level>, count: Int) {
+            self.bytes = bytes; self.names = names; self.nameBytes = nameBytes; self.levels = levels
             found = Found(count: count)
         }
 
@@ -179,17 +182,14 @@ enum JSONPaths {
         /// The paths (bits) a value at this depth may be on or above; 0 when none (then it is only validated).
         @inline(__always)
         func ending(_ candidates: UInt64, at depth: Int) -> UInt64 {
-            depth < ends.count ? candidates & ends[depth] : 0
+            depth < levels.count ? candidates & levels[depth].ends : 0
         }
 
         /// The candidates whose key at `depth` is `name` (a member name, unescaped).
         func below(_ candidates: UInt64, depth: Int, name: UnsafeBufferPointer<UInt8>) -> UInt64 {
-            guard depth + 1 < firstName.count else { return 0 }
-            var at = firstName[depth]
-            let end = firstName[depth + 1]
-            while at < end {
+            guard depth < levels.count else { return 0 }
+            for at in levels[depth].names {
                 let n = names[at]
-                at += 1
                 guard Int(n.count) == name.count, n.paths & candidates != 0 else { continue }
                 if name.isEmpty || memcmp(nameBytes.baseAddress! + Int(n.start), name.baseAddress!, name.count) == 0 { return candidates & n.paths }
             }
