@@ -63,13 +63,13 @@ final class ClientLoop: @unchecked Sendable {   // @unchecked: `pools` and the c
 
     // MARK: - Pools and descriptors (host thread)
 
-    func submit(_ pending: Pending) {
+    func submit(_ pending: ClientCall, to origin: Origin) {
         assert(host.inLoop, "a client loop's pools are touched on its host's thread only")
         if stopped { pending.finish(.failure(.reset)); return }
         let pool: Pool
-        if let p = lastPool, p.origin == pending.origin { pool = p } else if let p = pools[pending.origin] { pool = p; lastPool = p } else {
-            pool = Pool(origin: pending.origin, loop: self, client: shared)
-            pools[pending.origin] = pool
+        if let p = lastPool, p.origin == origin { pool = p } else if let p = pools[origin] { pool = p; lastPool = p } else {
+            pool = Pool(origin: origin, loop: self, client: shared)
+            pools[origin] = pool
             lastPool = pool
         }
         pool.submit(pending)
@@ -89,7 +89,7 @@ final class Pool {
     let client: ClientShared
     private var idle: [ClientConnection] = []
     private var busy = 0   // connections connecting or carrying a request
-    private var queue: [Pending] = []
+    private var queue: [ClientCall] = []
     private var queueStart = 0
 
     /// This origin's `/metrics` counters.
@@ -102,7 +102,7 @@ final class Pool {
 
     var limit: Int { max(1, client.configuration.connectionsPerOrigin) }
 
-    func submit(_ p: Pending) {
+    func submit(_ p: ClientCall) {
         if let c = idle.popLast() {
             busy += 1
             c.send(p)
@@ -114,7 +114,7 @@ final class Pool {
         }
     }
 
-    private func open(for p: Pending) {
+    private func open(for p: ClientCall) {
         busy += 1
         let c = ClientConnection(origin: origin, pool: self, loop: loop, client: client)
         c.start(p)
@@ -133,7 +133,7 @@ final class Pool {
     }
 
     /// A request whose reused connection turned out closed: once more, on a fresh connection.
-    func retry(_ p: Pending) {
+    func retry(_ p: ClientCall) {
         counters.retries.add(1, ordering: .relaxed)
         if busy + idle.count < limit { open(for: p) } else { queue.insert(p, at: queueStart) }
     }
@@ -204,7 +204,7 @@ final class ClientConnection: LoopDescriptorHandler {
     }
     private var fd: Int32 = -1
     private var tls: TLSSession?
-    private var current: Pending?
+    private var current: ClientCall?
     private var out: [UInt8] = []
     private var written = 0
     /// One parser for the connection's life, reset for each exchange (its buffers are reused).
@@ -222,7 +222,7 @@ final class ClientConnection: LoopDescriptorHandler {
 
     // MARK: Start
 
-    func start(_ p: Pending) {
+    func start(_ p: ClientCall) {
         current = p
         pool.loopConnections.append(self)
         if let cached = client.resolver.cached(host: origin.host, port: origin.port) {
@@ -294,7 +294,7 @@ final class ClientConnection: LoopDescriptorHandler {
     // MARK: Requests
 
     /// A pooled idle connection takes a request.
-    func send(_ p: Pending) {
+    func send(_ p: ClientCall) {
         current = p
         idleSince = 0
         pool.loopConnections.append(self)

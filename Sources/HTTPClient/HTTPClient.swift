@@ -241,7 +241,10 @@ public final class HTTPClient: Sendable {
         try Self.writeFields(request.headers, into: &bytes)
         trace?.appendFields(to: &bytes)
         Self.writeEnd(request.method, request.body, into: &bytes)
-        return try await send(.bytes(bytes), origin: origin, method: request.method, idempotent: request.isIdempotent, timeout: timeout, here: here)
+        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
+        let call = ContinuationCall()
+        call.sending(bytes: bytes, isHead: request.method == "HEAD", idempotent: request.isIdempotent, deadline: deadline)
+        return try await send(call, to: origin, here: here)
     }
 
     /// Sends a prepared request, with `headers` (then `field`, one more written with no list made for it: a call's
@@ -251,8 +254,10 @@ public final class HTTPClient: Sendable {
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
         try Self.check(headers: headers, field: field)
-        return try await send(.prepared(request, headers: headers, field: field, trace: trace, body: body), origin: request.origin, method: request.method, idempotent: request.idempotent, timeout: timeout,
-                              here: currentServerLoop())
+        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
+        let call = ContinuationCall()
+        call.sending(request, headers: headers, field: field, trace: trace, body: body, deadline: deadline)
+        return try await send(call, to: request.origin, here: currentServerLoop())
     }
 
     /// The same exchange as the async `execute` of a prepared request, answered through `completion` instead of a
@@ -264,38 +269,31 @@ public final class HTTPClient: Sendable {
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
-        start(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, completion: .callback(completion))
+        execute(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, call: CallbackCall(completion))
     }
 
-    /// The same exchange answered to `target`, an object that holds the caller's state (`ClientAnswerTarget`): no
-    /// closure is made for the call.
+    /// The same exchange answered to `call`, an object of the caller's that holds the state it goes on from (a
+    /// `ClientCall` subclass): the call is what the client queues and carries, so nothing else is made for it.
     public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
-                        trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double, answering target: any ClientAnswerTarget) {
-        start(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, completion: .target(target))
-    }
-
-    @inline(__always)
-    private func start(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
-                       body: [UInt8], timeout: Double, completion: Pending.Completion) {
+                        trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double, call: ClientCall) {
         // Checked now (a refused field is answered before this returns); written by the connection that carries the call,
         // into its own buffer (no array made for the call's bytes).
-        do { try Self.check(headers: headers, field: field) } catch { completion.answer(.failure(error)); return }
+        do { try Self.check(headers: headers, field: field) } catch { call.finish(.failure(error)); return }
         let here = currentServerLoop()
         // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
-        let deadline = (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9)
-        submit(Pending(origin: request.origin, message: .prepared(request, headers: headers, field: field, trace: trace, body: body),
-                       isHead: request.method == "HEAD", idempotent: request.idempotent, deadline: deadline, completion: completion),
-               here: here)
+        call.sending(request, headers: headers, field: field, trace: trace, body: body,
+                     deadline: (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9))
+        submit(call, to: request.origin, here: here)
     }
 
-    /// A call submitted in place on the server loop whose thread this is (`here`), or handed to a loop of the
-    /// client's own.
+    /// A call to `origin` submitted in place on the server loop whose thread this is (`here`), or handed to a loop of
+    /// the client's own.
     @inline(__always)
-    private func submit(_ pending: Pending, here: ClientLoop?) {
-        if let here { here.submit(pending); return }
+    private func submit(_ call: ClientCall, to origin: Origin, here: ClientLoop?) {
+        if let here { here.submit(call, to: origin); return }
         let loop = loops.count == 1 ? loops[0] : loops[next.increment() % loops.count]
-        let box = UnsafeSendableBox(pending, host: loop.host)
-        loop.execute { loop.submit(box.value) }
+        let box = UnsafeSendableBox(call, host: loop.host)
+        loop.execute { loop.submit(box.value, to: origin) }
     }
 
     /// The per-call fields checked as `writeField` checks each (a token for a name, no control character in a value).
@@ -304,26 +302,13 @@ public final class HTTPClient: Sendable {
         if let field { try checkField(field.name, field.value) }
     }
 
-    /// A prepared request's bytes for one call, appended to `bytes`: its per-call fields checked before (`check`).
-    static func write(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
-                      body: [UInt8], into bytes: inout [UInt8]) {
-        request.head.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
-        if !headers.isEmpty { for (k, v) in headers.fields { appendField(k, v, into: &bytes) } }
-        if let field { appendField(field.name, field.value, into: &bytes) }
-        trace?.appendFields(to: &bytes)
-        writeEnd(request.method, body, into: &bytes)
-    }
-
     @inline(__always)
-    private func send(_ message: Pending.Message, origin: Origin, method: String, idempotent: Bool, timeout: Double,
-                      here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
-        let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
-        let isHead = method == "HEAD"
+    private func send(_ call: ContinuationCall, to origin: Origin, here: ClientLoop?) async throws(HTTPClientError) -> ClientResponse {
         // On a server loop's thread the call is submitted in place and resumed there (the task prefers that loop).
-        // `Pending` resumes its continuation exactly once (it forgets it as it resumes): the unchecked form is safe.
+        // A call resumes its continuation exactly once (`ClientCall.finish`): the unchecked form is safe.
         let result: Result<ClientResponse, HTTPClientError> = await withUnsafeContinuation { c in
-            submit(Pending(origin: origin, message: message, isHead: isHead, idempotent: idempotent, deadline: deadline,
-                           completion: .continuation(c)), here: here)
+            call.continuation = c
+            submit(call, to: origin, here: here)
         }
         return try result.get()
     }
@@ -391,6 +376,7 @@ public final class PreparedRequest: Sendable {
     public let url: String
     let origin: Origin
     let idempotent: Bool
+    let isHead: Bool
     /// The request line, `Host` and the fixed fields, each line ending in CRLF (no blank line).
     let head: [UInt8]
 
@@ -401,6 +387,7 @@ public final class PreparedRequest: Sendable {
         try HTTPClient.writeFields(headers, into: &head)
         self.method = method; self.url = url; self.origin = origin; self.head = head
         idempotent = ClientRequest.isIdempotent(method)
+        isHead = method == "HEAD"
     }
 }
 
@@ -430,71 +417,100 @@ final class Counter: Sendable {
     func increment() -> Int { n.wrappingAdd(1, ordering: .relaxed).newValue & Int.max }
 }
 
-/// What a caller answered without a closure is (`HTTPClient.execute(_:headers:field:trace:body:timeout:answering:)`):
-/// an object holding the state the caller goes on from. `answered` runs once, as a callback would.
-public protocol ClientAnswerTarget: AnyObject, Sendable {
-    func answered(_ result: Result<ClientResponse, HTTPClientError>)
-}
+/// One call of the client — what it sends, by when, and how its caller is told — as one object, which the caller may
+/// be: a subclass that overrides `answered` holds the state the caller goes on from (an upstream call's request, its
+/// guard's admission, whom to tell), and the client queues and carries it with no closure and no box of its own
+/// (`HTTPClient.execute(_:timeout:)`). The async `execute` and the callback form use subclasses of their own. Lives on
+/// its loop once submitted: the client reads and changes it only there.
+open class ClientCall {
+    /// Where a call stands: made, handed to the client, or answered (once).
+    private enum Stage: UInt8 { case made, submitted, answered }
 
-/// One request waiting for, or using, a connection. Lives on its loop.
-final class Pending {
-    /// How the caller is told: a suspended task resumed, or a callback run on the loop.
-    enum Completion {
-        case continuation(UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>)
-        case callback((Result<ClientResponse, HTTPClientError>) -> Void)
-        case target(any ClientAnswerTarget)
-
-        func answer(_ result: Result<ClientResponse, HTTPClientError>) {
-            switch self {
-            case .continuation(let k): k.resume(returning: result)
-            case .callback(let f): f(result)
-            case .target(let t): t.answered(result)
-            }
-        }
-    }
-    /// What is sent: bytes written already (an unprepared request's), or a prepared request's parts, written by the
-    /// connection that carries it into its own buffer.
-    enum Message {
-        case bytes([UInt8])
-        case prepared(PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?, body: [UInt8])
-    }
-    let origin: Origin
-    let message: Message
-    let isHead: Bool
-    let idempotent: Bool
-    let deadline: UInt64
-    /// Forgotten as it is used: a caller is answered exactly once.
-    private var completion: Completion?
+    // What the call sends, set as it is handed to the client, each part a field of its own (an enum of the parts was
+    // copied whole for each read, through the runtime's witnesses).
+    /// The prepared request; nil for bytes written already (`body`).
+    private(set) var prepared: PreparedRequest?
+    private(set) var headers = HTTPHeaders()
+    /// One more field after `headers` (a call's credentials), written with no list made for it; no name: none.
+    private(set) var fieldName = "", fieldValue = ""
+    private(set) var trace: TraceContext?
+    /// The body after a prepared request's head; the whole request without one.
+    private(set) var body: [UInt8] = []
+    /// The method is HEAD: its answer has no body whatever its fields say.
+    private(set) var isHead = false
+    /// Whether the call may be sent again when a kept-alive connection turns out closed before its answer.
+    private(set) var idempotent = false
+    private(set) var deadline: UInt64 = 0
+    private var stage = Stage.made
     /// A reused connection that turned out closed gets one more try on a fresh one.
     var retried = false
 
-    init(origin: Origin, message: Message, isHead: Bool, idempotent: Bool, deadline: UInt64, completion: Completion) {
-        self.origin = origin; self.message = message; self.isHead = isHead; self.idempotent = idempotent
-        self.deadline = deadline; self.completion = completion
+    public init() {}
+
+    /// Ready to be submitted: a prepared request and its per-call parts.
+    final func sending(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
+                       body: [UInt8], deadline: UInt64) {
+        prepared = request; self.headers = headers; self.trace = trace; self.body = body
+        if let field { fieldName = field.name; fieldValue = field.value }
+        isHead = request.isHead; idempotent = request.idempotent
+        self.deadline = deadline; stage = .submitted
     }
 
-    var isFinished: Bool { completion == nil }
+    /// Ready to be submitted: a whole request written already.
+    final func sending(bytes: [UInt8], isHead: Bool, idempotent: Bool, deadline: UInt64) {
+        body = bytes; self.isHead = isHead; self.idempotent = idempotent
+        self.deadline = deadline; stage = .submitted
+    }
 
-    /// The message's bytes appended to `out`, its parts read where they lie (switching over `message` from outside
-    /// copied the whole enum, retaining each of its references, once a call).
-    func writeMessage(into out: inout [UInt8]) {
-        switch message {
-        case .bytes(let b): b.withUnsafeBufferPointer { out.append(contentsOf: $0) }
-        case .prepared(let r, let headers, let field, let trace, let body):
-            HTTPClient.write(r, headers: headers, field: field, trace: trace, body: body, into: &out)
+    /// The call's answer, once (a subclass overrides it: the base does nothing). Runs on the loop that carried the
+    /// call, after the connection is back in its pool; the caller may make another call at once.
+    open func answered(_ result: Result<ClientResponse, HTTPClientError>) {}
+
+    var isFinished: Bool { stage == .answered }
+
+    /// The call's bytes appended to `out`.
+    final func writeMessage(into out: inout [UInt8]) {
+        if let prepared {
+            prepared.head.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+            if !headers.isEmpty { for (k, v) in headers.fields { HTTPClient.appendField(k, v, into: &out) } }
+            if !fieldName.isEmpty { HTTPClient.appendField(fieldName, fieldValue, into: &out) }
+            trace?.appendFields(to: &out)
+            HTTPClient.writeEnd(prepared.method, body, into: &out)
+        } else {
+            body.withUnsafeBufferPointer { out.append(contentsOf: $0) }
         }
     }
 
-    /// Answers the caller. A callback runs here and now, so callers of `finish` leave their pool and connection
+    /// Answers the caller, once. A callback runs here and now, so callers of `finish` leave their pool and connection
     /// consistent first: the callback may make another call on the same loop.
-    func finish(_ result: Result<ClientResponse, HTTPClientError>) {
-        guard let c = completion else { return }
-        completion = nil
-        c.answer(result)
+    final func finish(_ result: Result<ClientResponse, HTTPClientError>) {
+        guard stage != .answered else { return }
+        stage = .answered
+        answered(result)
     }
 
-    /// A request dropped without an answer (its loop closed under it) still answers its caller.
-    deinit { finish(.failure(.reset)) }
+    /// For a subclass's `deinit`: a call submitted and dropped without an answer (its loop closed under it) still
+    /// answers its caller. (Not the base's own `deinit`: by then a subclass's fields are gone.)
+    public final func answerIfDropped() {
+        if stage == .submitted { finish(.failure(.reset)) }
+    }
+}
+
+/// A call of the async `execute`: its task resumed.
+final class ContinuationCall: ClientCall {
+    /// Set as the call is submitted, on the thread that submits it, and resumed exactly once (`finish` answers once):
+    /// the unchecked form is safe.
+    var continuation: UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>?
+    override func answered(_ result: Result<ClientResponse, HTTPClientError>) { continuation?.resume(returning: result) }
+    deinit { answerIfDropped() }
+}
+
+/// A call answered through a callback.
+final class CallbackCall: ClientCall {
+    private let completion: (Result<ClientResponse, HTTPClientError>) -> Void
+    init(_ completion: @escaping (Result<ClientResponse, HTTPClientError>) -> Void) { self.completion = completion }
+    override func answered(_ result: Result<ClientResponse, HTTPClientError>) { completion(result) }
+    deinit { answerIfDropped() }
 }
 
 /// Per-origin counters for `/metrics`, across loops.

@@ -66,15 +66,14 @@ public final class LiveTransport: UpstreamTransport {
         }
     }
 
-    /// A request this transport prepared, sent through the client's answer target (no task, no closure): on a server
-    /// loop the call goes out and its answer is read, and `call` is answered, on that loop. Redirects come back as
-    /// answers, as from `send`; a transport that follows them itself, or a request it did not prepare, is sent by
-    /// `send` instead.
+    /// A request this transport prepared, sent from the call object (no task, no closure): the call is the client's own
+    /// entry for it. On a server loop the call goes out and its answer is read, and `call` is answered, on that loop.
+    /// Redirects come back as answers, as from `send`; a request it did not prepare is sent by `send` instead.
     public func start(_ call: UpstreamCall, deadline: Double) -> Bool {
         let request = call.request
         guard let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
         let (fields, field, body) = Self.perCall(request)
-        client.execute(prepared.request, headers: fields, field: field, trace: call.trace, body: body, timeout: deadline, answering: call)
+        client.execute(prepared.request, headers: fields, field: field, trace: call.trace, body: body, timeout: deadline, call: call)
         return true
     }
 
@@ -114,16 +113,6 @@ public final class LiveTransport: UpstreamTransport {
         case .malformed(let why): return .malformed(why)
         case .certificate(let why): return .untrusted(why)
         case .reset, .connect, .resolve, .tls, .invalidURL: return .unavailable(status: 0)
-        }
-    }
-}
-
-/// The HTTP client's answer to a call the live transport started, as the rest of Lede reads it.
-extension UpstreamCall: ClientAnswerTarget {
-    public func answered(_ result: Result<ClientResponse, HTTPClientError>) {
-        switch result {
-        case .success(let response): transportAnswered(.success(LiveTransport.answer(response)))
-        case .failure(let e): transportAnswered(.failure(LiveTransport.upstreamError(e)))
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import LedeBasics
 import HTTPCore
+import HTTPClient
 
 /// The exchanges with upstream origins, the same for every service and every origin: each request through its origin's
 /// `UpstreamGuard` (Retry-After back-off per kind, the circuit breaker, bounded concurrency), within a deadline, over a
@@ -240,7 +241,9 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
 /// An upstream call answered through a callback (`UpstreamClient.exchange(_:gate:owner:reading:completion:)`): what
 /// it goes on from once the transport has an answer — the request, its admission by the guard, how its answer is read
 /// and whom to tell — in one object, which the live transport hands on to the HTTP client as the answer's target.
-public final class UpstreamCall: Sendable {
+/// The call is the HTTP client's own entry for it (a `ClientCall`): the client queues and carries this object, so
+/// nothing else is made per call.
+public final class UpstreamCall: ClientCall, @unchecked Sendable {   // @unchecked: its own fields are constants; the ClientCall part is read and changed only on the loop that carries the call.
     let client: UpstreamClient
     public let request: UpstreamRequest
     let admitted: UpstreamClient.Admitted
@@ -255,6 +258,16 @@ public final class UpstreamCall: Sendable {
          completion: @escaping @Sendable (Result<Int, any Error>) -> Void, trace: TraceContext?) {
         self.client = client; self.request = request; self.admitted = admitted; self.owner = owner; self.read = read
         self.completion = completion; self.trace = trace
+    }
+
+    deinit { answerIfDropped() }
+
+    /// The HTTP client's answer to the call, when the live transport started it, as the rest of Lede reads it.
+    public override func answered(_ result: Result<ClientResponse, HTTPClientError>) {
+        switch result {
+        case .success(let response): transportAnswered(.success(LiveTransport.answer(response)))
+        case .failure(let e): transportAnswered(.failure(LiveTransport.upstreamError(e)))
+        }
     }
 
     /// The transport's answer (once): settled under the origin's guard, then read and told; a redirect is followed in

@@ -26,12 +26,13 @@ import XCTest
 /// and the answer's body read into the buffer the last answer left: 34.04; the count read from Echo's answer with its
 /// few values held in place (no array a read): 33.05; the call started through the live transport as one `UpstreamCall`,
 /// the client's answer target (no closure in the transport or the exchange), and the badge's prepared request kept by
-/// the edition's number: 31.04. The ceiling is the measure plus one and a half per cent.
+/// the edition's number: 31.04; the call made the HTTP client's own entry for it (a `ClientCall` subclass: no `Pending`
+/// box beside it): 30.04. The ceiling is the measure plus one and a half per cent.
 final class BadgeAllocationTests: XCTestCase {
     func testTheBadgeThroughALiveUpstreamHasAnAllocationCeiling() throws {
         let (per, call) = try Self.measure("/notifications/badge", requests: 500)
         XCTAssertEqual(call?.query, "action=query&format=json&formatversion=2&meta=notifications&notprop=count")
-        XCTAssertLessThanOrEqual(per, 31.5)
+        XCTAssertLessThanOrEqual(per, 30.5)
     }
 
     /// The notification list, the other user-bound call kind, through the same way: Echo's list asked, its answer
