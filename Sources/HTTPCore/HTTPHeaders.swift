@@ -223,6 +223,13 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// The value of the received field at `index` (in the order the fields arrived), read where it lies; nil when
+    /// there is none there. For a reader that noted where a field is as the fields were read.
+    package func withReceivedValue<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        guard let r = received, index >= 0, index < r.spanCount else { return nil }
+        return try body(r.value(r.spans[index]))
+    }
+
     private static func firstSpan(_ r: Received, _ name: String) -> Span? {
         guard r.spanCount > 0 else { return nil }
         var name = name

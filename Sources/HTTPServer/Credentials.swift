@@ -26,33 +26,35 @@ public enum Credentials: Sendable, Equatable {
         return nil
     }
 
-    /// Reads `Authorization` (a request the parser saw without one costs nothing).
+    /// Reads `Authorization` (a request the parser saw without one costs nothing; one it saw is read where the parser
+    /// found it, with no search by name).
     public static func read(_ request: HTTPRequest) -> Credentials {
         guard request.mayHaveAuthorization else { return .none }
+        if let (at, count) = request.authorizationNoted {
+            guard count == 1 else { return .invalid(.repeated) }
+            if let read = request.headers.withReceivedValue(at: at, { credentials(in: $0) }) { return read }
+        }
         return read(request.headers)
     }
 
     public static func read(_ headers: HTTPHeaders) -> Credentials {
         var count = 0
-        var verdict = Verdict.scheme
-        var value = ""
-        // Judged where the field lies; the one string made is the credentials as they are sent on.
+        var read = Credentials.none
         headers.forEach(named: "Authorization") { u in
             count += 1
-            guard count == 1 else { return }
-            verdict = judge(u)
-            switch verdict {
-            case .exact: value = String(decoding: u, as: UTF8.self)
-            case .other: value = "Bearer " + String(decoding: UnsafeBufferPointer(rebasing: u[7...]), as: UTF8.self)
-            case .scheme, .token: break
-            }
+            if count == 1 { read = credentials(in: u) }
         }
-        guard count > 0 else { return .none }
-        guard count == 1 else { return .invalid(.repeated) }
-        switch verdict {
+        return count > 1 ? .invalid(.repeated) : read
+    }
+
+    /// What one `Authorization` value says, judged where it lies: the one string made is the credentials as they are
+    /// sent on.
+    private static func credentials(in u: UnsafeBufferPointer<UInt8>) -> Credentials {
+        switch judge(u) {
         case .scheme: return .invalid(.scheme)
         case .token: return .invalid(.token)
-        case .exact, .other: return .bearer(value)
+        case .exact: return .bearer(String(decoding: u, as: UTF8.self))
+        case .other: return .bearer("Bearer " + String(decoding: UnsafeBufferPointer(rebasing: u[7...]), as: UTF8.self))
         }
     }
 

@@ -22,6 +22,10 @@ public struct HTTPRequest: Sendable {
         /// An `Authorization` field was sent (noted by the parser; a request made in code says true).
         var mayHaveAuthorization = true
         var mayHaveAcceptLanguage = true
+        var mayHaveTraceparent = true
+        /// Where the parser found the first `Authorization` among the received fields, and how many it found: -1, none
+        /// noted (a request made in code: looked up by name).
+        var authorizationAt: Int32 = -1, authorizationCount: Int32 = 0
 
         init(method: String, target: [UInt8], parts: TargetParts, versionMajor: Int, versionMinor: Int,
              headers: HTTPHeaders, body: [UInt8], keepAlive: Bool, ifNoneMatch: String?, requestIDField: String?, mayAcceptGzip: Bool) {
@@ -36,6 +40,7 @@ public struct HTTPRequest: Sendable {
                             versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive, ifNoneMatch: ifNoneMatch,
                             requestIDField: requestIDField, mayAcceptGzip: mayAcceptGzip)
             s.mayHaveAuthorization = mayHaveAuthorization; s.mayHaveAcceptLanguage = mayHaveAcceptLanguage
+            s.mayHaveTraceparent = mayHaveTraceparent; s.authorizationAt = authorizationAt; s.authorizationCount = authorizationCount
             return s
         }
     }
@@ -110,7 +115,10 @@ public struct HTTPRequest: Sendable {
     public var versionMinor: Int { get { storage.versionMinor } set { unique().versionMinor = newValue } }
     public var headers: HTTPHeaders {
         get { storage.headers }
-        set { let s = unique(); s.headers = newValue; s.mayHaveAuthorization = true; s.mayHaveAcceptLanguage = true }   // fields set in code: looked up
+        set {   // fields set in code: looked up
+            let s = unique(); s.headers = newValue
+            s.mayHaveAuthorization = true; s.mayHaveAcceptLanguage = true; s.mayHaveTraceparent = true; s.authorizationAt = -1
+        }
     }
     public var body: [UInt8] { get { storage.body } set { unique().body = newValue } }
     /// Whether the connection may stay open after the response.
@@ -123,6 +131,13 @@ public struct HTTPRequest: Sendable {
     var mayHaveAuthorization: Bool { storage.mayHaveAuthorization }
     /// False when the parser saw no `Accept-Language` field (a request made in code may have one: true).
     public var mayHaveAcceptLanguage: Bool { storage.mayHaveAcceptLanguage }
+    /// False when the parser saw no `traceparent` field.
+    var mayHaveTraceparent: Bool { storage.mayHaveTraceparent }
+    /// The received `Authorization` fields as the parser noted them: the first one's place among the received fields
+    /// and their number; nil when not noted (a request made in code).
+    var authorizationNoted: (at: Int, count: Int)? {
+        storage.authorizationAt < 0 ? nil : (Int(storage.authorizationAt), Int(storage.authorizationCount))
+    }
     /// Whether the target has a query (`?`), without making it a string.
     public var hasQuery: Bool { storage.parts.query != nil }
 

@@ -80,6 +80,9 @@ public struct RequestParser {
         var requestID: String?
         var authorization = false
         var acceptLanguage = false
+        var traceparent = false
+        /// The first `Authorization`'s place among the fields, and their number.
+        var authorizationAt: Int32 = -1, authorizationCount: Int32 = 0
     }
 
     private enum State {
@@ -454,6 +457,7 @@ public struct RequestParser {
                 if k < ve { known.hostValid = false }
             }
         case 6: if ASCII.equalsLowercase(name, "expect") { known.expect = true }
+        case 11: if ASCII.equalsLowercase(name, "traceparent") { known.traceparent = true }
         case 10:
             if ASCII.equalsLowercase(name, "connection") {
                 // Comma-separated tokens, compared without allocating.
@@ -464,7 +468,10 @@ public struct RequestParser {
         case 12: if known.requestID == nil, ASCII.equalsLowercase(name, "x-request-id") { known.requestID = value() }
         case 13:
             if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
-            else if ASCII.equalsLowercase(name, "authorization") { known.authorization = true }
+            else if ASCII.equalsLowercase(name, "authorization") {
+                if !known.authorization { known.authorization = true; known.authorizationAt = Int32(headers.count) }
+                known.authorizationCount += 1
+            }
         case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
         case 15:
             if ASCII.equalsLowercase(name, "accept-encoding") { known.acceptEncoding = true }
@@ -602,6 +609,8 @@ public struct RequestParser {
             box.versionMajor = versionMajor; box.versionMinor = versionMinor
             box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
             box.mayHaveAuthorization = known.authorization; box.mayHaveAcceptLanguage = known.acceptLanguage
+            box.mayHaveTraceparent = known.traceparent
+            box.authorizationAt = known.authorizationAt; box.authorizationCount = known.authorizationCount
             request = HTTPRequest(storage: box)
         } else {
             request = HTTPRequest(storage: HTTPRequest.Storage(
@@ -609,6 +618,9 @@ public struct RequestParser {
                 versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
                 ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding))
             request.storage.mayHaveAuthorization = known.authorization; request.storage.mayHaveAcceptLanguage = known.acceptLanguage
+            request.storage.mayHaveTraceparent = known.traceparent
+            request.storage.authorizationAt = known.authorizationAt
+            request.storage.authorizationCount = known.authorizationCount
             // The request keeps these arrays; the parser's next ones start empty.
             target = []
             headers = HTTPHeaders()

@@ -218,8 +218,8 @@ final class ServerLoop: LoopObserver {
 
     /// The trace of a request: the one its `traceparent` names when well-formed, else a fresh one; a new span either way.
     func trace(for request: HTTPRequest?) -> TraceContext {
-        if let headers = request?.headers, let traceparent = headers["traceparent"] {
-            return TraceContext.make(traceparent: traceparent, tracestate: headers["tracestate"], span: random.next(),
+        if let request, request.mayHaveTraceparent, let traceparent = request.headers["traceparent"] {
+            return TraceContext.make(traceparent: traceparent, tracestate: request.headers["tracestate"], span: random.next(),
                                      fresh: { (random.next(), random.next()) })
         }
         // No `traceparent` (nearly every request): a fresh trace, with no closure to call.

@@ -166,8 +166,9 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
         let seconds = Self.seconds(since: a.start)
         switch result {
         case .success(let response):
-            let retryAfter = guards.retryAfterSeconds(response.headers["retry-after"])
-            // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure.
+            // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure. (No
+            // other answer's fields are looked through for it.)
+            let retryAfter = response.status == 429 || response.status == 503 ? guards.retryAfterSeconds(response.headers["retry-after"]) : nil
             if response.status == 429 || (response.status == 503 && retryAfter != nil) {
                 guards.record(a.gate, outcome: .answered, probe: a.probe)
                 let wait = guards.backOff(origin: a.gate.name, kind: req.kind.rawValue, user: req.authorization, seconds: retryAfter ?? guards.settings.defaultRetryAfter)

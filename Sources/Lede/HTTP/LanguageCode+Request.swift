@@ -8,7 +8,8 @@ extension LanguageCode {
     /// `Accept-Language` tag (by q-value) that names a Wikipedia edition (`de-CH` → `de`); else English.
     /// An explicit `lang` that is not an edition is a 400 problem.
     static func resolve(_ request: HTTPRequest) throws -> LanguageCode {
-        try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"), acceptLanguage: request.headers["Accept-Language"])
+        try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"),
+                    acceptLanguage: request.mayHaveAcceptLanguage ? request.headers["Accept-Language"] : nil)
     }
 
     /// Whether the request names its edition (`lang=`): then `Accept-Language` chose nothing of an answer that depends
