@@ -371,6 +371,14 @@ public struct ResponseParser {
             case .transferEncoding:
                 FieldList.forEachMember(value) { t in if !t.isEmpty { transferCodings.append(String(decoding: t, as: UTF8.self).lowercased()) } }
             case .contentLength:
+                // Nearly every answer: one plain number, read as it is (no list walked).
+                if value.count > 0, value.count <= 15, value.allSatisfy({ $0 &- 48 < 10 }) {
+                    var n = 0
+                    for d in value { n = n &* 10 &+ Int(d &- 48) }
+                    if let first = length, first != n || lengthDigits != value.count { lengthsDisagree = true }
+                    if length == nil { length = n; lengthDigits = value.count }
+                    return
+                }
                 FieldList.forEachMember(value) { t in
                     var n = 0
                     if t.isEmpty || t.count > 15 || !t.allSatisfy({ (48...57).contains($0) }) { lengthInvalid = true; n = -1 }

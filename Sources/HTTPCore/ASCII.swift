@@ -94,6 +94,9 @@ public enum FieldList {
 
     /// What a `Connection` value lists of the two options either direction acts on (RFC 9112 §9.3).
     public static func connectionOptions(_ value: UnsafeBufferPointer<UInt8>) -> (close: Bool, keepAlive: Bool) {
+        // Nearly every field: one option alone, compared whole (no list walked).
+        if value.count == 10, ASCII.equalsLowercase(value, "keep-alive") { return (false, true) }
+        if value.count == 5, ASCII.equalsLowercase(value, "close") { return (true, false) }
         var close = false, keepAlive = false
         forEachMember(value) { m in
             if ASCII.equalsLowercase(m, "close") { close = true } else if ASCII.equalsLowercase(m, "keep-alive") { keepAlive = true }

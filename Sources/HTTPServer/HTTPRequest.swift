@@ -252,6 +252,7 @@ public struct HTTPRequest: Sendable {
     /// asked for is decoded. A route reads several parameters; rebuilding every item for each cost the list ~31k
     /// instructions a request.
     public func queryParameter(_ name: String) -> String? {
+        guard hasQuery else { return nil }   // most requests: no query, nothing to look through
         var name = name
         return name.withUTF8 { want in
             let wantASCII = want.allSatisfy { $0 < 0x80 }

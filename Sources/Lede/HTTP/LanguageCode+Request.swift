@@ -8,13 +8,13 @@ extension LanguageCode {
     /// `Accept-Language` tag (by q-value) that names a Wikipedia edition (`de-CH` → `de`); else English.
     /// An explicit `lang` that is not an edition is a 400 problem.
     static func resolve(_ request: HTTPRequest) throws -> LanguageCode {
-        try resolve(lang: request.query == nil ? nil : request.queryParameter("lang"),
+        try resolve(lang: request.queryParameter("lang"),
                     acceptLanguage: request.mayHaveAcceptLanguage ? request.headers["Accept-Language"] : nil)
     }
 
     /// Whether the request names its edition (`lang=`): then `Accept-Language` chose nothing of an answer that depends
     /// only on the edition, and its `Vary` leaves that field out.
-    static func named(by request: HTTPRequest) -> Bool { request.query != nil && request.queryParameter("lang") != nil }
+    static func named(by request: HTTPRequest) -> Bool { request.queryParameter("lang") != nil }
 
     static func resolve(lang raw: String?, acceptLanguage: String?) throws -> LanguageCode {
         if let raw {
