@@ -306,7 +306,7 @@ final class ClientConnection: LoopDescriptorHandler {
         guard let p = current else { becomeIdle(); return }
         if p.isFinished { current = nil; finishRequest(reusable: state != .connecting && state != .handshaking); return }
         // The call's bytes written into the connection's own buffer (its capacity kept from call to call).
-        if out.capacity > 64 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
+        if out.capacity > 64 * 1024 { out = [] } else { out.empty() }
         p.writeMessage(into: &out)
         written = 0
         parser.reset(requestWasHead: p.isHead)

@@ -321,6 +321,21 @@ final class Connection: LoopDescriptorHandler {
             if current.method != "HEAD" { startStream(response, body); return }
             body.abandoned?()
         }
+        // A problem rendered in the reader's language, an error naming its trace; a success written as it is (no copy
+        // of it made).
+        if case .problem(let record) = response.body {
+            let language = current.language ?? core.localizer?.language(of: current.request) ?? .unnamed
+            write(ProblemStage.rendered(response, record.problem, language, current.trace,
+                                        typeBase: core.configuration.naming.problemTypeBase, localizer: core.localizer))
+        } else if response.status >= 400 {
+            write(ProblemStage.withTraceID(response, current.trace))
+        } else {
+            write(response)
+        }
+    }
+
+    /// The answer to `current` encoded into `out` (not sent yet), logged, and the connection's state moved on.
+    private func write(_ response: HTTPResponse) {
         let server = self.server
         // While draining, the last request buffered gets `Connection: close`.
         var keepAlive = current.keepAlive && !closeAfterFlush
@@ -328,14 +343,6 @@ final class Connection: LoopDescriptorHandler {
         let start = out.count
         // `current` is read in place (a copy would retain its request and id).
         let queuedBefore = bodies.pendingBytes
-        var response = response
-        if case .problem(let record) = response.body {
-            let language = current.language ?? core.localizer?.language(of: current.request) ?? .unnamed
-            response = ProblemStage.rendered(response, record.problem, language, current.trace,
-                                             typeBase: core.configuration.naming.problemTypeBase, localizer: core.localizer)
-        } else if response.status >= 400 {
-            response = ProblemStage.withTraceID(response, current.trace)   // (a success names no trace: no copy of it made)
-        }
         let (bodyBytes, largeBody) = withUnsafeMutablePointer(to: &bodies) {
             ResponseEncoder.encode(response, into: &out, request: &current, keepAlive: keepAlive, date: server.dateBytes, bodies: $0)
         }
@@ -395,7 +402,7 @@ final class Connection: LoopDescriptorHandler {
             }
         }
         streamDrained(progressed: sent)
-        if out.capacity > 256 * 1024 { out = [] } else { out.removeAll(keepingCapacity: true) }
+        if out.capacity > 256 * 1024 { out = [] } else { out.empty() }
         outStart = 0
         if pausedForOutput {
             // The client took every answer: the requests it sent meanwhile are parsed and answered now (`process`

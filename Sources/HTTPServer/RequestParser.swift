@@ -161,7 +161,7 @@ public struct RequestParser {
     private mutating func compact() {
         if start == 0 { return }
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true); scan = 0; start = 0
+            buffer.empty(); scan = 0; start = 0
         } else if start >= 4096 {
             buffer.removeFirst(start); scan -= start; start = 0
         }
@@ -349,7 +349,7 @@ public struct RequestParser {
             if unencoded { throw ParseError(400, "The request target contains a character that must be percent-encoded.") }
             if sp1 - ls == 3 && b[ls] == 71 && b[ls + 1] == 69 && b[ls + 2] == 84 { method = "GET" }
             else { method = String(decoding: UnsafeBufferPointer(rebasing: b[ls..<sp1]), as: UTF8.self) }
-            target.removeAll(keepingCapacity: true)
+            target.empty()
             target.append(contentsOf: UnsafeBufferPointer(rebasing: b[(sp1 + 1)..<sp2]))
             try splitTarget(b, sp1 + 1, sp2, question: question < 0 ? sp2 : question, escaped: escaped)
         }

@@ -13,8 +13,16 @@ public struct UpstreamRequest: Sendable, Equatable {
     /// of them for the badge), and a copy is then one reference and the credentials, not seven strings and arrays.
     /// Copy-on-write: changed only where uniquely referenced.
     private final class Storage: @unchecked Sendable {   // @unchecked: never mutated once shared (every setter copies unless unique).
-        var method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: CallKind
-        var prepared: PreparedUpstreamRequest?
+        // Unchecked: no dynamic exclusivity check per read (each cost a runtime call on every upstream call); a box is
+        // changed only while uniquely referenced, by a setter that holds no other access to it.
+        @exclusivity(unchecked) var method: Method
+        @exclusivity(unchecked) var lang: String
+        @exclusivity(unchecked) var path: String
+        @exclusivity(unchecked) var query: [(String, String)]
+        @exclusivity(unchecked) var form: [(String, String)]
+        @exclusivity(unchecked) var json: [UInt8]
+        @exclusivity(unchecked) var kind: CallKind
+        @exclusivity(unchecked) var prepared: PreparedUpstreamRequest?
         init(method: Method, lang: String, path: String, query: [(String, String)], form: [(String, String)], json: [UInt8], kind: CallKind,
              prepared: PreparedUpstreamRequest?) {
             self.method = method; self.lang = lang; self.path = path; self.query = query; self.form = form; self.json = json; self.kind = kind
