@@ -25,9 +25,12 @@ public struct TraceContext: Sendable, Equatable {
     /// `.callback` handler's start). Nil elsewhere (background refreshes and polls belong to no request).
     /// Outside any task the task-local is not read: Lede binds it only in tasks (`$task.withValue` is always awaited), and
     /// reading it is a generic call and a copy through the type's metadata, on every upstream call made from a loop.
+    /// Inside a loop's dispatch (`whileDispatching`) no task runs: the thread's trace is read with no look for a task
+    /// (a runtime call and a generic check of its answer, a few hundred instructions on every upstream call).
     public static var current: TraceContext? {
-        if withUnsafeCurrentTask(body: { $0 == nil }) { return ThreadSlot.mine.trace }
-        return task ?? ThreadSlot.mine.trace
+        let slot = ThreadSlot.mine
+        if slot.dispatching > 0 || withUnsafeCurrentTask(body: { $0 == nil }) { return slot.trace }
+        return task ?? slot.trace
     }
 
     /// The trace a task and its children carry.
@@ -39,13 +42,16 @@ public struct TraceContext: Sendable, Equatable {
         let slot = ThreadSlot.mine
         let outer = slot.trace
         slot.trace = trace
-        defer { slot.trace = outer }
+        slot.dispatching += 1
+        defer { slot.trace = outer; slot.dispatching -= 1 }
         return try body()
     }
 
     /// A thread's current trace outside any task.
     final class ThreadSlot: @unchecked Sendable {   // @unchecked: each slot is read and written only by the thread it belongs to.
         var trace: TraceContext?
+        /// How many `whileDispatching` calls this thread is inside (a dispatch is synchronous: no task runs in it).
+        var dispatching = 0
         private static let key: pthread_key_t = {
             var key = pthread_key_t()
             pthread_key_create(&key) { if let p = $0 { Unmanaged<ThreadSlot>.fromOpaque(p).release() } }

@@ -69,6 +69,30 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// A name compared with a lower-case one eight bytes at a time matches exactly when, byte by byte, each byte folded
+    /// to lower case is the pattern's: every byte value in every place of the words of each pattern's length (the
+    /// capitals, the control bytes whose 0x20 bit makes them look like `-` or a digit, DEL, bytes above 0x7F).
+    func testNamesComparedAWordAtATimeAreComparedByTheByteRule() {
+        func byByte(_ b: [UInt8], _ pattern: String) -> Bool {
+            b.count == pattern.utf8.count && zip(b, pattern.utf8).allSatisfy { ASCII.lower($0) == $1 }
+        }
+        let patterns: [(StaticString, String)] = [("authorization", "authorization"), ("keep-alive", "keep-alive"),
+            ("content-length", "content-length"), ("x-request-id", "x-request-id"), ("transfer-encoding", "transfer-encoding"),
+            ("bearer", "bearer"), ("x-0123456789-y", "x-0123456789-y")]
+        for (pattern, text) in patterns {
+            let word = Array(text.utf8)
+            for at in 0..<word.count {
+                for c in 0...255 {
+                    var b = word
+                    b[at] = UInt8(c)
+                    b.withUnsafeBufferPointer { p in XCTAssertEqual(ASCII.equalsLowercase(p, pattern), byByte(b, text), "byte \(c) at \(at) of \(text)") }
+                }
+            }
+            let upper = Array(text.uppercased().utf8)
+            upper.withUnsafeBufferPointer { p in XCTAssertTrue(ASCII.equalsLowercase(p, pattern), text) }
+        }
+    }
+
     /// The word-at-a-time hex digits are the digits written one at a time, for every nibble in every place.
     func testHexDigitsAWordAtATimeAreTheDigitsOneAtATime() {
         var rng = SeededGenerator(state: 0x4e78)
