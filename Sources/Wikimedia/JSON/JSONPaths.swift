@@ -78,16 +78,14 @@ enum JSONPaths {
                 try names.withUnsafeBufferPointer { names in
                     try nameBytes.withUnsafeBufferPointer { nameBytes in
                         try levels.withUnsafeBufferPointer { levels in
-                            var reader = Reader(bytes: buffer, names: names, nameBytes: nameBytes, levels: levels, count: paths.count)
+                            var reader = Reader(bytes: buffer, names: names, nameBytes: nameBytes, levels: levels,
+                                                found: Found(document: bytes, count: paths.count))
                             let all: UInt64 = paths.count == 64 ? ~0 : (1 << UInt64(paths.count)) - 1
                             reader.skipSpace()
                             try reader.value(candidates: all, depth: 0)
                             reader.skipSpace()
                             guard reader.i == buffer.count else { throw Malformed() }
-                            // Moved out, not copied (a copy retains each value's text and the reader's end releases it again).
-                            var found = Found(count: 0)
-                            swap(&found, &reader.found)
-                            return found
+                            return reader.found
                         }
                     }
                 }
@@ -106,39 +104,73 @@ enum JSONPaths {
         return out
     }
 
+    /// Where a value found lies in the document: its kind and its bytes (a string's between its quotes, escapes still in
+    /// it; a number's as written). Holds no reference: recording one is a store, and dropping one costs nothing.
+    struct Slot {
+        var kind: Kind
+        var start = 0, end = 0
+        /// A string that holds an escape (unescaped when its text is asked for).
+        var escaped = false
+    }
+
     /// The values a query found, by path index: the first eight held in place (a query of the badge's size allocates
-    /// nothing for them), any more in an array.
+    /// nothing for them), any more in an array. Each is where it lies in the document; its text is made when asked for.
     struct Found {
-        private var v0: Value?, v1: Value?, v2: Value?, v3: Value?, v4: Value?, v5: Value?, v6: Value?, v7: Value?
-        private var more: [Value?]
+        private let document: [UInt8]
+        private var v0: Slot?, v1: Slot?, v2: Slot?, v3: Slot?, v4: Slot?, v5: Slot?, v6: Slot?, v7: Slot?
+        private var more: [Slot?]
 
-        init(count: Int) { more = count > 8 ? Array(repeating: nil, count: count - 8) : [] }
+        init(document: [UInt8], count: Int) {
+            self.document = document
+            more = count > 8 ? Array(repeating: nil, count: count - 8) : []
+        }
 
+        /// The value at path `i`, its text made now (nil where there is none).
         subscript(i: Int) -> Value? {
-            get {
-                switch i {
-                case 0: return v0
-                case 1: return v1
-                case 2: return v2
-                case 3: return v3
-                case 4: return v4
-                case 5: return v5
-                case 6: return v6
-                case 7: return v7
-                default: return more[i - 8]
-                }
+            guard let s = slot(i) else { return nil }
+            return value(s)
+        }
+
+        func slot(_ i: Int) -> Slot? {
+            switch i {
+            case 0: return v0
+            case 1: return v1
+            case 2: return v2
+            case 3: return v3
+            case 4: return v4
+            case 5: return v5
+            case 6: return v6
+            case 7: return v7
+            default: return more[i - 8]
             }
-            set {
-                switch i {
-                case 0: v0 = newValue
-                case 1: v1 = newValue
-                case 2: v2 = newValue
-                case 3: v3 = newValue
-                case 4: v4 = newValue
-                case 5: v5 = newValue
-                case 6: v6 = newValue
-                case 7: v7 = newValue
-                default: more[i - 8] = newValue
+        }
+
+        mutating func set(_ i: Int, _ slot: Slot) {
+            switch i {
+            case 0: v0 = slot
+            case 1: v1 = slot
+            case 2: v2 = slot
+            case 3: v3 = slot
+            case 4: v4 = slot
+            case 5: v5 = slot
+            case 6: v6 = slot
+            case 7: v7 = slot
+            default: more[i - 8] = slot
+            }
+        }
+
+        /// A slot's value: a scalar's text from its bytes (a string unescaped; it was validated as it was read).
+        private func value(_ s: Slot) -> Value {
+            switch s.kind {
+            case .object, .array, .null: return Value(kind: s.kind)
+            case .bool: return Value(kind: .bool, text: s.end - s.start == 4 ? "true" : "false")
+            case .string, .number:
+                return document.withUnsafeBufferPointer { b in
+                    if s.escaped {
+                        var i = s.start - 1   // the opening quote
+                        return Value(kind: s.kind, text: String(decoding: (try? Reader.string(b, &i)) ?? [], as: UTF8.self))
+                    }
+                    return Value(kind: s.kind, text: String(decoding: UnsafeBufferPointer(rebasing: b[s.start..<s.end]), as: UTF8.self))
                 }
             }
         }
@@ -155,9 +187,9 @@ enum JSONPaths {
         var found: Found
 
         init(bytes: UnsafeBufferPointer<UInt8>, names: UnsafeBufferPointer<Query.Name>, nameBytes: UnsafeBufferPointer<UInt8>,
-             levels: UnsafeBufferPointer<Query.Level>, count: Int) {
+             levels: UnsafeBufferPointer<Query.Level>, found: Found) {
             self.bytes = bytes; self.names = names; self.nameBytes = nameBytes; self.levels = levels
-            found = Found(count: count)
+            self.found = found
         }
 
         @inline(__always)
@@ -196,12 +228,12 @@ enum JSONPaths {
             return 0
         }
 
-        mutating func record(_ ends: UInt64, _ value: Value) {
+        mutating func record(_ ends: UInt64, _ slot: Slot) {
             var rest = ends
             while rest != 0 {
                 let c = rest.trailingZeroBitCount
                 rest &= rest - 1
-                found[c] = value
+                found.set(c, slot)
             }
         }
 
@@ -215,7 +247,7 @@ enum JSONPaths {
             switch bytes[i] {
             case UInt8(ascii: "{"):
                 i += 1; skipSpace()
-                if ends != 0 { record(ends, Value(kind: .object)) }
+                if ends != 0 { record(ends, Slot(kind: .object)) }
                 if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
                 while true {
                     skipSpace()
@@ -248,7 +280,7 @@ enum JSONPaths {
                 }
             case UInt8(ascii: "["):
                 i += 1; skipSpace()
-                if ends != 0 { record(ends, Value(kind: .array)) }
+                if ends != 0 { record(ends, Slot(kind: .array)) }
                 if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
                 while true {
                     skipSpace()
@@ -260,13 +292,14 @@ enum JSONPaths {
                     i += 1; return
                 }
             case UInt8(ascii: "\""):
-                if ends != 0 { record(ends, Value(kind: .string, text: String(decoding: try string(), as: UTF8.self))) } else { try skipString() }
-            case UInt8(ascii: "t"): try literal("true"); if ends != 0 { record(ends, Value(kind: .bool, text: "true")) }
-            case UInt8(ascii: "f"): try literal("false"); if ends != 0 { record(ends, Value(kind: .bool, text: "false")) }
-            case UInt8(ascii: "n"): try literal("null"); if ends != 0 { record(ends, Value(kind: .null)) }
+                let escaped = try Reader.skipString(bytes, &i)
+                if ends != 0 { record(ends, Slot(kind: .string, start: start + 1, end: i - 1, escaped: escaped)) }
+            case UInt8(ascii: "t"): try literal("true"); if ends != 0 { record(ends, Slot(kind: .bool, start: start, end: i)) }
+            case UInt8(ascii: "f"): try literal("false"); if ends != 0 { record(ends, Slot(kind: .bool, start: start, end: i)) }
+            case UInt8(ascii: "n"): try literal("null"); if ends != 0 { record(ends, Slot(kind: .null)) }
             default:
                 try number()
-                if ends != 0 { record(ends, Value(kind: .number, text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self))) }
+                if ends != 0 { record(ends, Slot(kind: .number, start: start, end: i)) }
             }
         }
 
