@@ -464,7 +464,7 @@ open class ClientCall {
 
     /// The call's answer, once (a subclass overrides it: the base does nothing). Runs on the loop that carried the
     /// call, after the connection is back in its pool; the caller may make another call at once.
-    open func answered(_ result: Result<ClientResponse, HTTPClientError>) {}
+    open func answered(_ result: consuming Result<ClientResponse, HTTPClientError>) {}
 
     var isFinished: Bool { stage == .answered }
 
@@ -483,7 +483,7 @@ open class ClientCall {
 
     /// Answers the caller, once. A callback runs here and now, so callers of `finish` leave their pool and connection
     /// consistent first: the callback may make another call on the same loop.
-    final func finish(_ result: Result<ClientResponse, HTTPClientError>) {
+    final func finish(_ result: consuming Result<ClientResponse, HTTPClientError>) {
         guard stage != .answered else { return }
         stage = .answered
         answered(result)
@@ -501,7 +501,7 @@ final class ContinuationCall: ClientCall {
     /// Set as the call is submitted, on the thread that submits it, and resumed exactly once (`finish` answers once):
     /// the unchecked form is safe.
     var continuation: UnsafeContinuation<Result<ClientResponse, HTTPClientError>, Never>?
-    override func answered(_ result: Result<ClientResponse, HTTPClientError>) { continuation?.resume(returning: result) }
+    override func answered(_ result: consuming Result<ClientResponse, HTTPClientError>) { continuation?.resume(returning: result) }
     deinit { answerIfDropped() }
 }
 
@@ -509,7 +509,7 @@ final class ContinuationCall: ClientCall {
 final class CallbackCall: ClientCall {
     private let completion: (Result<ClientResponse, HTTPClientError>) -> Void
     init(_ completion: @escaping (Result<ClientResponse, HTTPClientError>) -> Void) { self.completion = completion }
-    override func answered(_ result: Result<ClientResponse, HTTPClientError>) { completion(result) }
+    override func answered(_ result: consuming Result<ClientResponse, HTTPClientError>) { completion(result) }
     deinit { answerIfDropped() }
 }
 

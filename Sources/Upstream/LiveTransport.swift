@@ -79,7 +79,7 @@ public final class LiveTransport: UpstreamTransport {
 
     /// The client's response as the rest of Lede reads it: status, body and its fields (the same list the client read
     /// them into: nothing copied, no string made until a field is asked for).
-    static func answer(_ response: ClientResponse) -> UpstreamResponse {
+    static func answer(_ response: consuming ClientResponse) -> UpstreamResponse {
         UpstreamResponse(status: response.status, body: response.body, headers: response.head.headers)
     }
 

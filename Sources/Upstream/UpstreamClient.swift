@@ -161,10 +161,10 @@ public final class UpstreamClient: GuardedUpstream, Sendable {
 
     /// The held slot given back and the outcome of an exchange recorded (breaker, metrics, Wikimedia's
     /// back-pressure): the answer, or the error the call ends with.
-    package func settle(_ req: UpstreamRequest, _ a: Admitted, _ result: Result<UpstreamResponse, UpstreamError>) throws -> UpstreamResponse {
+    package func settle(_ req: UpstreamRequest, _ a: Admitted, _ result: consuming Result<UpstreamResponse, UpstreamError>) throws -> UpstreamResponse {
         guards.release(a.gate)
         let seconds = Self.seconds(since: a.start)
-        switch result {
+        switch consume result {
         case .success(let response):
             // Wikimedia's back-pressure: 429, or 503 with Retry-After. The origin answered: not a breaker failure. (No
             // other answer's fields are looked through for it.)
@@ -264,8 +264,8 @@ public final class UpstreamCall: ClientCall, @unchecked Sendable {   // @uncheck
     deinit { answerIfDropped() }
 
     /// The HTTP client's answer to the call, when the live transport started it, as the rest of Lede reads it.
-    public override func answered(_ result: Result<ClientResponse, HTTPClientError>) {
-        switch result {
+    public override func answered(_ result: consuming Result<ClientResponse, HTTPClientError>) {
+        switch consume result {
         case .success(let response): transportAnswered(.success(LiveTransport.answer(response)))
         case .failure(let e): transportAnswered(.failure(LiveTransport.upstreamError(e)))
         }
@@ -273,7 +273,7 @@ public final class UpstreamCall: ClientCall, @unchecked Sendable {   // @uncheck
 
     /// The transport's answer (once): settled under the origin's guard, then read and told; a redirect is followed in
     /// a task that prefers the current loop.
-    public func transportAnswered(_ result: Result<UpstreamResponse, UpstreamError>) {
+    public func transportAnswered(_ result: consuming Result<UpstreamResponse, UpstreamError>) {
         let response: UpstreamResponse
         do { response = try client.settle(request, admitted, result) } catch { completion(.failure(error)); return }
         guard UpstreamClient.isRedirect(response) else {
