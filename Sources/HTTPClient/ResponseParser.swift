@@ -333,13 +333,22 @@ public struct ResponseParser {
                 // The field lines copied in one go (the line breaks between them too), each field then a span of them.
                 let first = headLines[1].lowerBound
                 let base = fields.block(UnsafeBufferPointer(rebasing: b[first..<headLines[headLines.count - 1].upperBound])) - first
-                for range in headLines.dropFirst() {
-                    let (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound, checkValue: check)
-                    let ls = range.lowerBound
-                    let value = UnsafeBufferPointer(rebasing: b[vs..<ve])
-                    framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), value)
-                    fields.add(at: base + ls, name: 0..<(colon - ls), value: (vs - ls)..<(ve - ls))
+                // Each field's span written to the stack as it is read, then all added in one call.
+                let failure: ResponseError? = withUnsafeTemporaryAllocation(of: HTTPHeaders.Span.self, capacity: headLines.count - 1) { spans in
+                    var n = 0
+                    for range in headLines.dropFirst() {
+                        let colon: Int, vs: Int, ve: Int
+                        do throws(ResponseError) { (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound, checkValue: check) }
+                        catch { return error }
+                        let ls = range.lowerBound
+                        framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), UnsafeBufferPointer(rebasing: b[vs..<ve]))
+                        spans.initializeElement(at: n, to: HTTPHeaders.Span(line: base + ls, nameEnd: colon - ls, valueStart: vs - ls, valueEnd: ve - ls))
+                        n += 1
+                    }
+                    fields.add(spans: UnsafeBufferPointer(rebasing: spans[..<n]))
+                    return nil
                 }
+                if let failure { throw failure }
             }
             return (status, versionMinor, Self.reason(UnsafeBufferPointer(rebasing: b[reasonStart..<statusLine.upperBound])))
         }
@@ -361,6 +370,7 @@ public struct ResponseParser {
         private var lengthDigits = 0
         var close = false, keepAlive = false, contentEncoding = false
 
+        @inline(__always)
         mutating func note(_ kind: ResponseHead.Known, _ value: UnsafeBufferPointer<UInt8>) {
             switch kind {
             case .other: return
@@ -418,6 +428,7 @@ public struct ResponseParser {
 
     /// A field line `b[ls..<le]`: where its name ends (the colon) and its value without surrounding spaces and tabs. The
     /// value is checked for control bytes when `checkValue` (the head's scan found one somewhere).
+    @inline(__always)
     static func field(_ b: UnsafeBufferPointer<UInt8>, _ ls: Int, _ le: Int, checkValue: Bool = true) throws(ResponseError) -> (colon: Int, valueStart: Int, valueEnd: Int) {
         guard le > ls, b[ls] != 32, b[ls] != 9 else {
             throw .malformed(le > ls ? "obsolete line folding in the response head" : "a header line without a field name")

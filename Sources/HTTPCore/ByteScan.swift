@@ -113,6 +113,38 @@ public enum ByteScan {
         return end
     }
 
+    /// The high bit of each byte of `w` that is a letter, a digit, `-`, `.` or `:` (most bytes of a host and port),
+    /// exact for every byte.
+    @inlinable @inline(__always)
+    static func hostWordBytes(_ w: UInt64) -> UInt64 {
+        let low7 = ones &* 0x7F
+        let a = (w | ones &* 0x20) & low7   // a letter folded to lower case, the high bit dropped
+        let letters = (a &+ ones &* (0x80 - 0x61)) & ~(a &+ ones &* (0x80 - 0x7B))
+        let b = w & low7
+        let dashToColon = (b &+ ones &* (0x80 - 0x2D)) & ~(b &+ ones &* (0x80 - 0x3B))   // - . / 0-9 :
+        let d = w ^ (ones &* 0x2F)
+        let slashes = ~(((d & low7) &+ low7) | d)
+        return (letters | dashToColon) & ~slashes & ~w & highs
+    }
+
+    /// The first index in `from..<to` whose byte is not in `bits` (a host's set, `RequestParser.hostBits`), or `to`: eight
+    /// bytes at a time while they are letters, digits, `-`, `.` and `:`, any other byte by the set.
+    @inlinable
+    public static func hostEnd(_ p: UnsafeBufferPointer<UInt8>, from: Int, to end: Int, bits: (UInt64, UInt64)) -> Int {
+        guard let base = p.baseAddress else { return from }
+        var i = from
+        while i < end {
+            if end - i >= 8 {
+                let passed = hostWordBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                if passed == highs { i += 8; continue }
+                i += (~passed & highs).trailingZeroBitCount >> 3
+            }
+            guard inSet(base[i], bits) else { return i }
+            i += 1
+        }
+        return end
+    }
+
     /// Whether every byte of `p` is a token byte (and there is at least one).
     @inlinable @inline(__always)
     public static func isToken(_ p: UnsafeBufferPointer<UInt8>) -> Bool { !p.isEmpty && tokenEnd(p, from: 0, to: p.count) == p.count }

@@ -10,8 +10,18 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
     private var added: [(name: String, value: String)] = []
 
     /// Received field: its name and its value (trimmed) as offsets into the box's bytes.
-    struct Span: Sendable {
-        var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
+    package struct Span: Sendable {
+        package var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
+        init(nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32) {
+            self.nameStart = nameStart; self.nameEnd = nameEnd; self.valueStart = valueStart; self.valueEnd = valueEnd
+        }
+        /// A field of a block (`ReceivedAppender.block`) whose line starts at `line` (the block's offset plus the line's
+        /// place in it): its name's and value's ends from the line's start.
+        @inlinable @inline(__always)
+        package init(line: Int, nameEnd: Int, valueStart: Int, valueEnd: Int) {
+            self.nameStart = Int32(truncatingIfNeeded: line); self.nameEnd = Int32(truncatingIfNeeded: line + nameEnd)
+            self.valueStart = Int32(truncatingIfNeeded: line + valueStart); self.valueEnd = Int32(truncatingIfNeeded: line + valueEnd)
+        }
     }
 
     /// Received field lines and their spans, in two buffers the box owns, which only grow; emptied by setting the
@@ -82,6 +92,13 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
                 spans.deallocate()
                 spans = grown; spanCapacity = capacity
             }
+        }
+
+        /// Fields of blocks copied already, all at once (one check of the room for them).
+        func appendSpans(_ more: UnsafeBufferPointer<Span>) {
+            reserve(bytes: 0, spans: more.count)
+            if let from = more.baseAddress { (spans + spanCount).initialize(from: from, count: more.count) }
+            spanCount += more.count
         }
 
         func removeAll() { byteCount = 0; spanCount = 0 }
@@ -155,13 +172,12 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         @inline(__always)
         package func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) { box.append(line: line, name: name, value: value) }
         /// Field lines checked, or to be checked, before their spans are added: copied in one go. Returns the offset
-        /// `add(at:name:value:)` takes lines from.
+        /// the spans' lines are counted from (`Span(line:nameEnd:valueStart:valueEnd:)`).
         @inline(__always)
         package func block(_ lines: UnsafeBufferPointer<UInt8>) -> Int { box.appendBlock(lines) }
-        /// A field of the block: its line at `at` (the block's offset plus the line's place in it), `name` and `value`
-        /// ranges in the line. Only what the block copied may be named.
-        @inline(__always)
-        package func add(at line: Int, name: Range<Int>, value: Range<Int>) { box.appendSpan(line: line, name: name, value: value) }
+        /// Fields of the block, all at once (`Span(line:nameEnd:valueStart:valueEnd:)` each): for a parser that reads
+        /// many (a response head's), one call and one check of the room for them.
+        package func add(spans: UnsafeBufferPointer<Span>) { box.appendSpans(spans) }
     }
 
     /// Empties the list. An unshared box of received fields is kept, with its buffers, for the next fields; a shared one

@@ -451,10 +451,7 @@ public struct RequestParser {
         case 4:
             if ASCII.equalsLowercase(name, "host") {
                 known.hostCount += 1
-                let bits = RequestParser.hostBits
-                var k = vs
-                while k < ve, ByteScan.inSet(b[k], bits) { k += 1 }
-                if k < ve { known.hostValid = false }
+                if ByteScan.hostEnd(b, from: vs, to: ve, bits: RequestParser.hostBits) < ve { known.hostValid = false }
             }
         case 6: if ASCII.equalsLowercase(name, "expect") { known.expect = true }
         case 11: if ASCII.equalsLowercase(name, "traceparent") { known.traceparent = true }

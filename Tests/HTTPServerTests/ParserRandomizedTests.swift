@@ -115,6 +115,36 @@ final class ParserRandomizedTests: XCTestCase {
         }
     }
 
+    /// A host's end found eight bytes at a time is where the host rule, byte by byte, ends it: every byte value in every
+    /// place of two words, and random hosts of the common bytes with any byte somewhere.
+    func testTheHostEndAWordAtATimeIsTheHostRule() {
+        func byByte(_ b: [UInt8], _ from: Int) -> Int {
+            var k = from
+            while k < b.count, RequestParser.isHostChar(b[k]) { k += 1 }
+            return k
+        }
+        for c in 0...255 {
+            for at in 0..<16 {
+                var b = Array("a-b.example:8080".utf8)
+                b[at] = UInt8(c)
+                b.withUnsafeBufferPointer { p in
+                    XCTAssertEqual(ByteScan.hostEnd(p, from: 0, to: 16, bits: RequestParser.hostBits), byByte(b, 0), "byte \(c) at \(at)")
+                }
+            }
+        }
+        var rng = SeededGenerator(state: 0x4057)
+        let common = Array("abcxyzABCXYZ0189-.:".utf8)
+        for _ in 0..<40_000 {
+            let n = Int(rng.next() % 30)
+            var b = (0..<n).map { _ in common[Int(rng.next() % UInt64(common.count))] }
+            if n > 0, rng.next() % 3 != 0 { b[Int(rng.next() % UInt64(n))] = UInt8(truncatingIfNeeded: rng.next()) }
+            let from = n > 0 ? Int(rng.next() % UInt64(min(n, 3) + 1)) : 0
+            b.withUnsafeBufferPointer { p in
+                XCTAssertEqual(ByteScan.hostEnd(p, from: from, to: n, bits: RequestParser.hostBits), byByte(b, from), "\(b) from \(from)")
+            }
+        }
+    }
+
     /// The word-at-a-time scans find the first byte a byte-by-byte loop finds, wherever it lies and whatever lies
     /// after it (bytes above 0x7F included: a borrow must not flag a byte before the first real one).
     func testTheWordScansFindTheFirstByteTheRuleFinds() {
