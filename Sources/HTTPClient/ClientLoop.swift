@@ -394,7 +394,7 @@ final class ClientConnection: LoopDescriptorHandler {
     }
 
     private func complete() {
-        guard let p = current, let head = parser.head else { fail(.malformed("no response")); return }
+        guard let p = current, let head = parser.takeHead() else { fail(.malformed("no response")); return }
         var body = parser.body
         // Most answers send no Content-Encoding: then no strings are made to find that out.
         let codings = head.hasContentEncoding ? head.values("Content-Encoding").map { $0.lowercased() }.filter { $0 != "identity" } : []

@@ -247,16 +247,16 @@ public final class HTTPClient: Sendable {
         return try await send(call, to: origin, here: here)
     }
 
-    /// Sends a prepared request, with `headers` (then `field`, one more written with no list made for it: a call's
-    /// credentials) after its own fields and `body` after the head (its
+    /// Sends a prepared request, with `headers` (then `fieldValue`, the value of the request's `callField`, written with
+    /// no list made for it: a call's credentials) after its own fields and `body` after the head (its
     /// `Content-Length` written here), within `timeout` seconds in all: only these per-call parts are checked
     /// and written; the URL is not parsed, nor the rest of the head written, again.
-    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), fieldValue: String? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double) async throws(HTTPClientError) -> ClientResponse {
-        try Self.check(headers: headers, field: field)
+        try Self.check(request, headers: headers, fieldValue: fieldValue)
         let deadline = Syscall.monotonicNanos() &+ UInt64(max(0, timeout) * 1e9)
         let call = ContinuationCall()
-        call.sending(request, headers: headers, field: field, trace: trace, body: body, deadline: deadline)
+        call.sending(request, headers: headers, fieldValue: fieldValue, trace: trace, body: body, deadline: deadline)
         return try await send(call, to: request.origin, here: currentServerLoop())
     }
 
@@ -266,22 +266,22 @@ public final class HTTPClient: Sendable {
     /// thread, once, after the connection that carried the call is back in its pool (it may make another call at
     /// once); off the server loops it runs on a loop of the client's own. A request the client refuses outright
     /// (a per-call field that is not valid) is answered before this returns.
-    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), fieldValue: String? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double,
                         completion: @escaping @Sendable (Result<ClientResponse, HTTPClientError>) -> Void) {
-        execute(request, headers: headers, field: field, trace: trace, body: body, timeout: timeout, call: CallbackCall(completion))
+        execute(request, headers: headers, fieldValue: fieldValue, trace: trace, body: body, timeout: timeout, call: CallbackCall(completion))
     }
 
     /// The same exchange answered to `call`, an object of the caller's that holds the state it goes on from (a
     /// `ClientCall` subclass): the call is what the client queues and carries, so nothing else is made for it.
-    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), field: (name: String, value: String)? = nil,
+    public func execute(_ request: PreparedRequest, headers: HTTPHeaders = HTTPHeaders(), fieldValue: String? = nil,
                         trace: TraceContext? = nil, body: [UInt8] = [], timeout: Double, call: ClientCall) {
         // Checked now (a refused field is answered before this returns); written by the connection that carries the call,
         // into its own buffer (no array made for the call's bytes).
-        do { try Self.check(headers: headers, field: field) } catch { call.finish(.failure(error)); return }
+        do { try Self.check(request, headers: headers, fieldValue: fieldValue) } catch { call.finish(.failure(error)); return }
         let here = currentServerLoop()
         // On a server loop, its wake-up's clock (the deadline counts from when the loop woke; no clock read per call).
-        call.sending(request, headers: headers, field: field, trace: trace, body: body,
+        call.sending(request, headers: headers, fieldValue: fieldValue, trace: trace, body: body,
                      deadline: (here.map { $0.host.now } ?? Syscall.monotonicNanos()) &+ UInt64(max(0, timeout) * 1e9))
         submit(call, to: request.origin, here: here)
     }
@@ -297,9 +297,15 @@ public final class HTTPClient: Sendable {
     }
 
     /// The per-call fields checked as `writeField` checks each (a token for a name, no control character in a value).
-    static func check(headers: HTTPHeaders, field: (name: String, value: String)?) throws(HTTPClientError) {
+    /// A call's `fieldValue` needs a request that names its field (`PreparedRequest(…callField:)`), and is a field value.
+    static func check(_ request: PreparedRequest, headers: HTTPHeaders, fieldValue: String?) throws(HTTPClientError) {
         if !headers.isEmpty { for (k, v) in headers.fields { try checkField(k, v) } }
-        if let field { try checkField(field.name, field.value) }
+        if var value = fieldValue {
+            guard !request.callFieldStart.isEmpty else { throw .invalidURL("a field value for a request that names no call field") }
+            guard value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
+                throw .invalidURL("a request field is not valid: \(String(decoding: request.callFieldStart.dropLast(2), as: UTF8.self))")
+            }
+        }
     }
 
     @inline(__always)
@@ -379,8 +385,12 @@ public final class PreparedRequest: Sendable {
     let isHead: Bool
     /// The request line, `Host` and the fixed fields, each line ending in CRLF (no blank line).
     let head: [UInt8]
+    /// `Name: ` of the field each call may send one value of (`callField`), checked and written once; empty: none.
+    let callFieldStart: [UInt8]
 
-    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders()) throws(HTTPClientError) {
+    /// `callField`: the name of a field each call may give a value of its own (`execute(…fieldValue:…)`: a call's
+    /// credentials), written after the fixed fields and the call's `headers`.
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), callField: String? = nil) throws(HTTPClientError) {
         let (origin, target) = try Origin.parse(url)
         var head: [UInt8] = []
         HTTPClient.writeStart(method, target, origin, into: &head)
@@ -388,6 +398,12 @@ public final class PreparedRequest: Sendable {
         self.method = method; self.url = url; self.origin = origin; self.head = head
         idempotent = ClientRequest.isIdempotent(method)
         isHead = method == "HEAD"
+        if let callField {
+            try HTTPClient.checkField(callField, "")
+            callFieldStart = Array(callField.utf8) + [58, 32]
+        } else {
+            callFieldStart = []
+        }
     }
 }
 
@@ -431,8 +447,8 @@ open class ClientCall {
     /// The prepared request; nil for bytes written already (`body`).
     private(set) var prepared: PreparedRequest?
     private(set) var headers = HTTPHeaders()
-    /// One more field after `headers` (a call's credentials), written with no list made for it; no name: none.
-    private(set) var fieldName = "", fieldValue = ""
+    /// The value of the prepared request's call field (a call's credentials), written after `headers`.
+    private(set) var fieldValue: String?
     private(set) var trace: TraceContext?
     /// The body after a prepared request's head; the whole request without one.
     private(set) var body: [UInt8] = []
@@ -448,10 +464,10 @@ open class ClientCall {
     public init() {}
 
     /// Ready to be submitted: a prepared request and its per-call parts.
-    final func sending(_ request: PreparedRequest, headers: HTTPHeaders, field: (name: String, value: String)?, trace: TraceContext?,
+    final func sending(_ request: PreparedRequest, headers: HTTPHeaders, fieldValue: String?, trace: TraceContext?,
                        body: [UInt8], deadline: UInt64) {
         prepared = request; self.headers = headers; self.trace = trace; self.body = body
-        if let field { fieldName = field.name; fieldValue = field.value }
+        self.fieldValue = fieldValue
         isHead = request.isHead; idempotent = request.idempotent
         self.deadline = deadline; stage = .submitted
     }
@@ -473,7 +489,11 @@ open class ClientCall {
         if let prepared {
             prepared.head.withUnsafeBufferPointer { out.append(contentsOf: $0) }
             if !headers.isEmpty { for (k, v) in headers.fields { HTTPClient.appendField(k, v, into: &out) } }
-            if !fieldName.isEmpty { HTTPClient.appendField(fieldName, fieldValue, into: &out) }
+            if var value = fieldValue {
+                prepared.callFieldStart.withUnsafeBufferPointer { out.append(contentsOf: $0) }
+                value.withUTF8 { out.append(contentsOf: $0) }
+                out.append(13); out.append(10)
+            }
             trace?.appendFields(to: &out)
             HTTPClient.writeEnd(prepared.method, body, into: &out)
         } else {

@@ -143,6 +143,14 @@ public struct ResponseParser {
         if body.capacity > 64 * 1024 { body = [] } else { body.removeAll(keepingCapacity: true) }
     }
 
+    /// The head of a complete response, taken out of the parser (moved to its reader: no copy of its fields' list
+    /// made and dropped).
+    public mutating func takeHead() -> ResponseHead? {
+        let taken = head
+        head = nil
+        return taken
+    }
+
     public var isComplete: Bool { state == .done }
     /// Bytes received after the end of the response (a well-behaved server sends none: nothing is pipelined).
     public var hasLeftover: Bool { state == .done && start < buffer.count }

@@ -37,7 +37,9 @@ public final class LiveTransport: UpstreamTransport {
 
     /// The request's URL parsed and its head (request line, `Host`, the fixed fields) written once.
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
-        guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields)
+        // A GET's credentials are its call field (named and checked once); another method sends them in its fields.
+        guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields,
+                                               callField: request.method == .get ? "Authorization" : nil)
         else { return request }   // an unusable URL fails when it is sent, as it would unprepared
         var r = request
         r.prepared = PreparedUpstreamRequest(owner: ObjectIdentifier(self), request: ready)
@@ -45,14 +47,15 @@ public final class LiveTransport: UpstreamTransport {
     }
 
     /// The per-call fields (`Authorization`, a form's `Content-Type`) and body of a request. A GET's one field, its
-    /// credentials, comes as `field`, with no list made for it (the badge's way); a POST's or DELETE's come in `fields`.
+    /// credentials, comes as `fieldValue` (the prepared request's call field), with no list made for it (the badge's
+    /// way); a POST's or DELETE's come in `fields`.
     /// With a request's trace current, its `traceparent` (a child: a new span id whose parent is the request's span) and
     /// `tracestate` go along: the client writes them into the request's bytes (`trace:`), no string made.
-    private static func perCall(_ request: UpstreamRequest) -> (fields: HTTPHeaders, field: (name: String, value: String)?, body: [UInt8]) {
+    private static func perCall(_ request: UpstreamRequest) -> (fields: HTTPHeaders, fieldValue: String?, body: [UInt8]) {
         var fields = HTTPHeaders()
         if let address = request.forwardedFor { fields.add("X-Forwarded-For", address) }
         if let variant = request.variant { fields.add("Accept-Language", variant) }
-        if request.method == .get { return (fields, request.authorization.map { ("Authorization", $0) }, []) }
+        if request.method == .get { return (fields, request.authorization, []) }
         if let auth = request.authorization { fields.add("Authorization", auth) }
         switch request.method {
         case .post where !request.json.isEmpty:
@@ -70,10 +73,10 @@ public final class LiveTransport: UpstreamTransport {
     /// entry for it. On a server loop the call goes out and its answer is read, and `call` is answered, on that loop.
     /// Redirects come back as answers, as from `send`; a request it did not prepare is sent by `send` instead.
     public func start(_ call: UpstreamCall, deadline: Double) -> Bool {
-        let request = call.request
-        guard let prepared = request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
-        let (fields, field, body) = Self.perCall(request)
-        client.execute(prepared.request, headers: fields, field: field, trace: call.trace, body: body, timeout: deadline, call: call)
+        // The call's request read where it lies (a copy retained its box and each of its strings).
+        guard let prepared = call.request.prepared, prepared.owner == ObjectIdentifier(self) else { return false }
+        let (fields, fieldValue, body) = Self.perCall(call.request)
+        client.execute(prepared.request, headers: fields, fieldValue: fieldValue, trace: call.trace, body: body, timeout: deadline, call: call)
         return true
     }
 
@@ -84,18 +87,18 @@ public final class LiveTransport: UpstreamTransport {
     }
 
     public func send(_ request: UpstreamRequest, deadline: Double) async throws -> UpstreamResponse {
-        let (perCall, field, body) = Self.perCall(request)
+        let (perCall, fieldValue, body) = Self.perCall(request)
         // A request this transport prepared goes out from its written head; a redirect is sent unprepared.
         let ready = request.prepared.flatMap { $0.owner == ObjectIdentifier(self) ? $0.request : nil }
         guard deadline > 0 else { throw UpstreamError.timeout }
         let response: ClientResponse
         do {
             if let ready {
-                response = try await client.execute(ready, headers: perCall, field: field, trace: TraceContext.current, body: body, timeout: deadline)
+                response = try await client.execute(ready, headers: perCall, fieldValue: fieldValue, trace: TraceContext.current, body: body, timeout: deadline)
             } else {
                 var fields = fixedFields
                 for f in perCall.fields { fields.add(f.name, f.value) }
-                if let field { fields.add(field.name, field.value) }
+                if let fieldValue { fields.add("Authorization", fieldValue) }
                 response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
                                                     trace: TraceContext.current, timeout: deadline)
             }

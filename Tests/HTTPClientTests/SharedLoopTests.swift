@@ -166,15 +166,18 @@ final class SharedLoopTests: XCTestCase {
         let answers = Answers()
         let refused = try PreparedRequest(url: "http://127.0.0.1:\(port)/n")
         client.execute(refused, timeout: 2) { answers.add($0) }
-        // A per-call field with a line break (in the list or as the one field) or a name that is not a token is
-        // refused before anything is sent, before `execute` returns. (Each is counted on its own: the refused
+        // A per-call field with a line break (in the list or as the call field's value), or a call field's value for a
+        // request that names no call field, is refused before anything is sent, before `execute` returns; a call field
+        // whose name is not a token is refused when the request is prepared. (Each is counted on its own: the refused
         // connection above is answered on the client's loop whenever it fails.)
-        let invalid: [(HTTPHeaders, (name: String, value: String)?)] = [
-            (["Authorization": "Bearer a\r\nX-Smuggled: 1"], nil), ([:], ("Authorization", "Bearer a\nX-Smuggled: 1")), ([:], ("Bad Name", "v")),
+        let credentialed = try PreparedRequest(url: "http://127.0.0.1:\(port)/n", callField: "Authorization")
+        XCTAssertThrowsError(try PreparedRequest(url: "http://127.0.0.1:\(port)/n", callField: "Bad Name"))
+        let invalid: [(PreparedRequest, HTTPHeaders, String?)] = [
+            (refused, ["Authorization": "Bearer a\r\nX-Smuggled: 1"], nil), (credentialed, [:], "Bearer a\nX-Smuggled: 1"), (refused, [:], "v"),
         ]
-        for (headers, field) in invalid {
+        for (request, headers, fieldValue) in invalid {
             let now = Answers()
-            client.execute(refused, headers: headers, field: field, timeout: 2) { now.add($0); answers.add($0) }
+            client.execute(request, headers: headers, fieldValue: fieldValue, timeout: 2) { now.add($0); answers.add($0) }
             XCTAssertEqual(now.count, 1, "answered before execute returned")
             if case .invalidURL = now.errors.first {} else { XCTFail("\(now.errors)") }
         }
