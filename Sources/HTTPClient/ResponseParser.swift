@@ -342,18 +342,20 @@ public struct ResponseParser {
                 let first = headLines[1].lowerBound
                 let base = fields.block(UnsafeBufferPointer(rebasing: b[first..<headLines[headLines.count - 1].upperBound])) - first
                 // Each field's span written to the stack as it is read, then all added in one call.
-                let failure: ResponseError? = withUnsafeTemporaryAllocation(of: HTTPHeaders.Span.self, capacity: headLines.count - 1) { spans in
+                let failure: ResponseError? = withUnsafeTemporaryAllocation(of: HTTPHeaders.FieldOffsets.self, capacity: headLines.count - 1) { spans in
                     var n = 0
                     for range in headLines.dropFirst() {
                         let colon: Int, vs: Int, ve: Int
                         do throws(ResponseError) { (colon, vs, ve) = try Self.field(b, range.lowerBound, range.upperBound, checkValue: check) }
                         catch { return error }
                         let ls = range.lowerBound
-                        framing.note(ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon])), UnsafeBufferPointer(rebasing: b[vs..<ve]))
-                        spans.initializeElement(at: n, to: HTTPHeaders.Span(line: base + ls, nameEnd: colon - ls, valueStart: vs - ls, valueEnd: ve - ls))
+                        let kind = ResponseHead.Known.of(UnsafeBufferPointer(rebasing: b[ls..<colon]))
+                        if kind != .other { framing.note(kind, UnsafeBufferPointer(rebasing: b[vs..<ve])) }
+                        spans.initializeElement(at: n, to: (Int32(truncatingIfNeeded: base + ls), Int32(truncatingIfNeeded: base + colon),
+                                                            Int32(truncatingIfNeeded: base + vs), Int32(truncatingIfNeeded: base + ve)))
                         n += 1
                     }
-                    fields.add(spans: UnsafeBufferPointer(rebasing: spans[..<n]))
+                    fields.add(fields: UnsafeBufferPointer(rebasing: spans[..<n]))
                     return nil
                 }
                 if let failure { throw failure }

@@ -10,19 +10,14 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
     private var added: [(name: String, value: String)] = []
 
     /// Received field: its name and its value (trimmed) as offsets into the box's bytes.
-    package struct Span: Sendable {
-        package var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
-        init(nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32) {
-            self.nameStart = nameStart; self.nameEnd = nameEnd; self.valueStart = valueStart; self.valueEnd = valueEnd
-        }
-        /// A field of a block (`ReceivedAppender.block`) whose line starts at `line` (the block's offset plus the line's
-        /// place in it): its name's and value's ends from the line's start.
-        @inlinable @inline(__always)
-        package init(line: Int, nameEnd: Int, valueStart: Int, valueEnd: Int) {
-            self.nameStart = Int32(truncatingIfNeeded: line); self.nameEnd = Int32(truncatingIfNeeded: line + nameEnd)
-            self.valueStart = Int32(truncatingIfNeeded: line + valueStart); self.valueEnd = Int32(truncatingIfNeeded: line + valueEnd)
-        }
+    struct Span: Sendable {
+        var nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
     }
+
+    /// A field of a block copied already (`ReceivedAppender.block`), as a parser hands it over: where its name starts
+    /// and ends and where its value starts and ends, as offsets in the list's bytes (the block's offset plus the places
+    /// in the block). A tuple: made in the parser's own code, with no call.
+    package typealias FieldOffsets = (nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32)
 
     /// Received field lines and their spans, in two buffers the box owns, which only grow; emptied by setting the
     /// counts to zero.
@@ -95,9 +90,11 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         }
 
         /// Fields of blocks copied already, all at once (one check of the room for them).
-        func appendSpans(_ more: UnsafeBufferPointer<Span>) {
+        func appendSpans(_ more: UnsafeBufferPointer<FieldOffsets>) {
             reserve(bytes: 0, spans: more.count)
-            if let from = more.baseAddress { (spans + spanCount).initialize(from: from, count: more.count) }
+            for (k, f) in more.enumerated() {
+                (spans + spanCount + k).initialize(to: Span(nameStart: f.nameStart, nameEnd: f.nameEnd, valueStart: f.valueStart, valueEnd: f.valueEnd))
+            }
             spanCount += more.count
         }
 
@@ -172,12 +169,12 @@ public struct HTTPHeaders: Sequence, Sendable, ExpressibleByDictionaryLiteral {
         @inline(__always)
         package func add(line: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) { box.append(line: line, name: name, value: value) }
         /// Field lines checked, or to be checked, before their spans are added: copied in one go. Returns the offset
-        /// the spans' lines are counted from (`Span(line:nameEnd:valueStart:valueEnd:)`).
+        /// the fields' places are counted from (`FieldOffsets`).
         @inline(__always)
         package func block(_ lines: UnsafeBufferPointer<UInt8>) -> Int { box.appendBlock(lines) }
-        /// Fields of the block, all at once (`Span(line:nameEnd:valueStart:valueEnd:)` each): for a parser that reads
-        /// many (a response head's), one call and one check of the room for them.
-        package func add(spans: UnsafeBufferPointer<Span>) { box.appendSpans(spans) }
+        /// Fields of the block, all at once: for a parser that reads many (a response head's), one call and one check of
+        /// the room for them.
+        package func add(fields: UnsafeBufferPointer<FieldOffsets>) { box.appendSpans(fields) }
     }
 
     /// Empties the list. An unshared box of received fields is kept, with its buffers, for the next fields; a shared one
