@@ -300,9 +300,9 @@ public final class HTTPClient: Sendable {
     /// A call's `fieldValue` needs a request that names its field (`PreparedRequest(…callField:)`), and is a field value.
     static func check(_ request: PreparedRequest, headers: HTTPHeaders, fieldValue: String?) throws(HTTPClientError) {
         if !headers.isEmpty { for (k, v) in headers.fields { try checkField(k, v) } }
-        if var value = fieldValue {
+        if let value = fieldValue {
             guard !request.callFieldStart.isEmpty else { throw .invalidURL("a field value for a request that names no call field") }
-            guard value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
+            guard isFieldValue(value) else {
                 throw .invalidURL("a request field is not valid: \(String(decoding: request.callFieldStart.dropLast(2), as: UTF8.self))")
             }
         }
@@ -347,10 +347,14 @@ public final class HTTPClient: Sendable {
     }
 
     static func checkField(_ k: String, _ v: String) throws(HTTPClientError) {
-        var name = k, value = v
-        guard name.withUTF8({ ByteScan.isToken($0) }), value.withUTF8({ ByteScan.isFieldValue($0, from: 0, to: $0.count) }) else {
-            throw .invalidURL("a request field is not valid: \(k)")
-        }
+        var name = k
+        guard name.withUTF8({ ByteScan.isToken($0) }), isFieldValue(v) else { throw .invalidURL("a request field is not valid: \(k)") }
+    }
+
+    /// No control byte but a tab, no DEL (RFC 9110 §5.5).
+    static func isFieldValue(_ v: String) -> Bool {
+        var value = v
+        return value.withUTF8 { ByteScan.isFieldValue($0, from: 0, to: $0.count) }
     }
 
     /// A field line, already checked.
@@ -436,8 +440,8 @@ final class Counter: Sendable {
 /// One call of the client — what it sends, by when, and how its caller is told — as one object, which the caller may
 /// be: a subclass that overrides `answered` holds the state the caller goes on from (an upstream call's request, its
 /// guard's admission, whom to tell), and the client queues and carries it with no closure and no box of its own
-/// (`HTTPClient.execute(_:timeout:)`). The async `execute` and the callback form use subclasses of their own. Lives on
-/// its loop once submitted: the client reads and changes it only there.
+/// (`HTTPClient.execute(_:headers:fieldValue:trace:body:timeout:call:)`). The async `execute` and the callback form use
+/// subclasses of their own. Lives on its loop once submitted: the client reads and changes it only there.
 open class ClientCall {
     /// Where a call stands: made, handed to the client, or answered (once).
     private enum Stage: UInt8 { case made, submitted, answered }

@@ -29,9 +29,7 @@ public enum ASCII {
         let a = UnsafeRawPointer(base), b = UnsafeRawPointer(l)
         @inline(__always) func same(_ at: Int) -> Bool {
             let w = a.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            return w | (ones &* 0x20) == b.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-                && (w &- ones &* 0x20) & ~w & (ones &* 0x80) == 0   // no byte below 0x20
+            return w | (ByteScan.ones &* 0x20) == b.loadUnaligned(fromByteOffset: at, as: UInt64.self) && ByteScan.belowSpaceBytes(w) == 0
         }
         var at = 0
         while at + 8 <= n {

@@ -39,7 +39,11 @@ public enum ByteScan {
 
     /// The high bit of each byte of `w` below 0x20 or equal to DEL (the lowest one set exact, as above).
     @inlinable @inline(__always)
-    static func controlBytes(_ w: UInt64) -> UInt64 { ((w &- ones &* 0x20) & ~w & highs) | zeroBytes(w ^ (ones &* 0x7F)) }
+    static func controlBytes(_ w: UInt64) -> UInt64 { belowSpaceBytes(w) | zeroBytes(w ^ (ones &* 0x7F)) }
+
+    /// The high bit of each byte of `w` below 0x20 (the lowest one set exact; nonzero exactly when there is one).
+    @inlinable @inline(__always)
+    static func belowSpaceBytes(_ w: UInt64) -> UInt64 { (w &- ones &* 0x20) & ~w & highs }
 
     /// The first index in `from..<to` whose byte `byte` picks: eight bytes at a time by `words` (the high bit of each
     /// picked byte of a word, the lowest exact), the tail byte by byte.
@@ -87,11 +91,16 @@ public enum ByteScan {
     @inlinable @inline(__always)
     static func letterOrDashBytes(_ w: UInt64) -> UInt64 {
         let low7 = ones &* 0x7F
-        let a = (w | ones &* 0x20) & low7   // a letter folded to lower case, the high bit dropped
-        let letters = (a &+ ones &* (0x80 - 0x61)) & ~(a &+ ones &* (0x80 - 0x7B))
         let d = w ^ (ones &* 0x2D)
         let dashes = ~(((d & low7) &+ low7) | d)
-        return (letters | dashes) & ~w & highs
+        return (letterBytes(w) | dashes) & ~w & highs
+    }
+
+    /// The high bit of each byte of `w` whose low seven bits are an ASCII letter (the caller drops bytes above 0x7F).
+    @inlinable @inline(__always)
+    static func letterBytes(_ w: UInt64) -> UInt64 {
+        let a = (w | ones &* 0x20) & (ones &* 0x7F)   // a letter folded to lower case, the high bit dropped
+        return (a &+ ones &* (0x80 - 0x61)) & ~(a &+ ones &* (0x80 - 0x7B))
     }
 
     /// The first index in `from..<to` whose byte is not a token byte, or `to`: eight bytes at a time while they are
@@ -118,13 +127,11 @@ public enum ByteScan {
     @inlinable @inline(__always)
     static func hostWordBytes(_ w: UInt64) -> UInt64 {
         let low7 = ones &* 0x7F
-        let a = (w | ones &* 0x20) & low7   // a letter folded to lower case, the high bit dropped
-        let letters = (a &+ ones &* (0x80 - 0x61)) & ~(a &+ ones &* (0x80 - 0x7B))
         let b = w & low7
         let dashToColon = (b &+ ones &* (0x80 - 0x2D)) & ~(b &+ ones &* (0x80 - 0x3B))   // - . / 0-9 :
         let d = w ^ (ones &* 0x2F)
         let slashes = ~(((d & low7) &+ low7) | d)
-        return (letters | dashToColon) & ~slashes & ~w & highs
+        return (letterBytes(w) | dashToColon) & ~slashes & ~w & highs
     }
 
     /// The first index in `from..<to` whose byte is not in `bits` (a host's set, `RequestParser.hostBits`), or `to`: eight

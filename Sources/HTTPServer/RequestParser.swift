@@ -78,10 +78,9 @@ public struct RequestParser {
         var acceptEncoding = false
         var ifNoneMatch: String?
         var requestID: String?
-        var authorization = false
         var acceptLanguage = false
         var traceparent = false
-        /// The first `Authorization`'s place among the fields, and their number.
+        /// The first `Authorization`'s place among the fields (-1: none), and their number.
         var authorizationAt: Int32 = -1, authorizationCount: Int32 = 0
     }
 
@@ -466,7 +465,7 @@ public struct RequestParser {
         case 13:
             if known.ifNoneMatch == nil, ASCII.equalsLowercase(name, "if-none-match") { known.ifNoneMatch = value() }
             else if ASCII.equalsLowercase(name, "authorization") {
-                if !known.authorization { known.authorization = true; known.authorizationAt = Int32(headers.count) }
+                if known.authorizationCount == 0 { known.authorizationAt = Int32(headers.count) }
                 known.authorizationCount += 1
             }
         case 14: if ASCII.equalsLowercase(name, "content-length") { known.framing = true }
@@ -605,7 +604,7 @@ public struct RequestParser {
             swap(&box.ifNoneMatch, &known.ifNoneMatch); swap(&box.requestIDField, &known.requestID)
             box.versionMajor = versionMajor; box.versionMinor = versionMinor
             box.keepAlive = keepAlive; box.mayAcceptGzip = known.acceptEncoding
-            box.mayHaveAuthorization = known.authorization; box.mayHaveAcceptLanguage = known.acceptLanguage
+            box.mayHaveAuthorization = known.authorizationCount > 0; box.mayHaveAcceptLanguage = known.acceptLanguage
             box.mayHaveTraceparent = known.traceparent
             box.authorizationAt = known.authorizationAt; box.authorizationCount = known.authorizationCount
             request = HTTPRequest(storage: box)
@@ -614,7 +613,7 @@ public struct RequestParser {
                 method: method, target: target, parts: parts, versionMajor: versionMajor,
                 versionMinor: versionMinor, headers: headers, body: body, keepAlive: keepAlive,
                 ifNoneMatch: known.ifNoneMatch, requestIDField: known.requestID, mayAcceptGzip: known.acceptEncoding))
-            request.storage.mayHaveAuthorization = known.authorization; request.storage.mayHaveAcceptLanguage = known.acceptLanguage
+            request.storage.mayHaveAuthorization = known.authorizationCount > 0; request.storage.mayHaveAcceptLanguage = known.acceptLanguage
             request.storage.mayHaveTraceparent = known.traceparent
             request.storage.authorizationAt = known.authorizationAt
             request.storage.authorizationCount = known.authorizationCount

@@ -18,6 +18,8 @@ public final class LiveTransport: UpstreamTransport {
     private let fixedFields: HTTPHeaders
 
     public static let version = "0.2.0"
+    /// The field a user-bound call's credentials go in.
+    static let credentialsField = "Authorization"
 
     /// `template`: e.g. `https://{lang}.wikipedia.org` or `http://127.0.0.1:9000/{lang}`.
     public init(template: String, contact: String, client: HTTPClient) {
@@ -39,7 +41,7 @@ public final class LiveTransport: UpstreamTransport {
     public func prepare(_ request: UpstreamRequest) -> UpstreamRequest {
         // A GET's credentials are its call field (named and checked once); another method sends them in its fields.
         guard let ready = try? PreparedRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fixedFields,
-                                               callField: request.method == .get ? "Authorization" : nil)
+                                               callField: request.method == .get ? Self.credentialsField : nil)
         else { return request }   // an unusable URL fails when it is sent, as it would unprepared
         var r = request
         r.prepared = PreparedUpstreamRequest(owner: ObjectIdentifier(self), request: ready)
@@ -56,7 +58,7 @@ public final class LiveTransport: UpstreamTransport {
         if let address = request.forwardedFor { fields.add("X-Forwarded-For", address) }
         if let variant = request.variant { fields.add("Accept-Language", variant) }
         if request.method == .get { return (fields, request.authorization, []) }
-        if let auth = request.authorization { fields.add("Authorization", auth) }
+        if let auth = request.authorization { fields.add(Self.credentialsField, auth) }
         switch request.method {
         case .post where !request.json.isEmpty:
             fields.add("Content-Type", "application/json")
@@ -98,7 +100,7 @@ public final class LiveTransport: UpstreamTransport {
             } else {
                 var fields = fixedFields
                 for f in perCall.fields { fields.add(f.name, f.value) }
-                if let fieldValue { fields.add("Authorization", fieldValue) }
+                if let fieldValue { fields.add(Self.credentialsField, fieldValue) }
                 response = try await client.execute(ClientRequest(method: request.method.rawValue, url: request.url(baseParts: templateParts), headers: fields, body: body),
                                                     trace: TraceContext.current, timeout: deadline)
             }
